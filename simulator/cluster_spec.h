@@ -1,0 +1,74 @@
+// ClusterSpec: node groups of GPUs, their links, and its parser.
+//
+// JSON (configs/clusters/*.json):
+//   {"name", "nodes": [{"count", "gpus_per_node", "gpu",
+//                       "intra_node": {"bandwidth_GBps", "latency_us"},
+//                       "nic": {"bandwidth_Gbps", "per_gpu", "latency_us"},
+//                       "gpu_overrides"?: {...}, "price_per_gpu_hour"?, "node_type"?}],
+//    "inter_node": {"oversubscription"}, "gpus"?: {"<GPU name>": {...overrides}},
+//    "profile"?: "path", "description"?}
+// Override objects take "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
+// "memory_GiB", "memory_bandwidth_GBps", "nvlink_bandwidth_GBps", "pcie_bandwidth_GBps".
+// A cluster may also be named inline as NODE_TYPE:NODES ("dgx-h100:512"), NODE_TYPE being a
+// file configs/clusters/nodes/<type>.json holding one node group without "count".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simulator/gpu_catalog.h"
+
+namespace ppsim {
+
+// A link class: NVLink/PCIe inside a node, or a NIC.
+struct LinkSpec {
+  double bandwidth = 0;  // Per direction, bytes/s. JSON "bandwidth_GBps" (intra) / "bandwidth_Gbps" (NIC).
+  double latency = 0;    // One-way, seconds. JSON "latency_us".
+};
+
+// The NICs of a node.
+struct NicSpec {
+  LinkSpec link;          // One NIC's bandwidth and latency.
+  bool per_gpu = true;    // True: one NIC per GPU (rail-optimised); false: `link` is the node total.
+};
+
+// `count` identical nodes.
+struct NodeGroup {
+  int64_t count = 0;          // Nodes in this group. Required, >= 1.
+  int64_t gpus_per_node = 0;  // Required, >= 1.
+  GpuSpec gpu;                // Resolved from the catalog by JSON "gpu", with overrides applied.
+  LinkSpec intra_node;        // GPU-to-GPU inside a node, per GPU per direction.
+  NicSpec nic;                // Inter-node links.
+  double price_per_gpu_hour = 0;  // US dollars; JSON "price_per_gpu_hour", default 0 (unknown).
+  std::string node_type;      // e.g. "dgx-h100" when built from a node type; may be empty.
+
+  int64_t num_gpus() const { return count * gpus_per_node; }
+  // Bytes/s one GPU can send off-node: its NIC, or its share of the node's NICs.
+  double nic_bandwidth_per_gpu() const {
+    return nic.per_gpu ? nic.link.bandwidth : nic.link.bandwidth / gpus_per_node;
+  }
+};
+
+struct ClusterSpec {
+  std::string name;                 // Required.
+  std::vector<NodeGroup> nodes;     // Required, non-empty; GPUs are numbered group by group.
+  double oversubscription = 1.0;    // Fabric oversubscription ratio (>= 1); JSON
+                                    // "inter_node": {"oversubscription"}, default 1 (full bisection).
+  std::optional<std::string> profile_path;  // Profile JSON to use for costs; JSON "profile".
+  std::string description;          // Free text. Optional.
+
+  int64_t num_gpus() const;
+  int64_t num_nodes() const;
+  bool is_heterogeneous() const;    // More than one GPU model.
+};
+
+// Parses ppsim's cluster JSON. Pure; errors throw InputError naming `source`.
+ClusterSpec parse_cluster_spec(const std::string& text, const std::string& source);
+
+// Resolves a cluster argument: an existing file, a zoo name (configs/clusters/<name>.json),
+// or NODE_TYPE:NODES. Unknown names list what exists.
+ClusterSpec load_cluster_spec(const std::string& path_or_name);
+
+}  // namespace ppsim

@@ -1,0 +1,43 @@
+// The built-in GPU table: peak dense FLOP/s per dtype, memory and link bandwidths.
+//
+// Values are vendor datasheet figures (dense, no 2:4 sparsity), cited per entry in
+// gpu_catalog.cc. A cluster spec may override any field per node group ("gpu_overrides").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+enum class Precision { kBf16, kFp16, kFp8 };
+
+// One GPU model. Bandwidths are per direction unless the name says otherwise.
+struct GpuSpec {
+  std::string name;                  // Catalog key, e.g. "H100-SXM-80GB".
+  double peak_bf16_flops = 0;        // Dense BF16 tensor-core FLOP/s; 0 when unsupported.
+  double peak_fp16_flops = 0;        // Dense FP16 tensor-core FLOP/s.
+  double peak_fp8_flops = 0;         // Dense FP8 tensor-core FLOP/s; 0 when unsupported.
+  double peak_fp32_flops = 0;        // Non-tensor FP32 FLOP/s (optimizer, CPU-side math).
+  double memory_bytes = 0;           // HBM/GDDR capacity, bytes.
+  double memory_bandwidth = 0;       // HBM bandwidth, bytes/s.
+  double nvlink_bandwidth = 0;       // GPU-to-GPU NVLink/IF per direction, bytes/s; 0 = none.
+  double pcie_bandwidth = 0;         // Host link per direction, bytes/s.
+  std::string source;                // Datasheet citation.
+
+  // Peak dense FLOP/s for a GEMM precision; 0 when the GPU has no such tensor cores.
+  double peak_flops(Precision precision) const;
+};
+
+// Every GPU in the table, in a fixed order.
+const std::vector<GpuSpec>& gpu_catalog();
+
+// Looks up a GPU by catalog name; nullopt when unknown.
+std::optional<GpuSpec> find_gpu(const std::string& name);
+
+// Names of all catalog GPUs (for "expected one of" and "did you mean").
+std::vector<std::string> gpu_names();
+
+std::string precision_name(Precision precision);
+
+}  // namespace ppsim

@@ -1,0 +1,18 @@
+// The ppsim subcommands. Each add_*_command registers its options and examples on `app` and a
+// callback that runs it and stores the process exit status in `exit_code`.
+// Exit statuses (a contract): 0 success, 2 bad input, 3 nothing fits, 4 validation over tolerance.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace ppsim {
+
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitNothingFits = 3;
+inline constexpr int kExitOverTolerance = 4;
+
+void add_inspect_command(CLI::App& app, int& exit_code);
+void add_memory_command(CLI::App& app, int& exit_code);
+void add_plan_command(CLI::App& app, int& exit_code);
+
+}  // namespace ppsim
