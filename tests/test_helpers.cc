@@ -1,1 +1,103 @@
 // Shared helpers for tests.
+#include "tests/test_helpers.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "simulator/error.h"
+#include "simulator/gpu_catalog.h"
+#include "simulator/units.h"
+
+namespace ppsim::testing {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+CommandResult run_ppsim(const std::string& arguments) {
+  char out_path[] = "/tmp/ppsim_test_out_XXXXXX";
+  char err_path[] = "/tmp/ppsim_test_err_XXXXXX";
+  int out_fd = mkstemp(out_path);
+  int err_fd = mkstemp(err_path);
+  close(out_fd);
+  close(err_fd);
+  std::string command = std::string("cd '") + PPSIM_SOURCE_DIR + "' && '" + PPSIM_BINARY + "' " +
+                        arguments + " >" + out_path + " 2>" + err_path + " </dev/null";
+  int status = std::system(command.c_str());
+  CommandResult result;
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  result.out = slurp(out_path);
+  result.err = slurp(err_path);
+  std::remove(out_path);
+  std::remove(err_path);
+  return result;
+}
+
+std::string test_data(const std::string& relative_path) {
+  return std::string(PPSIM_TEST_DATA) + "/" + relative_path;
+}
+
+ClusterSpec uniform_cluster(const std::string& gpu_name, int64_t nodes, int64_t gpus_per_node) {
+  std::optional<GpuSpec> gpu = find_gpu(gpu_name);
+  PPSIM_CHECK(gpu.has_value(), "unknown catalog GPU " + gpu_name);
+  NodeGroup group;
+  group.count = nodes;
+  group.gpus_per_node = gpus_per_node;
+  group.gpu = *gpu;
+  group.intra_node = LinkSpec{gBps_to_bytes_per_s(450), us_to_s(2)};
+  group.nic = NicSpec{LinkSpec{gbps_to_bytes_per_s(400), us_to_s(5)}, true};
+  ClusterSpec cluster;
+  cluster.name = gpu_name + "-x" + std::to_string(nodes);
+  cluster.nodes.push_back(group);
+  return cluster;
+}
+
+ModelSpec gpt3_175b_shape() {
+  ModelSpec model;
+  model.name = "gpt3-175b-shape";
+  model.num_layers = 96;
+  model.hidden_size = 12288;
+  model.ffn_hidden_size = 4 * 12288;
+  model.num_attention_heads = 96;
+  model.num_kv_heads = 96;
+  model.head_dim = 128;
+  model.vocab_size = 50257;
+  model.seq_length = 2048;
+  model.activation = Activation::kGelu;
+  model.norm = Norm::kLayerNorm;
+  model.tied_embeddings = true;
+  model.max_position_embeddings = 2048;
+  return model;
+}
+
+ModelSpec llama2_70b_shape() {
+  ModelSpec model;
+  model.name = "llama2-70b-shape";
+  model.num_layers = 80;
+  model.hidden_size = 8192;
+  model.ffn_hidden_size = 28672;
+  model.num_attention_heads = 64;
+  model.num_kv_heads = 8;
+  model.head_dim = 128;
+  model.vocab_size = 32000;
+  model.seq_length = 4096;
+  model.activation = Activation::kSwiglu;
+  model.norm = Norm::kRmsNorm;
+  model.tied_embeddings = false;
+  model.max_position_embeddings = 4096;
+  return model;
+}
+
+}  // namespace ppsim::testing

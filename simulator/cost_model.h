@@ -1,0 +1,165 @@
+// CostModel: seconds for each pass of an op (layer_ops.h) on one GPU.
+//
+// Until measured profiles exist (profile.h, a later issue) every time is a roofline estimate
+// from the GPU's datasheet (gpu_catalog.h) and one EfficiencyTable:
+//
+//   GEMM pass of shape (m, n, k) x batch at precision p:
+//     tiles      = batch * (m / gemm_tile) * (n / gemm_tile)          output tiles
+//     occupancy  = tiles / (tiles + gemm_half_tiles)                  fills the SMs
+//     depth      = k / (k + gemm_half_k)                              main loop vs epilogue
+//     efficiency = gemm_max(p) * occupancy * depth
+//     compute    = flops / (peak(p) * efficiency)
+//   attention pass:
+//     tiles      = batch_heads * q_tokens / attention_q_tile
+//     efficiency = attention_fwd|attention_bwd * tiles / (tiles + gemm_half_tiles)
+//     compute    = flops / (peak(bf16 or fp16) * efficiency)
+//   every pass:
+//     memory     = bytes / (memory_bandwidth * memory_efficiency)
+//     seconds    = (compute^r + memory^r)^(1/r) + kernels * kernel_overhead
+//   where r = roofline_sharpness: a smooth roofline that tends to max(compute, memory) for
+//   large r and charges ops near the ridge point for imperfect overlap of loads and math.
+//   Memory-bound ops have compute = 0, so their time is memory + launches.
+// A GEMM's B pass has shape (m, k, n) (dX[m,k], reducing over n) and its W pass (k, n, m)
+// (dW[k,n], reducing over the m tokens), so a thin MoE expert has a slow W pass.
+//
+// Peaks: fp8 GEMMs run at the fp8 peak with gemm_max_fp8; on a GPU without fp8 tensor cores
+// they run at the bf16 peak (and bf16 efficiency) and the cost carries a note saying so.
+// bf16 falls back to fp16 (V100) and fp16 to bf16 the same way.
+//
+// Thread-safety: a CostModel is immutable after construction; share it freely.
+// Cost: op_cost is a few dozen flops and one pow per pass; layer_cost builds the op list on
+// the stack (no heap allocation), so the planner can call it for thousands of plans.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "simulator/gpu_catalog.h"
+#include "simulator/layer_ops.h"
+#include "simulator/model_spec.h"
+
+namespace ppsim {
+
+// Where a time came from.
+enum class CostSource {
+  kRoofline,  // Datasheet peak x EfficiencyTable (the default; no measurement).
+  kProfile,   // A measured profile entry (ppsim profile); not yet wired in.
+};
+
+// Every efficiency constant of the roofline, in one place so a profile or a calibration on
+// published runs can replace it. Fractions are of the datasheet figure.
+struct EfficiencyTable {
+  // Large bf16/fp16 GEMMs (>= 4096 on every side): published cuBLAS sweeps reach about 70-80%
+  // of the dense peak on H100 SXM (about 700-800 of 989 TFLOP/s; the card runs clock-limited
+  // at its power cap) and 80-90% on A100 (250-280 of 312). 0.75: the H100-class middle,
+  // conservative on A100.
+  double gemm_max_bf16 = 0.75;
+  // Large fp8 GEMMs reach a lower fraction of their doubled peak (about 1.2-1.4 of 1.98
+  // PFLOP/s on H100 in public cuBLASLt sweeps) and pay for scaling; 0.65.
+  double gemm_max_fp8 = 0.65;
+  // Output tile edge, elements: cuBLAS/CUTLASS bf16 kernels on Ampere and Hopper use 128x128
+  // or 128x256 tiles per thread block.
+  double gemm_tile = 128;
+  // Output tiles at which occupancy is one half. A GEMM with fewer tiles than SMs (108 on
+  // A100, 132 on H100) leaves SMs idle; split-K and stream-K recover part of that. 32, about a
+  // quarter of a wave, puts 1024^3 on H100 near the ~30-45% of peak that such shapes reach.
+  // A shape parameter, not a measured constant: calibration fits it.
+  double gemm_half_tiles = 32;
+  // Reduction depth at which the main loop and the prologue/epilogue take equal time: about
+  // one 64-deep k-slice per tile. A shape parameter for calibration; it matters only for thin k.
+  double gemm_half_k = 64;
+  // Flash attention, causal, head_dim 128: FlashAttention-2 reaches 50-73% of peak forward on
+  // A100 (Dao 2023) but 35% on H100; FlashAttention-3 reaches up to 75% forward in fp16 on
+  // H100 (Shah et al. 2024, 740 TFLOP/s), with causal masks at the lower end; backward kernels
+  // run slower than forward in both papers. cuDNN fused attention (Transformer Engine) is in
+  // the same range on H100. 0.60 forward, 0.50 backward.
+  double attention_fwd = 0.60;
+  double attention_bwd = 0.50;
+  // Query rows per attention work tile (block_m = 128 in FA2/FA3 for head_dim 128).
+  double attention_q_tile = 128;
+  // HBM: copy and STREAM-triad kernels reach about 0.9 of the datasheet (e.g. 3.0-3.1 of
+  // 3.35 TB/s on H100 SXM); norms, softmax and scatter kernels in PyTorch/TE sit lower. 0.80.
+  double memory = 0.80;
+  // r of the smooth roofline (header formula): r = 3 costs 26% extra at the ridge point and
+  // 4% once one side is twice the other. A shape parameter for calibration.
+  double roofline_sharpness = 3;
+  // Seconds each kernel launch adds. The host-side cost of a launch is 4-6 us (CUDA runtime
+  // and driver), but Megatron enqueues ahead of the GPU, so only the gap between consecutive
+  // kernels shows on the device timeline, typically 1-3 us in eager PyTorch traces. 2 us.
+  double kernel_overhead = 2e-6;
+};
+
+// The time of one pass of one op.
+struct PassCost {
+  double seconds = 0;
+  CostSource source = CostSource::kRoofline;
+};
+
+struct OpCost {
+  PassCost fwd;  // Forward.
+  PassCost b;    // Input gradient.
+  PassCost w;    // Weight gradient.
+  // Why the time differs from the request, e.g. "fp8 unsupported: bf16 peak"; empty if none.
+  std::string_view note;
+};
+
+// The seconds of an op list (a layer, the embedding or the head) on one GPU, one microbatch.
+struct LayerCost {
+  double fwd = 0;        // Forward pass.
+  double b = 0;          // Input-gradient pass, without recompute.
+  double w = 0;          // Weight-gradient pass.
+  double recompute = 0;  // Forward work re-run inside backward (ops marked recomputed); the
+                         // simulator runs it just before B, inside the same backward task.
+  int roofline_ops = 0;  // Ops whose times came from the roofline...
+  int profile_ops = 0;   // ...and from a profile.
+  std::string_view note;  // The first op's note, if any (e.g. the fp8 fallback).
+
+  double backward() const { return recompute + b + w; }
+  double total() const { return fwd + backward(); }
+};
+
+// The peak a GEMM of some precision runs at on this GPU.
+struct PeakFlops {
+  double flops = 0;                        // FLOP/s.
+  Precision used = Precision::kBf16;       // The tensor-core precision actually used.
+  std::string_view note;                   // Set when `used` differs from the request.
+};
+
+class CostModel {
+ public:
+  // REQUIRES: gpu has a positive bf16 or fp16 peak and memory bandwidth.
+  explicit CostModel(GpuSpec gpu, EfficiencyTable efficiency = {});
+
+  const GpuSpec& gpu() const { return gpu_; }
+  const EfficiencyTable& efficiency() const { return efficiency_; }
+
+  // Tensor-core peak for `precision`, after the fallbacks in the header.
+  const PeakFlops& peak(Precision precision) const;
+
+  // Compute efficiency (fraction of peak) of one GEMM pass of this shape, before the
+  // roofline combines it with memory time. Increases with every dimension.
+  double gemm_efficiency(const GemmShape& shape, Precision precision) const;
+  // Compute efficiency of a flash-attention pass of this shape.
+  double attention_efficiency(const AttentionShape& shape, bool backward) const;
+
+  // Seconds of each pass of `op`.
+  OpCost op_cost(const Op& op) const;
+
+  // Sum over an op list.
+  LayerCost cost(const OpList& ops) const;
+  // layer_ops / embedding_ops / head_ops, costed. No heap allocation.
+  LayerCost layer_cost(const ModelSpec& model, const OpShape& shape, int64_t layer_index) const;
+  LayerCost embedding_cost(const ModelSpec& model, const OpShape& shape) const;
+  LayerCost head_cost(const ModelSpec& model, const OpShape& shape) const;
+
+ private:
+  PassCost pass(const Op& op, double flops, double bytes, int kernels, double efficiency) const;
+
+  GpuSpec gpu_;
+  EfficiencyTable efficiency_;
+  PeakFlops peaks_[3];  // Indexed by Precision.
+};
+
+std::string_view cost_source_name(CostSource source);
+
+}  // namespace ppsim

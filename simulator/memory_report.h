@@ -1,0 +1,28 @@
+// The report of `ppsim memory`: per-stage memory as text or JSON.
+//
+// JSON fields (all sizes in bytes):
+//   model, cluster, plan (the plan object as simulate --plan accepts it), microbatches,
+//   seq_length, stages: [{index, layers, gpu, weights_bytes, gradients_bytes, optimizer_bytes,
+//   activations_bytes, activations_per_microbatch_bytes, microbatches_in_flight, logits_bytes,
+//   workspace_bytes, peak_bytes, capacity_bytes, host_optimizer_bytes, fits}],
+//   peak_bytes (largest stage peak), capacity_bytes (that stage's GPU memory),
+//   worst_stage, fits (every stage fits), over_bytes (how far the worst stage exceeds its
+//   capacity; 0 when it fits).
+#pragma once
+
+#include <string>
+
+#include "simulator/cluster_spec.h"
+#include "simulator/memory_model.h"
+#include "simulator/model_spec.h"
+#include "simulator/plan.h"
+
+namespace ppsim {
+
+std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluster,
+                               const Plan& plan, const MemoryReport& report);
+
+std::string memory_report_json(const ModelSpec& model, const ClusterSpec& cluster,
+                               const Plan& plan, const MemoryReport& report);
+
+}  // namespace ppsim

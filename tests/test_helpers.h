@@ -1,0 +1,38 @@
+// Shared helpers for tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "simulator/cluster_spec.h"
+#include "simulator/model_spec.h"
+
+namespace ppsim::testing {
+
+// What a run of the ppsim binary printed and returned.
+struct CommandResult {
+  int exit_code = -1;  // The process exit status (128+signal when killed by one).
+  std::string out;     // stdout.
+  std::string err;     // stderr.
+};
+
+// Runs the built ppsim binary with `arguments` (a shell-quoted string) from the repository root.
+CommandResult run_ppsim(const std::string& arguments);
+
+// A file under tests/data.
+std::string test_data(const std::string& relative_path);
+
+// A homogeneous cluster of `nodes` nodes of `gpus_per_node` catalog GPUs `gpu_name`
+// (e.g. "H100-SXM-80GB"), NVLink inside nodes and one 400 Gb/s NIC per GPU.
+ClusterSpec uniform_cluster(const std::string& gpu_name, int64_t nodes, int64_t gpus_per_node = 8);
+
+// GPT-3 175B's shape (Brown et al. 2020): 96 layers, h 12288, 96 heads, F 4h, V 50257, s 2048,
+// GeLU, LayerNorm, tied embeddings; rope and no biases, so Megatron's memory formula (which
+// counts neither learned positions nor biases) applies exactly.
+ModelSpec gpt3_175b_shape();
+
+// Llama-2-70B (HF config): 80 layers, h 8192, 64 heads, 8 kv heads, F 28672, V 32000, s 4096,
+// SwiGLU, RMSNorm, untied embeddings.
+ModelSpec llama2_70b_shape();
+
+}  // namespace ppsim::testing
