@@ -195,7 +195,8 @@ Plan parse_plan(const std::string& text, const std::string& source) {
 
 Plan load_plan(const std::string& path_or_inline) {
   namespace fs = std::filesystem;
-  if (path_or_inline.find('=') != std::string::npos ||
+  if (path_or_inline.find_first_not_of(" \t\r\n") == std::string::npos ||
+      path_or_inline.find('=') != std::string::npos ||
       path_or_inline.find('{') != std::string::npos) {
     return parse_plan(path_or_inline, "--plan");
   }

@@ -100,4 +100,47 @@ ModelSpec llama2_70b_shape() {
   return model;
 }
 
+ModelSpec llama2_7b_shape() {
+  ModelSpec model;
+  model.name = "llama2-7b-shape";
+  model.num_layers = 32;
+  model.hidden_size = 4096;
+  model.ffn_hidden_size = 11008;
+  model.num_attention_heads = 32;
+  model.num_kv_heads = 32;
+  model.head_dim = 128;
+  model.vocab_size = 32000;
+  model.seq_length = 4096;
+  model.activation = Activation::kSwiglu;
+  model.norm = Norm::kRmsNorm;
+  model.tied_embeddings = false;
+  model.max_position_embeddings = 4096;
+  return model;
+}
+
+ModelSpec tiny_dense_model() {
+  ModelSpec model;
+  model.name = "tiny-dense";
+  model.num_layers = 2;
+  model.hidden_size = 64;
+  model.ffn_hidden_size = 256;
+  model.num_attention_heads = 4;
+  model.num_kv_heads = 2;
+  model.head_dim = 16;
+  model.vocab_size = 256;
+  model.seq_length = 32;
+  model.activation = Activation::kSwiglu;
+  model.norm = Norm::kRmsNorm;
+  model.tied_embeddings = false;
+  model.max_position_embeddings = 32;
+  return model;
+}
+
+ModelSpec tiny_moe_model() {
+  ModelSpec model = tiny_dense_model();
+  model.name = "tiny-moe";
+  model.moe = MoeSpec{8, 2, 128, 1};
+  return model;
+}
+
 }  // namespace ppsim::testing

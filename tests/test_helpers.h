@@ -35,4 +35,16 @@ ModelSpec gpt3_175b_shape();
 // SwiGLU, RMSNorm, untied embeddings.
 ModelSpec llama2_70b_shape();
 
+// Llama-2-7B (HF config): 32 layers, h 4096, 32 heads (MHA), F 11008, V 32000, s 4096,
+// SwiGLU, RMSNorm, rope, untied embeddings, no biases.
+ModelSpec llama2_7b_shape();
+
+// A tiny dense model whose op FLOPs are checkable by hand: 2 layers, h 64, 4 heads of 16,
+// 2 kv heads (GQA), F 256, V 256 (a multiple of 128, so padding changes nothing up to tp 2),
+// s 32, SwiGLU, RMSNorm, rope, untied, no biases.
+ModelSpec tiny_dense_model();
+
+// tiny_dense_model with an MoE feed-forward in every layer: 8 experts, top-2, F_e 128.
+ModelSpec tiny_moe_model();
+
 }  // namespace ppsim::testing
