@@ -1,5 +1,7 @@
 #include "simulator/activation_memory.h"
 
+#include <algorithm>
+
 #include "simulator/error.h"
 #include "simulator/model_stats.h"
 
@@ -27,8 +29,7 @@ double mlp_intermediate_bytes_per_token(const ModelSpec& model, int64_t ffn) {
 
 }  // namespace
 
-ActivationConfig activation_config(const Plan& plan, const ModelSpec& model,
-                                   bool flash_attention) {
+ActivationConfig activation_config(const Plan& plan, const ModelSpec& model, bool flash_attention) {
   ActivationConfig config;
   config.seq_length = effective_seq_length(plan, model);
   config.micro_batch_size = plan.micro_batch_size;
@@ -54,8 +55,9 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
   bytes.norm_and_gemm_inputs = 4 * kActivationElementBytes * tokens * h / replicated;
   bytes.dropout_masks = 2 * kDropoutMaskBytes * tokens * h / replicated;
   const double q = model.query_width();
-  const double kv = model.kv_width();
-  bytes.attention = kActivationElementBytes * tokens * (2 * q + 2 * kv) / t;
+  // Each tp rank holds at least one key/value head (Megatron replicates them when tp > g).
+  const double kv_local = model.kv_width() * std::max(1.0 / t, 1.0 / model.num_kv_heads);
+  bytes.attention = kActivationElementBytes * tokens * (2 * q / t + 2 * kv_local);
   if (config.recompute == Recompute::kNone) {
     const double heads = model.num_attention_heads;
     if (config.flash_attention) {
@@ -64,8 +66,7 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
       // Softmax output (2 bytes), its dropout mask (1) and the dropout output (2) per score;
       // local queries (tokens) against all seq_length keys.
       const double scores = heads * tokens * static_cast<double>(config.seq_length);
-      bytes.attention_core =
-          (2 * kActivationElementBytes + kDropoutMaskBytes) * scores / t;
+      bytes.attention_core = (2 * kActivationElementBytes + kDropoutMaskBytes) * scores / t;
     }
   }
   if (model.is_moe_layer(layer_index)) {

@@ -24,9 +24,10 @@
 // ppsim's generalisation (all terms below are per microbatch, per GPU, in bytes):
 // - Widths. Q = a*d (query and context width), K = g*d (key/value width, smaller under GQA),
 //   F the MLP width. Attention keeps Q and the context 2sbQ each and K, V 2sbK each, so the
-//   tensor-split attention part is sb(4Q + 4K) (8sbh for MHA). GeLU keeps fc1's output and the
-//   GeLU output, 4sbF (16sbh at F = 4h); SwiGLU keeps fc1's 2F-wide output and the F-wide gated
-//   product, 6sbF. With sequence parallelism and selective recompute a dense MHA GeLU layer
+//   tensor-split attention part is sb(4Q + 4K) (8sbh for MHA). When tp exceeds the kv heads g,
+//   Megatron replicates them so each tp rank keeps one: K/t becomes K/g. GeLU keeps fc1's output
+//   and the GeLU output, 4sbF (16sbh at F = 4h); SwiGLU keeps fc1's 2F-wide output and the F-wide
+//   gated product, 6sbF. With sequence parallelism and selective recompute a dense MHA GeLU layer
 //   therefore saves sb(10h + 8h + 4F)/t = sbh(18 + 4F/h)/t, which is Megatron-LM's
 //   theoretical_memory_usage formula (REFERENCE.md 1.5) for any F; for GQA or SwiGLU the
 //   formula (which only knows h and F) and ppsim differ by sb(4K - 4h)/t and 2sbF/t.
@@ -76,13 +77,13 @@ inline constexpr double kFp32Bytes = 4;               // logsumexp, router logit
 
 // What the activation sizes depend on. Build it from a plan with activation_config().
 struct ActivationConfig {
-  int64_t seq_length = 0;         // Full training sequence length (before the cp split). > 0.
-  int64_t micro_batch_size = 1;   // Sequences per microbatch. > 0.
-  int64_t tp = 1;                 // Tensor-parallel degree (also the expert tensor-parallel degree).
-  int64_t cp = 1;                 // Context-parallel degree; divides seq_length.
-  bool sequence_parallel = false; // Megatron sequence parallelism; ignored when tp == 1.
+  int64_t seq_length = 0;        // Full training sequence length (before the cp split). > 0.
+  int64_t micro_batch_size = 1;  // Sequences per microbatch. > 0.
+  int64_t tp = 1;                // Tensor-parallel degree (also the expert tensor-parallel degree).
+  int64_t cp = 1;                // Context-parallel degree; divides seq_length.
+  bool sequence_parallel = false;  // Megatron sequence parallelism; ignored when tp == 1.
   Recompute recompute = Recompute::kNone;
-  bool flash_attention = true;    // Fused/flash attention: no s^2 score matrix is saved.
+  bool flash_attention = true;  // Fused/flash attention: no s^2 score matrix is saved.
 };
 
 // The plan's activation settings (sequence length from effective_seq_length()).
@@ -95,10 +96,11 @@ struct LayerActivationBytes {
   double norm_and_gemm_inputs = 0;  // Two norm inputs, the QKV and fc1 (or router) inputs:
                                     // 8sbh, split by t only with sequence parallelism.
   double dropout_masks = 0;         // The two residual dropout masks: 2sbh (split likewise).
-  double attention = 0;             // Q, K, V and the context: sb(4Q + 4K), split by t.
+  double attention = 0;             // Q, K, V and the context: sb(4Q + 4K)/t (K/g per rank
+                                    // when tp > g).
   double attention_core = 0;        // Non-flash: 5·a·s^2·b scores; flash: 4·a·s·b logsumexp;
                                     // 0 under selective recompute. Split by t.
-  double mlp = 0;                   // Dense MLP intermediates, or the experts' (MoE). 
+  double mlp = 0;                   // Dense MLP intermediates, or the experts' (MoE).
   double router = 0;                // MoE router logits, fp32 (0 for dense layers).
   double layer_input = 0;           // Full recompute: the checkpointed layer input 2sbh.
 

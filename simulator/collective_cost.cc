@@ -63,8 +63,7 @@ Traffic traffic(Collective kind, double s, double n, double g, double nodes) {
 CollectiveCost collective_cost(Collective kind, double bytes, const CollectiveGroup& group,
                                const CollectiveEfficiency& efficiency) {
   PPSIM_CHECK(group.size >= 1 && group.ranks_per_node >= 1, "empty collective group");
-  PPSIM_CHECK(group.size % group.ranks_per_node == 0,
-              "ranks_per_node must divide the group size");
+  PPSIM_CHECK(group.size % group.ranks_per_node == 0, "ranks_per_node must divide the group size");
   CollectiveCost cost;
   if (group.size == 1 || bytes <= 0) return cost;
   double n = static_cast<double>(group.size);

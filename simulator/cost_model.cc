@@ -45,9 +45,7 @@ CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency)
   peaks_[index_of(Precision::kFp8)] = fp8;
 }
 
-const PeakFlops& CostModel::peak(Precision precision) const {
-  return peaks_[index_of(precision)];
-}
+const PeakFlops& CostModel::peak(Precision precision) const { return peaks_[index_of(precision)]; }
 
 double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) const {
   const EfficiencyTable& e = efficiency_;
@@ -81,8 +79,8 @@ OpCost CostModel::op_cost(const Op& op) const {
   switch (op.op_class) {
     case OpClass::kGemm: {
       const GemmShape& g = op.gemm;
-      cost.fwd = pass(op, op.flops_fwd, op.bytes_fwd, op.kernels_fwd,
-                      gemm_efficiency(g, op.precision));
+      cost.fwd =
+          pass(op, op.flops_fwd, op.bytes_fwd, op.kernels_fwd, gemm_efficiency(g, op.precision));
       cost.b = pass(op, op.flops_b, op.bytes_b, op.kernels_b,
                     gemm_efficiency(GemmShape{g.m, g.k, g.n, g.batch}, op.precision));
       cost.w = pass(op, op.flops_w, op.bytes_w, op.kernels_w,
@@ -93,10 +91,10 @@ OpCost CostModel::op_cost(const Op& op) const {
     case OpClass::kAttention:
       cost.fwd = pass(op, op.flops_fwd, op.bytes_fwd, op.kernels_fwd,
                       attention_efficiency(op.attention, false));
-      cost.b = pass(op, op.flops_b, op.bytes_b, op.kernels_b,
-                    attention_efficiency(op.attention, true));
-      cost.w = pass(op, op.flops_w, op.bytes_w, op.kernels_w,
-                    attention_efficiency(op.attention, true));
+      cost.b =
+          pass(op, op.flops_b, op.bytes_b, op.kernels_b, attention_efficiency(op.attention, true));
+      cost.w =
+          pass(op, op.flops_w, op.bytes_w, op.kernels_w, attention_efficiency(op.attention, true));
       cost.note = peak(op.precision).note;
       break;
     case OpClass::kMemoryBound:

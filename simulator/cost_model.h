@@ -105,13 +105,13 @@ struct OpCost {
 
 // The seconds of an op list (a layer, the embedding or the head) on one GPU, one microbatch.
 struct LayerCost {
-  double fwd = 0;        // Forward pass.
-  double b = 0;          // Input-gradient pass, without recompute.
-  double w = 0;          // Weight-gradient pass.
-  double recompute = 0;  // Forward work re-run inside backward (ops marked recomputed); the
-                         // simulator runs it just before B, inside the same backward task.
-  int roofline_ops = 0;  // Ops whose times came from the roofline...
-  int profile_ops = 0;   // ...and from a profile.
+  double fwd = 0;         // Forward pass.
+  double b = 0;           // Input-gradient pass, without recompute.
+  double w = 0;           // Weight-gradient pass.
+  double recompute = 0;   // Forward work re-run inside backward (ops marked recomputed); the
+                          // simulator runs it just before B, inside the same backward task.
+  int roofline_ops = 0;   // Ops whose times came from the roofline...
+  int profile_ops = 0;    // ...and from a profile.
   std::string_view note;  // The first op's note, if any (e.g. the fp8 fallback).
 
   double backward() const { return recompute + b + w; }
@@ -120,9 +120,9 @@ struct LayerCost {
 
 // The peak a GEMM of some precision runs at on this GPU.
 struct PeakFlops {
-  double flops = 0;                        // FLOP/s.
-  Precision used = Precision::kBf16;       // The tensor-core precision actually used.
-  std::string_view note;                   // Set when `used` differs from the request.
+  double flops = 0;                   // FLOP/s.
+  Precision used = Precision::kBf16;  // The tensor-core precision actually used.
+  std::string_view note;              // Set when `used` differs from the request.
 };
 
 class CostModel {

@@ -13,16 +13,18 @@ constexpr double kActivationBytes = 2;
 // fp32 main-grad accumulation in W: read 4 + write 4 bytes per weight element.
 constexpr double kMainGradBytes = 8;
 // Rough elementwise FLOPs per element (forward, backward). Only the FLOPs totals use them.
-constexpr double kRmsNormFlops = 4;    // square, sum, scale, gamma
-constexpr double kLayerNormFlops = 7;  // mean, centre, square, sum, scale, gamma, beta
-constexpr double kSwigluFlops = 5;     // per output: sigmoid (~3), x*sigmoid, times up
-constexpr double kGeluFlops = 8;       // tanh approximation
-constexpr double kRotaryFlops = 3;     // x*cos + rotate(x)*sin
+constexpr double kRmsNormFlops = 4;          // square, sum, scale, gamma
+constexpr double kLayerNormFlops = 7;        // mean, centre, square, sum, scale, gamma, beta
+constexpr double kSwigluFlops = 5;           // per output: sigmoid (~3), x*sigmoid, times up
+constexpr double kGeluFlops = 8;             // tanh approximation
+constexpr double kRotaryFlops = 3;           // x*cos + rotate(x)*sin
 constexpr double kCrossEntropyFlopsFwd = 5;  // max, subtract, exp, sum, divide
 constexpr double kCrossEntropyFlopsBwd = 3;  // subtract one-hot, scale, cast
-// Megatron's unfused vocab-parallel cross entropy: the bf16 logits are copied to fp32 and
-// swept by max, exp and sum passes (about 30 bytes per logit); backward rewrites the saved
-// softmax in place and casts it to bf16 (about 14 bytes per logit).
+// Megatron's vocab-parallel cross entropy (megatron/core/tensor_parallel/cross_entropy.py)
+// copies the bf16 logits to fp32 and sweeps them in place: cast 2+4, max 4, subtract 8,
+// exp 8, sum 4, divide 8 = 38 bytes per logit unfused; --cross-entropy-loss-fusion merges
+// some passes, so 30. Backward rewrites the saved softmax in place (8), scales it (8, partly
+// fused) and casts it to bf16 for the GEMM (4+2): about 14.
 constexpr double kCrossEntropyBytesFwd = 30;
 constexpr double kCrossEntropyBytesBwd = 14;
 
@@ -41,10 +43,10 @@ struct Dims {
   double sp_tokens = 0;  // Tn: tokens through norms and residual adds.
   double h = 0;
   double head_dim = 0;
-  double heads = 0;      // Query heads on this GPU.
-  double kv_heads = 0;   // Key/value heads on this GPU (replicated when g < tp).
-  double q_width = 0;    // heads * head_dim.
-  double kv_width = 0;   // kv_heads * head_dim.
+  double heads = 0;     // Query heads on this GPU.
+  double kv_heads = 0;  // Key/value heads on this GPU (replicated when g < tp).
+  double q_width = 0;   // heads * head_dim.
+  double kv_width = 0;  // kv_heads * head_dim.
   double tp = 1;
   double cp = 1;
   bool sp = false;
@@ -83,8 +85,8 @@ double norm_parameters(const ModelSpec& model) {
 }
 
 // Y[m,n] = X[m,k] W[k,n], `batch` times, with `bias` parameters beside the weights.
-Op gemm_op(std::string_view name, double m, double n, double k, double batch,
-           Precision precision, double bias) {
+Op gemm_op(std::string_view name, double m, double n, double k, double batch, Precision precision,
+           double bias) {
   Op op;
   op.name = name;
   op.op_class = OpClass::kGemm;
@@ -126,9 +128,9 @@ Op memory_op(std::string_view name, Precision precision, double flops_fwd, doubl
 Op norm_op(std::string_view name, const ModelSpec& model, const Dims& d, double tokens) {
   double elements = tokens * d.h;
   double per_element = model.norm == Norm::kRmsNorm ? kRmsNormFlops : kLayerNormFlops;
-  Op op = memory_op(name, d.other_precision, per_element * elements,
-                    2 * elements * kActivationBytes, 2 * per_element * elements,
-                    3 * elements * kActivationBytes);
+  Op op =
+      memory_op(name, d.other_precision, per_element * elements, 2 * elements * kActivationBytes,
+                2 * per_element * elements, 3 * elements * kActivationBytes);
   op.kernels_b = 2;
   op.parameters = norm_parameters(model);
   return op;
@@ -164,12 +166,12 @@ Op attention_op(const Dims& d, const OpShape& shape) {
   op.precision = d.other_precision;
   op.attention = AttentionShape{d.b * d.heads, d.s / d.cp, d.s, d.head_dim};
   // Causal: 4 * b*heads * (s/cp) * s * d / 2; see the header for the cp balance.
-  op.flops_fwd = 2.0 * op.attention.batch_heads * op.attention.q_tokens *
-                 op.attention.kv_tokens * d.head_dim;
+  op.flops_fwd =
+      2.0 * op.attention.batch_heads * op.attention.q_tokens * op.attention.kv_tokens * d.head_dim;
   op.flops_b = 2.5 * op.flops_fwd;
-  double q = d.tokens * d.q_width;            // Q, O, dO, dQ elements.
-  double kv = d.b * d.s * d.kv_width;         // K or V elements; cp's ring passes the whole
-                                              // sequence's K and V through every rank.
+  double q = d.tokens * d.q_width;                // Q, O, dO, dQ elements.
+  double kv = d.b * d.s * d.kv_width;             // K or V elements; cp's ring passes the whole
+                                                  // sequence's K and V through every rank.
   double lse = d.b * d.heads * (d.s / d.cp) * 4;  // fp32 log-sum-exp per query row.
   op.bytes_fwd = (2 * q + 2 * kv) * kActivationBytes + lse;
   op.bytes_b = (4 * q + 4 * kv) * kActivationBytes + lse;
@@ -180,13 +182,12 @@ Op attention_op(const Dims& d, const OpShape& shape) {
   return op;
 }
 
-void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dims& d,
-                         OpList& ops) {
+void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dims& d, OpList& ops) {
   bool bias = model.linear_bias;
   ops.push_back(norm_op("input_norm", model, d, d.sp_tokens));
   double qkv_width = d.q_width + 2 * d.kv_width;
-  ops.push_back(gemm_op("qkv_proj", d.tokens, qkv_width, d.h, 1, d.gemm_precision,
-                        bias ? qkv_width : 0));
+  ops.push_back(
+      gemm_op("qkv_proj", d.tokens, qkv_width, d.h, 1, d.gemm_precision, bias ? qkv_width : 0));
   if (model.position_embedding == PositionEmbedding::kRope) {
     double elements = d.tokens * (d.q_width + d.kv_width);
     ops.push_back(memory_op("rotary", d.other_precision, kRotaryFlops * elements,
@@ -195,8 +196,8 @@ void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dim
   }
   ops.push_back(attention_op(d, shape));
   // Row-parallel: the output bias (h) is whole on every tp rank.
-  ops.push_back(gemm_op("attn_out_proj", d.tokens, d.h, d.q_width, 1, d.gemm_precision,
-                        bias ? d.h : 0));
+  ops.push_back(
+      gemm_op("attn_out_proj", d.tokens, d.h, d.q_width, 1, d.gemm_precision, bias ? d.h : 0));
   ops.push_back(residual_op("attn_residual_add", d));
   ops.push_back(norm_op("post_attn_norm", model, d, d.sp_tokens));
 }
@@ -229,9 +230,9 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   router.kernels_b = 2;    // Softmax backward, GEMM.
   ops.push_back(router);
 
-  Op permute = memory_op("moe_permute", d.other_precision, 0,
-                         (routed * d.h + dispatched) * kActivationBytes, 0,
-                         (routed * d.h + dispatched) * kActivationBytes);
+  Op permute =
+      memory_op("moe_permute", d.other_precision, 0, (routed * d.h + dispatched) * kActivationBytes,
+                0, (routed * d.h + dispatched) * kActivationBytes);
   permute.kernels_fwd = 2;  // Sort by expert, gather rows.
   permute.all_to_all_bytes = dispatched * kActivationBytes;
   ops.push_back(permute);
@@ -240,11 +241,11 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   double per_expert = d.tokens * top_k * static_cast<double>(shape.ep) / experts;
   double ffn = static_cast<double>(moe.expert_ffn_hidden_size) / d.tp;
   double up_width = gated_factor(model) * ffn;
-  ops.push_back(gemm_op(swiglu ? "moe_expert_up_gate" : "moe_expert_up", per_expert, up_width,
-                        d.h, local_experts, d.gemm_precision, bias ? up_width : 0));
+  ops.push_back(gemm_op(swiglu ? "moe_expert_up_gate" : "moe_expert_up", per_expert, up_width, d.h,
+                        local_experts, d.gemm_precision, bias ? up_width : 0));
   ops.push_back(activation_op("moe_expert_act", model, d, local_experts * per_expert * ffn));
-  ops.push_back(gemm_op("moe_expert_down", per_expert, d.h, ffn, local_experts,
-                        d.gemm_precision, bias ? d.h : 0));
+  ops.push_back(gemm_op("moe_expert_down", per_expert, d.h, ffn, local_experts, d.gemm_precision,
+                        bias ? d.h : 0));
 
   // Scatter rows back and sum each token's top_k outputs weighted by its routing probs.
   Op unpermute = memory_op("moe_unpermute", d.other_precision, 2 * dispatched,
@@ -294,9 +295,9 @@ OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_ind
   ops.push_back(residual_op("mlp_residual_add", d));
 
   for (Op& op : ops) {
-    op.recomputed = shape.recompute == Recompute::kFull ||
-                    (shape.recompute == Recompute::kSelective &&
-                     op.op_class == OpClass::kAttention);
+    op.recomputed =
+        shape.recompute == Recompute::kFull ||
+        (shape.recompute == Recompute::kSelective && op.op_class == OpClass::kAttention);
   }
   return ops;
 }

@@ -48,10 +48,12 @@
 // Recompute (Plan::recompute) marks ops whose forward runs again inside backward, before B:
 //   selective: the attention core only. Megatron's "core_attn" checkpoint re-runs it
 //     (attention.py _checkpointed_attention_forward). Korthikanti et al. 2022 chose it because
-//     its activations are large (the s x s scores) and its FLOPs small; with flash attention
-//     the scores are never stored anyway (its backward already recomputes them blockwise,
-//     which is the 2.5x above), so the memory win shrinks to the saved inputs while the cost
-//     stays one attention forward: cheap next to the layer's GEMMs when s << 6h.
+//     its activations are large (the s x s scores, softmax and dropout mask) and its FLOPs
+//     small. Flash attention never stores the scores: its backward already recomputes them
+//     blockwise (the 2.5x above), keeping only Q, K, V, the output and a per-row log-sum-exp.
+//     So with flash attention, selective recompute is nearly free in time (one attention
+//     forward, small next to the layer's GEMMs when s << 6h) and also saves little memory;
+//     the memory model (memory_model.h) decides what it saves.
 //   full: every op of the layer (Megatron --recompute-granularity full, one layer per
 //     checkpoint); embedding and head are never recomputed.
 // Dropout is not modelled: ModelSpec has no dropout rate and current LLM recipes use 0; a
@@ -98,20 +100,20 @@ struct AttentionShape {
 // One kernel (or fused group of kernels) of the step, with its work per pass.
 // Invariant: a pass with no kernels has zero FLOPs and bytes.
 struct Op {
-  std::string_view name;                   // Static name, e.g. "qkv_proj" (header list above).
+  std::string_view name;  // Static name, e.g. "qkv_proj" (header list above).
   OpClass op_class = OpClass::kMemoryBound;
   Precision precision = Precision::kBf16;  // Math precision; attention and memory-bound ops
                                            // never run in fp8 (bf16 instead).
   GemmShape gemm;                          // kGemm only: the forward shape.
   AttentionShape attention;                // kAttention only.
 
-  double flops_fwd = 0;   // FLOP in the forward pass.
-  double flops_b = 0;     // FLOP in the input-gradient pass.
-  double flops_w = 0;     // FLOP in the weight-gradient pass (0 for ops without weights).
-  double bytes_fwd = 0;   // HBM bytes read + written, forward.
-  double bytes_b = 0;     // HBM bytes read + written, input gradient.
-  double bytes_w = 0;     // HBM bytes read + written, weight gradient.
-  int kernels_fwd = 0;    // Kernel launches per pass (each pays CostModel's launch overhead).
+  double flops_fwd = 0;  // FLOP in the forward pass.
+  double flops_b = 0;    // FLOP in the input-gradient pass.
+  double flops_w = 0;    // FLOP in the weight-gradient pass (0 for ops without weights).
+  double bytes_fwd = 0;  // HBM bytes read + written, forward.
+  double bytes_b = 0;    // HBM bytes read + written, input gradient.
+  double bytes_w = 0;    // HBM bytes read + written, weight gradient.
+  int kernels_fwd = 0;   // Kernel launches per pass (each pays CostModel's launch overhead).
   int kernels_b = 0;
   int kernels_w = 0;
 
@@ -150,11 +152,11 @@ class OpList {
 
 // How one GPU runs a layer: the microbatch, the sequence and the parallel split.
 struct OpShape {
-  int64_t micro_batch_size = 1;  // b, sequences per microbatch. >= 1.
-  int64_t seq_length = 0;        // s, the full training sequence (before cp). Required.
-  int64_t tp = 1;                // Tensor-parallel degree; divides the attention heads.
-  int64_t cp = 1;                // Context-parallel degree; divides s.
-  int64_t ep = 1;                // Expert-parallel degree; divides the expert count.
+  int64_t micro_batch_size = 1;            // b, sequences per microbatch. >= 1.
+  int64_t seq_length = 0;                  // s, the full training sequence (before cp). Required.
+  int64_t tp = 1;                          // Tensor-parallel degree; divides the attention heads.
+  int64_t cp = 1;                          // Context-parallel degree; divides s.
+  int64_t ep = 1;                          // Expert-parallel degree; divides the expert count.
   bool sequence_parallel = false;          // Norms and residuals on s/tp tokens (tp > 1).
   Precision precision = Precision::kBf16;  // GEMM precision.
   Recompute recompute = Recompute::kNone;  // Which forwards re-run inside backward.

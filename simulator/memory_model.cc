@@ -57,8 +57,7 @@ struct LayerRange {
   int64_t first = 0;
   int64_t count = 0;
 };
-std::vector<LayerRange> chunk_layer_ranges(const ModelSpec& model, const Plan& plan,
-                                           int64_t rank) {
+std::vector<LayerRange> chunk_layer_ranges(const ModelSpec& model, const Plan& plan, int64_t rank) {
   std::vector<int64_t> layers = stage_layer_counts(plan, model);
   PPSIM_CHECK(static_cast<int64_t>(layers.size()) == plan.pp, "one layer count per stage");
   const int64_t chunks = chunks_per_rank(plan);
@@ -88,8 +87,13 @@ LayerShare layer_share(const ModelSpec& model, const Plan& plan, int64_t index) 
   // Row-parallel GEMMs (attention output, fc2) keep their bias h whole on every tp rank.
   double replicated_bias = model.linear_bias ? (moe ? h : 2 * h) : 0.0;
   double split = layer.attention + (moe ? 0.0 : layer.mlp) - replicated_bias;
+  // K and V projections (with biases): tp > g replicates kv heads, t/g copies of each.
+  const double kv = model.kv_width();
+  const double kv_weights = 2 * h * kv + (model.linear_bias ? 2 * kv : 0.0);
+  const double kv_copies = std::max(1.0, t / model.num_kv_heads);
   LayerShare share;
-  share.dense = split / t + replicated_bias + layer.norms + layer.router;
+  share.dense =
+      (split + (kv_copies - 1) * kv_weights) / t + replicated_bias + layer.norms + layer.router;
   if (moe) share.expert = layer.mlp / static_cast<double>(plan.ep * plan.tp);
   return share;
 }
@@ -198,8 +202,8 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
     // Weights, gradients, optimizer states.
     StageParameters params = stage_parameters(model, plan, stage);
     auto sharded = [&](double bytes_per_param, bool shard) {
-      return bytes_per_param * (shard ? params.dense / dense_group + params.expert / expert_group
-                                      : params.total());
+      return bytes_per_param *
+             (shard ? params.dense / dense_group + params.expert / expert_group : params.total());
     };
     memory.weights_bytes = sharded(kWeightBytesPerParam, zero >= 3);
     memory.gradients_bytes = sharded(kGradientBytesPerParam, zero >= 2);
@@ -235,8 +239,8 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
     memory.transient_bytes += recompute_working;
     if (stage == loss.rank) {
       memory.logits_per_microbatch_bytes = loss_activation_bytes(model, config);
-      memory.logits_bytes = memory.logits_per_microbatch_bytes *
-                            static_cast<double>(inflight.per_chunk[loss.chunk]);
+      memory.logits_bytes =
+          memory.logits_per_microbatch_bytes * static_cast<double>(inflight.per_chunk[loss.chunk]);
       memory.transient_bytes += loss_working_bytes(model, config);
     }
 

@@ -15,7 +15,9 @@
 //   (interleaved) or r / 2pp-1-r (zbv, dualpipev), which decides which layers are MoE.
 // - Attention and dense-MLP weights are split by tp; norms, the MoE router and the biases of the
 //   row-parallel GEMMs (attention output, fc2) are replicated across tp; routed experts are
-//   split by ep * etp with etp = tp (Megatron's default expert tensor parallelism).
+//   split by ep * etp with etp = tp (Megatron's default expert tensor parallelism). When tp
+//   exceeds the kv heads g, each tp rank keeps a whole kv head: the K and V projections count
+//   2*h*K/g per GPU instead of 2*h*K/tp.
 // - The word embedding (vocabulary padded to a multiple of 128*tp, padded_vocab_size()) sits,
 //   split by tp, on the rank holding virtual stage 0, with any learned position table
 //   (replicated). The output layer (split by tp) and the final norm sit on the rank holding the
@@ -31,7 +33,7 @@
 //   zero 1:  2 + 4 + 12/D        = 6 + 12/D  (Megatron's distributed optimizer)
 //   zero 2:  2 + 4/D + 12/D
 //   zero 3:  2/D + 4/D + 12/D    = 18/D      (FSDP), plus a transient of one gathered layer
-// Stages >= 2 also hold one layer's unsharded fp32 gradients transiently before the
+// ZeRO-2 and -3 also hold one layer's unsharded fp32 gradients transiently before its
 // reduce-scatter. fp8 plans keep bf16 weights (Megatron without --fp8-param-gather): same bytes.
 // offload_optimizer moves the 12 optimizer bytes (master weights and Adam states, sharded as
 // above) to host memory: host_optimizer_bytes; the GPU keeps weights and gradients.
@@ -59,9 +61,9 @@
 namespace ppsim {
 
 // Bytes per parameter of mixed-precision Adam, by part (see above).
-inline constexpr double kWeightBytesPerParam = 2;     // bf16/fp16 (also fp8 plans).
-inline constexpr double kGradientBytesPerParam = 4;   // fp32 main gradients.
-inline constexpr double kOptimizerBytesPerParam = 12; // fp32 master weights + Adam m, v.
+inline constexpr double kWeightBytesPerParam = 2;      // bf16/fp16 (also fp8 plans).
+inline constexpr double kGradientBytesPerParam = 4;    // fp32 main gradients.
+inline constexpr double kOptimizerBytesPerParam = 12;  // fp32 master weights + Adam m, v.
 
 // Workspace constants (sources in memory_model.cc).
 inline constexpr double kCudaContextBytes = 0.75 * 1024 * 1024 * 1024;
@@ -82,14 +84,14 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64
 
 // One pipeline rank's memory on one of its GPUs (all GPUs of a stage are alike). Bytes.
 struct StageMemory {
-  int64_t stage = 0;            // Pipeline rank, 0-based.
-  int64_t layers = 0;           // Transformer layers on this rank (all chunks).
-  std::string gpu;              // GPU model it runs on (node group's GPU name).
-  int64_t node_group = 0;       // Index into cluster.nodes.
+  int64_t stage = 0;       // Pipeline rank, 0-based.
+  int64_t layers = 0;      // Transformer layers on this rank (all chunks).
+  std::string gpu;         // GPU model it runs on (node group's GPU name).
+  int64_t node_group = 0;  // Index into cluster.nodes.
 
-  double weights_bytes = 0;     // Model weights, 2 bytes/param (sharded under ZeRO-3).
-  double gradients_bytes = 0;   // fp32 main gradients (sharded under ZeRO-2/3).
-  double optimizer_bytes = 0;   // fp32 master weights + Adam states on the GPU (0 when offloaded).
+  double weights_bytes = 0;    // Model weights, 2 bytes/param (sharded under ZeRO-3).
+  double gradients_bytes = 0;  // fp32 main gradients (sharded under ZeRO-2/3).
+  double optimizer_bytes = 0;  // fp32 master weights + Adam states on the GPU (0 when offloaded).
   double host_optimizer_bytes = 0;  // The same on the host when offload_optimizer is set.
 
   // Activations at the peak: sum over chunks of per-microbatch bytes x microbatches in flight.
@@ -104,15 +106,15 @@ struct StageMemory {
   std::vector<int64_t> chunk_microbatches_in_flight;  // Per local chunk.
 
   double logits_per_microbatch_bytes = 0;  // Loss-rank only: loss_activation_bytes().
-  double logits_bytes = 0;      // Loss-rank only: per-microbatch x loss-chunk in-flight count.
+  double logits_bytes = 0;  // Loss-rank only: per-microbatch x loss-chunk in-flight count.
   // One-at-a-time buffers, summed (an upper bound): ZeRO-3 gathered layer (2 bytes/param),
   // ZeRO-2/3 unsharded layer gradients (4 bytes/param), the recompute working set of one layer,
   // and the bf16 logits beside the fp32 softmax on the loss rank.
   double transient_bytes = 0;
-  double workspace_bytes = 0;   // CUDA context + cuBLAS workspace + NCCL buffers.
+  double workspace_bytes = 0;  // CUDA context + cuBLAS workspace + NCCL buffers.
 
-  double peak_bytes = 0;        // Sum of all the GPU terms above.
-  double capacity_bytes = 0;    // The GPU's memory.
+  double peak_bytes = 0;      // Sum of all the GPU terms above.
+  double capacity_bytes = 0;  // The GPU's memory.
 
   double headroom_bytes() const { return capacity_bytes - peak_bytes; }
 };
@@ -120,8 +122,8 @@ struct StageMemory {
 // Memory of every stage of a plan.
 struct MemoryReport {
   std::vector<StageMemory> stages;  // One per pipeline rank, in order.
-  double peak_bytes = 0;    // Largest stage peak.
-  bool fits = true;         // Every stage's peak <= its capacity.
+  double peak_bytes = 0;            // Largest stage peak.
+  bool fits = true;                 // Every stage's peak <= its capacity.
   int64_t worst_stage = 0;  // Stage with the least headroom (capacity - peak); first on ties.
   double over_bytes = 0;    // max(0, peak - capacity) of worst_stage.
 };

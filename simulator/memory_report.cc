@@ -21,22 +21,21 @@ std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluste
                      effective_seq_length(plan, model), num_microbatches(plan),
                      plan.micro_batch_size);
   out += "#\n";
-  out += fmt::format("# {:>5} {:>6} {:<16} {:>8} {:>8} {:>9} {:>8} {:>9} {:>7} {:>9} {:>8} {:>8} "
-                     "{:>5}\n",
-                     "stage", "layers", "gpu", "weights", "grads", "optimizer", "act/mb",
-                     "in-flight", "logits", "workspace", "peak", "capacity", "fits");
-  out += fmt::format("# {:>5} {:>6} {:<16} {:>8} {:>8} {:>9} {:>8} {:>9} {:>7} {:>9} {:>8} {:>8} "
-                     "{:>5}\n",
-                     "", "", "", "(GiB)", "(GiB)", "(GiB)", "(GiB)", "(mb)", "(GiB)", "(GiB)",
-                     "(GiB)", "(GiB)", "");
+  const char* row = "{} {:>5} {:>6} {:<16} {:>8} {:>8} {:>9} {:>8} {:>9} {:>11} {:>7} {:>9} {:>9} "
+                    "{:>8} {:>8} {:>5}\n";
+  out += fmt::format(fmt::runtime(row), "#", "stage", "layers", "gpu", "weights", "grads",
+                     "optimizer", "act/mb", "in-flight", "activations", "logits", "transient",
+                     "workspace", "peak", "capacity", "fits");
+  out += fmt::format(fmt::runtime(row), "#", "", "", "", "(GiB)", "(GiB)", "(GiB)", "(GiB)", "(mb)",
+                     "(GiB)", "(GiB)", "(GiB)", "(GiB)", "(GiB)", "(GiB)", "");
   for (const StageMemory& stage : report.stages) {
-    out += fmt::format("  {:>5} {:>6} {:<16} {:>8} {:>8} {:>9} {:>8} {:>9.2f} {:>7} {:>9} {:>8} "
-                       "{:>8} {:>5}\n",
-                       stage.stage, stage.layers, stage.gpu, gib(stage.weights_bytes),
-                       gib(stage.gradients_bytes), gib(stage.optimizer_bytes),
-                       gib(stage.activations_per_microbatch_bytes), stage.microbatches_in_flight,
-                       gib(stage.logits_bytes), gib(stage.workspace_bytes), gib(stage.peak_bytes),
-                       gib(stage.capacity_bytes),
+    out += fmt::format(fmt::runtime(row), " ", stage.stage, stage.layers, stage.gpu,
+                       gib(stage.weights_bytes), gib(stage.gradients_bytes),
+                       gib(stage.optimizer_bytes), gib(stage.activations_per_microbatch_bytes),
+                       fmt::format("{:.2f}", stage.microbatches_in_flight),
+                       gib(stage.activations_bytes), gib(stage.logits_bytes),
+                       gib(stage.transient_bytes), gib(stage.workspace_bytes),
+                       gib(stage.peak_bytes), gib(stage.capacity_bytes),
                        stage.peak_bytes <= stage.capacity_bytes ? "yes" : "no");
   }
   const StageMemory& worst = report.stages.at(report.worst_stage);
@@ -81,6 +80,7 @@ std::string memory_report_json(const ModelSpec& model, const ClusterSpec& cluste
     entry["activations_per_microbatch_bytes"] = stage.activations_per_microbatch_bytes;
     entry["microbatches_in_flight"] = stage.microbatches_in_flight;
     entry["logits_bytes"] = stage.logits_bytes;
+    entry["transient_bytes"] = stage.transient_bytes;
     entry["workspace_bytes"] = stage.workspace_bytes;
     entry["peak_bytes"] = stage.peak_bytes;
     entry["capacity_bytes"] = stage.capacity_bytes;

@@ -4,7 +4,7 @@
 //   model, cluster, plan (the plan object as simulate --plan accepts it), microbatches,
 //   seq_length, stages: [{index, layers, gpu, weights_bytes, gradients_bytes, optimizer_bytes,
 //   activations_bytes, activations_per_microbatch_bytes, microbatches_in_flight, logits_bytes,
-//   workspace_bytes, peak_bytes, capacity_bytes, host_optimizer_bytes, fits}],
+//   transient_bytes (one-at-a-time buffers: ZeRO gathers, recompute working set), workspace_bytes, peak_bytes, capacity_bytes, host_optimizer_bytes, fits}],
 //   peak_bytes (largest stage peak), capacity_bytes (that stage's GPU memory),
 //   worst_stage, fits (every stage fits), over_bytes (how far the worst stage exceeds its
 //   capacity; 0 when it fits).

@@ -111,6 +111,14 @@ TEST_CASE("ActivationMemory: GQA shrinks K and V, SwiGLU keeps 6sbF") {
         Approx(s * b * (4 * 1024 - 4 * h) / 4 + 2 * s * b * 11008 / 4).epsilon(1e-12));
 }
 
+TEST_CASE("ActivationMemory: tp beyond the kv heads keeps one kv head per rank") {
+  ModelSpec model = gpt_layer_model();
+  model.num_kv_heads = 2;  // K = 256; at tp 4 each rank still keeps one head of 128.
+  auto config = config_for(4, true, Recompute::kSelective, true);
+  CHECK(layer_activation_bytes(model, config, 0).attention ==
+        2 * s * b * (2 * 4096.0 / 4 + 2 * 128));
+}
+
 TEST_CASE("ActivationMemory: flash attention saves the logsumexp instead of the scores") {
   ModelSpec model = gpt_layer_model();
   auto flash = config_for(4, true, Recompute::kNone, true);

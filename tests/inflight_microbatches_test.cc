@@ -1,8 +1,7 @@
 #include "simulator/inflight_microbatches.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <vector>
 
 namespace ppsim {
@@ -78,9 +77,20 @@ std::vector<Action> zbv_order(int64_t p, int64_t r) {
   auto f = [&](int c) { order.push_back({true, c}); };
   auto w = [&](int c) { order.push_back({false, c}); };  // I frees nothing; W frees.
   for (int64_t i = 0; i < 2 * (p - r) - 1; ++i) f(0);
-  for (int64_t i = 0; i < r; ++i) { f(1); f(0); }
-  for (int64_t i = 0; i < p - r; ++i) { f(1); w(1); }
-  for (int i = 0; i < 4; ++i) { f(0); w(0); f(1); w(1); }
+  for (int64_t i = 0; i < r; ++i) {
+    f(1);
+    f(0);
+  }
+  for (int64_t i = 0; i < p - r; ++i) {
+    f(1);
+    w(1);
+  }
+  for (int i = 0; i < 4; ++i) {
+    f(0);
+    w(0);
+    f(1);
+    w(1);
+  }
   return order;
 }
 
@@ -91,9 +101,20 @@ std::vector<Action> dualpipev_order(int64_t p, int64_t r) {
   auto f = [&](int c) { order.push_back({true, c}); };
   auto b = [&](int c) { order.push_back({false, c}); };
   for (int64_t i = 0; i < 2 * (p - r - 1); ++i) f(0);
-  for (int64_t i = 0; i < r + 1; ++i) { f(0); f(1); }
-  for (int64_t i = 0; i < p - r - 1; ++i) { b(1); f(1); }  // I(c1), its W, then F(c1).
-  for (int i = 0; i < 4; ++i) { f(0); b(1); f(1); b(0); }
+  for (int64_t i = 0; i < r + 1; ++i) {
+    f(0);
+    f(1);
+  }
+  for (int64_t i = 0; i < p - r - 1; ++i) {
+    b(1);
+    f(1);
+  }  // I(c1), its W, then F(c1).
+  for (int i = 0; i < 4; ++i) {
+    f(0);
+    b(1);
+    f(1);
+    b(0);
+  }
   return order;
 }
 
@@ -185,8 +206,7 @@ TEST_CASE("InflightMicrobatches: dualpipev holds 2p + 1 chunk-microbatches (PP +
   for (int64_t p : {2, 4, 8}) {
     for (int64_t r = 0; r < p; ++r) {
       INFO("p=" << p << " r=" << r);
-      InflightMicrobatches inflight =
-          microbatches_in_flight(ScheduleKind::kDualPipeV, p, 2, 64, r);
+      InflightMicrobatches inflight = microbatches_in_flight(ScheduleKind::kDualPipeV, p, 2, 64, r);
       CHECK(inflight.per_chunk == std::vector<int64_t>{2 * p - r, r + 1});
       CHECK(inflight.stage_equivalent() == Approx(p + 0.5));
       CHECK(inflight.per_chunk == peak_per_chunk(dualpipev_order(p, r), 2));

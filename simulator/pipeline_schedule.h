@@ -1,0 +1,94 @@
+// PipelineSchedule: for each pipeline rank, the ordered actions of one training step.
+//
+// The one source of truth for a schedule: the simulator lowers these lists to a TaskGraph with
+// costs (step_builder.h, schedule_study.h), and the hardware executor of `ppsim validate` runs
+// the same lists. The builder knows no costs: it is a pure function of the schedule kind, the
+// number of ranks p, microbatches m and chunks per rank v.
+//
+// Chunks ("virtual stages", torch's stage_index) number the model's pieces in forward order,
+// 0 .. p*v-1. Placement: one chunk per rank (v == 1) puts chunk r on rank r; interleaved-1f1b's
+// loop placement puts chunk c on rank c % p; the V placement of zbv and dualpipev puts chunk c
+// on rank c for c < p and on rank 2p-1-c otherwise (rank r holds chunks r and 2p-1-r).
+//
+// Per rank, actions come in execution order:
+//   kForward F(c, mb), kBackward B(c, mb) (input and weight gradient fused),
+//   kBackwardInput I(c, mb) and kBackwardWeight W(c, mb) (split, zero-bubble schedules),
+//   kRecvForward before the F that consumes an activation from another rank, kSendForward right
+//   after the F that produces it; kRecvBackward / kSendBackward likewise for gradients (the
+//   send follows the B or I that produces the input gradient),
+//   kGradientSync(c) once chunk c's last weight gradient of the step is done (the DP reduction
+//   of its gradients may start), kOptimizerStep last.
+// A send and its receive pair up by (kind, chunk, microbatch): SEND_F(c, mb) on rank(c) matches
+// RECV_F(c+1, mb) on rank(c+1); SEND_B(c, mb) matches RECV_B(c-1, mb). Sends and receives
+// between chunks on the same rank are omitted.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simulator/plan.h"
+
+namespace ppsim {
+
+enum class ActionKind : uint8_t {
+  kForward,
+  kBackward,
+  kBackwardInput,
+  kBackwardWeight,
+  kSendForward,
+  kRecvForward,
+  kSendBackward,
+  kRecvBackward,
+  kGradientSync,
+  kOptimizerStep,
+};
+
+struct Action {
+  ActionKind kind = ActionKind::kForward;
+  int32_t chunk = 0;       // Virtual stage the action belongs to (kOptimizerStep: -1).
+  int32_t microbatch = 0;  // 0 .. m-1 (-1 for kGradientSync and kOptimizerStep).
+};
+
+struct PipelineSchedule {
+  ScheduleKind kind = ScheduleKind::kOneFOneB;
+  int32_t ranks = 1;            // p.
+  int32_t microbatches = 1;     // m.
+  int32_t chunks_per_rank = 1;  // v.
+  bool split_backward = false;  // True when backward is I + W (zb-h1, zb-h2, zbv, dualpipev).
+  std::vector<int32_t> chunk_rank;               // Chunk -> rank; size p*v.
+  std::vector<std::vector<Action>> rank_actions;  // Per rank, in execution order.
+
+  int32_t num_chunks() const { return ranks * chunks_per_rank; }
+};
+
+// Builds the schedule. REQUIRES: p >= 1, m >= 1, v >= 1; v == 2 for zbv and dualpipev; v == 1 for
+// gpipe, 1f1b, zb-h1, zb-h2. Schedule-specific requirements (dualpipev: m >= 2p) are checked by
+// schedule_problem(), not here.
+PipelineSchedule build_pipeline_schedule(ScheduleKind kind, int32_t ranks, int32_t microbatches,
+                                         int32_t chunks_per_rank);
+
+// Why the schedule cannot be built for (p, m, v), or nullopt.
+std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks,
+                                            int32_t microbatches, int32_t chunks_per_rank);
+
+// The rank's compute order as a string, one letter per action: F, B, I (input grad, printed
+// "B" when `zero_bubble_letters` is true, as the zero-bubble paper writes it), W; sends,
+// receives and syncs are left out. E.g. "FFFBFBFBBB".
+std::string compute_order(const PipelineSchedule& schedule, int32_t rank,
+                          bool zero_bubble_letters = true);
+
+// Short names for messages and traces: "F", "B", "I", "W", "SEND_F", ...; and
+// "F[c1,mb3]"-style labels.
+std::string action_kind_name(ActionKind kind);
+std::string action_label(const Action& action);
+
+// Checks the schedule's dependency graph with Boost.Graph: every F/B/I/W appears exactly once per
+// (chunk, microbatch); every send has its receive and vice versa; and the graph of per-rank
+// order plus data dependencies (F(c) before F(c+1), last F before first B, B/I(c+1) before
+// B/I(c), I before W, send before its receive) is acyclic. Returns the problem (a cycle is
+// reported as its path: "F[c1,mb3] -> SEND_F[c1,mb3] -> ... -> F[c1,mb3]"), or nullopt.
+std::optional<std::string> check_schedule(const PipelineSchedule& schedule);
+
+}  // namespace ppsim
