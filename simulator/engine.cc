@@ -64,7 +64,8 @@ class Simulation {
       }
     }
     link_residual_.assign(graph.links().size(), 0.0);
-    link_unfrozen_.assign(graph.links().size(), 0);
+    link_unfrozen_.assign(graph.links().size(), 0.0);
+    link_flows_.assign(graph.links().size(), 0);
     queue_.reserve(static_cast<size_t>(n) + 64);
   }
 
@@ -197,12 +198,16 @@ class Simulation {
     touched_links_.clear();
     for (Flow& flow : flows_) {
       flow.rate = 0;
-      for (LinkId link : graph_.route(flow.route).links) {
-        if (link_unfrozen_[link] == 0) {
+      const Route& route = graph_.route(flow.route);
+      for (size_t j = 0; j < route.links.size(); ++j) {
+        LinkId link = route.links[j];
+        if (link_flows_[link] == 0) {
           touched_links_.push_back(link);
           link_residual_[link] = links[link].capacity;
+          link_unfrozen_[link] = 0;
         }
-        ++link_unfrozen_[link];
+        ++link_flows_[link];
+        link_unfrozen_[link] += route.weights.empty() ? 1.0 : route.weights[j];
       }
     }
     frozen_.assign(flows_.size(), 0);
@@ -210,7 +215,7 @@ class Simulation {
     while (unfrozen > 0) {
       double delta = kInfinity;
       for (LinkId link : touched_links_) {
-        if (link_unfrozen_[link] > 0) delta = std::min(delta, link_residual_[link] / link_unfrozen_[link]);
+        if (link_flows_[link] > 0) delta = std::min(delta, link_residual_[link] / link_unfrozen_[link]);
       }
       for (size_t i = 0; i < flows_.size(); ++i) {
         if (!frozen_[i]) delta = std::min(delta, flows_[i].cap - flows_[i].rate);
@@ -219,19 +224,26 @@ class Simulation {
       for (size_t i = 0; i < flows_.size(); ++i) {
         if (frozen_[i]) continue;
         flows_[i].rate += delta;
-        for (LinkId link : graph_.route(flows_[i].route).links) link_residual_[link] -= delta;
+        const Route& route = graph_.route(flows_[i].route);
+        for (size_t j = 0; j < route.links.size(); ++j) {
+          link_residual_[route.links[j]] -= delta * (route.weights.empty() ? 1.0 : route.weights[j]);
+        }
       }
       for (size_t i = 0; i < flows_.size(); ++i) {
         if (frozen_[i]) continue;
+        const Route& route = graph_.route(flows_[i].route);
         bool saturated = flows_[i].cap < kInfinity &&
                          flows_[i].cap - flows_[i].rate <= 1e-12 * flows_[i].cap;
-        for (LinkId link : graph_.route(flows_[i].route).links) {
+        for (LinkId link : route.links) {
           saturated = saturated || link_residual_[link] <= 1e-12 * links[link].capacity;
         }
         if (saturated) {
           frozen_[i] = 1;
           --unfrozen;
-          for (LinkId link : graph_.route(flows_[i].route).links) --link_unfrozen_[link];
+          for (size_t j = 0; j < route.links.size(); ++j) {
+            --link_flows_[route.links[j]];
+            link_unfrozen_[route.links[j]] -= route.weights.empty() ? 1.0 : route.weights[j];
+          }
         }
       }
     }
@@ -255,7 +267,8 @@ class Simulation {
   double flows_time_ = 0;
   uint32_t flow_version_ = 0;
   std::vector<double> link_residual_;
-  std::vector<int32_t> link_unfrozen_;
+  std::vector<double> link_unfrozen_;  // Sum of unfrozen flows' weights on each link.
+  std::vector<int32_t> link_flows_;     // Unfrozen flows on each link (marks touched links).
   std::vector<LinkId> touched_links_;
   std::vector<uint8_t> frozen_;
 };

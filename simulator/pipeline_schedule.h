@@ -84,6 +84,35 @@ std::string compute_order(const PipelineSchedule& schedule, int32_t rank,
 std::string action_kind_name(ActionKind kind);
 std::string action_label(const Action& action);
 
+// How long a microbatch's activations stay alive when the backward is split into I and W.
+enum class ActivationRelease : uint8_t {
+  kAtWeightGrad,  // Freed by B, or by W: W still reads the layer inputs (ppsim's default).
+  kAtInputGrad,   // Freed by B or I: the zero-bubble paper's model, where only the small
+                  // weight-gradient state (its M_W) waits for W.
+};
+
+// A rank's activation peak, counted from its action order alone: every F allocates one
+// microbatch of one chunk and its B (or I or W, per ActivationRelease) frees it. Counts are in
+// chunk-microbatches; a whole-rank microbatch is chunks_per_rank of them.
+struct InflightPeak {
+  int32_t total = 0;                     // Chunk-microbatches alive at the peak.
+  std::vector<int32_t> per_local_chunk;  // At the first moment of the peak, per chunk of the
+                                         // rank in increasing chunk order (the V placement:
+                                         // chunk r, then chunk 2p-1-r).
+};
+
+// Per rank, the activation peak of `schedule`. Reference values for m >= 2p (REFERENCE.md 4,
+// Qi et al. 2024), rank r, at kAtWeightGrad: gpipe m; 1f1b p - r; interleaved-1f1b
+// min((p-r-1)*2 + (v-1)*p + 1, m*v); zb-h1 p and zb-h2 2p-1 on every rank (p - r and
+// 2(p-r)-1 at kAtInputGrad); zbv 2p; dualpipev 2p+1.
+std::vector<InflightPeak> inflight_peaks(const PipelineSchedule& schedule,
+                                         ActivationRelease release = ActivationRelease::kAtWeightGrad);
+
+// Per rank, inflight_peaks(schedule, release)[r].total.
+std::vector<int32_t> peak_inflight_chunks(
+    const PipelineSchedule& schedule,
+    ActivationRelease release = ActivationRelease::kAtWeightGrad);
+
 // Checks the schedule's dependency graph with Boost.Graph: every F/B/I/W appears exactly once per
 // (chunk, microbatch); every send has its receive and vice versa; and the graph of per-rank
 // order plus data dependencies (F(c) before F(c+1), last F before first B, B/I(c+1) before

@@ -22,9 +22,12 @@ LinkId TaskGraph::add_link(double capacity, std::string name) {
   return static_cast<LinkId>(links_.size() - 1);
 }
 
-RouteId TaskGraph::add_route(std::vector<LinkId> links, double rate_cap) {
+RouteId TaskGraph::add_route(std::vector<LinkId> links, double rate_cap,
+                             std::vector<double> weights) {
   for (LinkId link : links) PPSIM_CHECK(link >= 0 && link < static_cast<LinkId>(links_.size()));
-  routes_.push_back({std::move(links), rate_cap});
+  PPSIM_CHECK(weights.empty() || weights.size() == links.size());
+  for (double weight : weights) PPSIM_CHECK(weight >= 1);
+  routes_.push_back({std::move(links), rate_cap, std::move(weights)});
   return static_cast<RouteId>(routes_.size() - 1);
 }
 

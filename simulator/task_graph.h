@@ -58,13 +58,19 @@ struct Link {
 struct Route {
   std::vector<LinkId> links;  // Links crossed; may be empty (then only rate_cap limits it).
   double rate_cap = 0;        // Upper bound on one flow's rate, bytes/s; 0 = no cap.
+  // Per link: how many identical flows this one stands for there (>= 1). Used when identical
+  // data-parallel replicas are simulated once: a flow whose twins share a NIC loads it k times.
+  // Empty means 1 on every link.
+  std::vector<double> weights;
 };
 
 class TaskGraph {
  public:
   StreamId add_stream(int32_t device, std::string name, double speed = 1);
   LinkId add_link(double capacity, std::string name);
-  RouteId add_route(std::vector<LinkId> links, double rate_cap = 0);
+  // REQUIRES: weights empty or one per link, each >= 1.
+  RouteId add_route(std::vector<LinkId> links, double rate_cap = 0,
+                    std::vector<double> weights = {});
   // A new collective group id for add_task's Task::group.
   int32_t new_group() { return num_groups_++; }
   // REQUIRES: task.stream, task.route and task.group refer to existing objects.

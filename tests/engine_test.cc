@@ -166,3 +166,32 @@ TEST_CASE("Engine: same graph, same timeline") {
 
 }  // namespace
 }  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("Engine: a weighted flow stands for identical twins on a shared link") {
+  // Two identical flows on one link...
+  TaskGraph twins;
+  LinkId link = twins.add_link(10.0, "nic");
+  RouteId route = twins.add_route({link});
+  Task flow;
+  flow.kind = TaskKind::kTransfer;
+  flow.work = 10;
+  flow.route = route;
+  flow.stream = twins.add_stream(0, "a");
+  TaskId first = twins.add_task(flow);
+  flow.stream = twins.add_stream(1, "b");
+  twins.add_task(flow);
+  // ...take as long as one flow of weight 2.
+  TaskGraph weighted;
+  LinkId shared = weighted.add_link(10.0, "nic");
+  flow.route = weighted.add_route({shared}, 0, {2.0});
+  flow.stream = weighted.add_stream(0, "a");
+  TaskId single = weighted.add_task(flow);
+  CHECK(simulate_graph(twins).end[first] == Approx(2.0));
+  CHECK(simulate_graph(weighted).end[single] == Approx(2.0));
+}
+
+}  // namespace
+}  // namespace ppsim
