@@ -129,6 +129,7 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& sourc
   cluster.name = reader.required_string("name");
   cluster.description = reader.optional_string("description").value_or("");
   cluster.profile_path = reader.optional_string("profile");
+  cluster.ideal_links = reader.optional_bool("ideal_links").value_or(false);
   // Cluster-wide GPU overrides, keyed by catalog name.
   std::map<std::string, nlohmann::json> gpu_overrides;
   if (std::optional<JsonReader> gpus = reader.optional_object("gpus")) {

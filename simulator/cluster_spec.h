@@ -6,7 +6,7 @@
 //                       "nic": {"bandwidth_Gbps", "per_gpu", "latency_us"},
 //                       "gpu_overrides"?: {...}, "price_per_gpu_hour"?, "node_type"?}],
 //    "inter_node": {"oversubscription"}, "gpus"?: {"<GPU name>": {...overrides}},
-//    "profile"?: "path", "description"?}
+//    "profile"?: "path", "description"?, "ideal_links"?: bool}
 // Override objects take "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
 // "memory_GiB", "memory_bandwidth_GBps", "nvlink_bandwidth_GBps", "pcie_bandwidth_GBps".
 // A cluster may also be named inline as NODE_TYPE:NODES ("dgx-h100:512"), NODE_TYPE being a
@@ -58,6 +58,8 @@ struct ClusterSpec {
                                     // "inter_node": {"oversubscription"}, default 1 (full bisection).
   std::optional<std::string> profile_path;  // Profile JSON to use for costs; JSON "profile".
   std::string description;          // Free text. Optional.
+  bool ideal_links = false;         // Communication costs nothing; JSON "ideal_links", default
+                                    // false (schedule studies and exact-formula tests).
 
   int64_t num_gpus() const;
   int64_t num_nodes() const;

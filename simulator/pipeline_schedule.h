@@ -63,13 +63,36 @@ struct PipelineSchedule {
   int32_t num_chunks() const { return ranks * chunks_per_rank; }
 };
 
+// The orders (per rank r; builders in schedules/, one file each; w = warm-up forwards):
+// - gpipe (torch ScheduleGPipe): F for microbatches 0..m-1, then B for 0..m-1.
+// - 1f1b (Megatron, not torch's m >= p variant): w = min(p-r-1, m), then m-w pairs (F, B),
+//   then w B. Runs any m.
+// - interleaved-1f1b (Megatron, loop placement): forwards follow Megatron's schedule table,
+//   microbatches in groups of p, each group through local chunk 0, then chunk 1, ...; the k-th
+//   backward takes the table's k-th entry with the local chunks reversed.
+//   w = min((p-r-1)*2 + (v-1)*p, m*v), then pairs (F, B), then B. Needs m % p == 0 (a short
+//   last group deadlocks). v == 1 is 1f1b.
+// - zb-h1 (Qi et al. 2024; torch ScheduleInterleavedZeroBubble with v == 1): w = min(p-r-1, m),
+//   then pairs (F, I), then I; after the first r input gradients each I is followed by the W of
+//   the oldest pending microbatch, and the remaining W close the list. Unit F, I, W: step
+//   3m + p - 1 for m >= p, i.e. bubble (p-1)(T_F + T_I - T_W).
+// - zb-h2: the same with w = min(2(p-r-1), m) and the W held back for 2r input gradients:
+//   rank 0 holds 2p-1 microbatches, and with unit F, I, W every rank is busy 3m without a gap
+//   for m >= 2p-1 (the paper's parallelogram; the step ends at 3m + p - 1 on the last rank).
+// - zbv: torch ScheduleZBVZeroBubble step by step (REFERENCE.md 4), V placement.
+// - dualpipev: torch ScheduleDualPipeV step by step, V placement; each OVERLAP[F+B] pair is
+//   written as its F followed by its B (a full backward): the order and the dependencies are
+//   kept, the overlap is the cost model's to credit. Some microbatches run B, others I and W.
+//
 // Builds the schedule. REQUIRES: p >= 1, m >= 1, v >= 1; v == 2 for zbv and dualpipev; v == 1 for
 // gpipe, 1f1b, zb-h1, zb-h2. Schedule-specific requirements (dualpipev: m >= 2p) are checked by
 // schedule_problem(), not here.
 PipelineSchedule build_pipeline_schedule(ScheduleKind kind, int32_t ranks, int32_t microbatches,
                                          int32_t chunks_per_rank);
 
-// Why the schedule cannot be built for (p, m, v), or nullopt.
+// Why the schedule cannot be built for (p, m, v), or nullopt. Besides the v rules above:
+// interleaved-1f1b with v > 1 needs p >= 2 and m % p == 0 (Megatron); dualpipev needs m >= 2p
+// (torch). 1f1b, zb-h1, zb-h2 and zbv run any m >= 1.
 std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks,
                                             int32_t microbatches, int32_t chunks_per_rank);
 
@@ -105,19 +128,20 @@ struct InflightPeak {
 // Qi et al. 2024), rank r, at kAtWeightGrad: gpipe m; 1f1b p - r; interleaved-1f1b
 // min((p-r-1)*2 + (v-1)*p + 1, m*v); zb-h1 p and zb-h2 2p-1 on every rank (p - r and
 // 2(p-r)-1 at kAtInputGrad); zbv 2p; dualpipev 2p+1.
-std::vector<InflightPeak> inflight_peaks(const PipelineSchedule& schedule,
-                                         ActivationRelease release = ActivationRelease::kAtWeightGrad);
+std::vector<InflightPeak> inflight_peaks(
+    const PipelineSchedule& schedule, ActivationRelease release = ActivationRelease::kAtWeightGrad);
 
 // Per rank, inflight_peaks(schedule, release)[r].total.
 std::vector<int32_t> peak_inflight_chunks(
-    const PipelineSchedule& schedule,
-    ActivationRelease release = ActivationRelease::kAtWeightGrad);
+    const PipelineSchedule& schedule, ActivationRelease release = ActivationRelease::kAtWeightGrad);
 
 // Checks the schedule's dependency graph with Boost.Graph: every F/B/I/W appears exactly once per
 // (chunk, microbatch); every send has its receive and vice versa; and the graph of per-rank
 // order plus data dependencies (F(c) before F(c+1), last F before first B, B/I(c+1) before
 // B/I(c), I before W, send before its receive) is acyclic. Returns the problem (a cycle is
 // reported as its path: "F[c1,mb3] -> SEND_F[c1,mb3] -> ... -> F[c1,mb3]"), or nullopt.
+// Also checks the placement above (each receive before its consumer, each send after its
+// producer, GRAD_SYNC after the chunk's last B or W, OPT_STEP last). In schedule_check.cc.
 std::optional<std::string> check_schedule(const PipelineSchedule& schedule);
 
 }  // namespace ppsim

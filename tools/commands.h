@@ -14,5 +14,7 @@ inline constexpr int kExitOverTolerance = 4;
 void add_inspect_command(CLI::App& app, int& exit_code);
 void add_memory_command(CLI::App& app, int& exit_code);
 void add_plan_command(CLI::App& app, int& exit_code);
+void add_schedule_command(CLI::App& app, int& exit_code);
+void add_simulate_command(CLI::App& app, int& exit_code);
 
 }  // namespace ppsim

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   ppsim::add_inspect_command(app, exit_code);
   ppsim::add_memory_command(app, exit_code);
   ppsim::add_plan_command(app, exit_code);
+  ppsim::add_schedule_command(app, exit_code);
+  ppsim::add_simulate_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

@@ -1,0 +1,129 @@
+#include "simulator/simulate_report.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "simulator/model_stats.h"
+#include "simulator/report_format.h"
+
+namespace ppsim {
+namespace {
+
+// "F x12, SEND_F x11, dp_reduce x2": the critical path's tasks by kind.
+std::string critical_summary(const StepMetrics& metrics) {
+  std::map<std::string, int> counts;
+  std::vector<std::string> order;
+  for (const CriticalTask& task : metrics.critical_path) {
+    std::string kind = task.what.substr(0, task.what.find('['));
+    if (counts[kind]++ == 0) order.push_back(kind);
+  }
+  std::string text;
+  for (const std::string& kind : order) {
+    text += fmt::format("{}{} x{}", text.empty() ? "" : ", ", kind, counts[kind]);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& cluster,
+                                 const Plan& plan, const Step& step, const StepMetrics& metrics) {
+  std::string out;
+  out += "# ppsim simulate\n";
+  out += fmt::format("# model    {} ({} parameters)\n", model.name,
+                     human_count(count_parameters(model).total));
+  out += fmt::format("# cluster  {}\n", describe_cluster(cluster));
+  out += fmt::format("# plan     {}\n", plan_to_inline(plan));
+  out += fmt::format("# step     {} microbatches of {} x {} tokens per replica; {} of {} replicas "
+                     "simulated{}; {} tasks, {} events\n",
+                     num_microbatches(plan), plan.micro_batch_size,
+                     effective_seq_length(plan, model), step.simulated_replicas, plan.dp,
+                     step.simulated_replicas == 1 && plan.dp > 1 ? " (identical replicas once)" : "",
+                     metrics.tasks, metrics.events);
+  out += fmt::format("iteration_time_s       {:.6f}\n", metrics.iteration_time_s);
+  out += fmt::format("tokens_per_s           {:.1f}\n", metrics.tokens_per_s);
+  out += fmt::format("model_tflops_per_gpu   {:.1f}\n", metrics.model_tflops_per_gpu);
+  out += fmt::format("mfu                    {:.3f}\n", metrics.mfu);
+  out += fmt::format("bubble_pct             {:.2f}\n", metrics.bubble_pct);
+  out += "# breakdown of the step on its critical worker (seconds)\n";
+  out += fmt::format("compute                {:.6f}\n", metrics.breakdown_s.compute);
+  out += fmt::format("bubble                 {:.6f}\n", metrics.breakdown_s.bubble);
+  out += fmt::format("exposed_comm           {:.6f}\n", metrics.breakdown_s.exposed_comm);
+  out += fmt::format("optimizer              {:.6f}\n", metrics.breakdown_s.optimizer);
+  out += "#\n";
+  const char* row = "{} {:>5} {:>6} {:<16} {:>10} {:>10} {:>10} {:>10} {:>5}\n";
+  out += fmt::format(fmt::runtime(row), "#", "stage", "layers", "gpu", "busy", "act_peak", "peak",
+                     "capacity", "fits");
+  out += fmt::format(fmt::runtime(row), "#", "", "", "", "(s)", "(GiB)", "(GiB)", "(GiB)", "");
+  for (const StageResult& stage : metrics.stages) {
+    out += fmt::format(fmt::runtime(row), " ", stage.index, stage.layers, stage.gpu,
+                       fmt::format("{:.4f}", stage.busy_s), gib(stage.activation_peak_bytes),
+                       gib(stage.peak_memory_bytes), gib(stage.capacity_bytes),
+                       stage.peak_memory_bytes <= stage.capacity_bytes ? "yes" : "no");
+  }
+  out += fmt::format("# critical path: {} tasks ({})\n", metrics.critical_path.size(),
+                     critical_summary(metrics));
+  if (!metrics.critical_path.empty()) {
+    const CriticalTask& first = metrics.critical_path.front();
+    const CriticalTask& last = metrics.critical_path.back();
+    out += fmt::format("#   from {} on {} at {:.6f} s to {} on {} at {:.6f} s\n", first.what,
+                       step.worker_names[first.worker], first.start_s, last.what,
+                       step.worker_names[last.worker], last.end_s);
+  }
+  out += metrics.fits ? fmt::format("# OK: fits, peak {} GiB\n", gib(metrics.peak_memory_bytes))
+                      : fmt::format("# DOES NOT FIT: peak {} GiB exceeds a stage's capacity\n",
+                                    gib(metrics.peak_memory_bytes));
+  return out;
+}
+
+std::string simulate_report_json(const ModelSpec& model, const ClusterSpec& cluster,
+                                 const Plan& plan, const Step& step, const StepMetrics& metrics) {
+  nlohmann::ordered_json json;
+  json["model"] = model.name;
+  json["cluster"] = cluster.name;
+  json["plan"] = nlohmann::ordered_json::parse(plan_to_json(plan));
+  json["microbatches"] = num_microbatches(plan);
+  json["seq_length"] = effective_seq_length(plan, model);
+  json["iteration_time_s"] = metrics.iteration_time_s;
+  json["tokens_per_s"] = metrics.tokens_per_s;
+  json["model_tflops_per_gpu"] = metrics.model_tflops_per_gpu;
+  json["mfu"] = metrics.mfu;
+  json["bubble_pct"] = metrics.bubble_pct;
+  json["breakdown_s"] = {{"compute", metrics.breakdown_s.compute},
+                         {"bubble", metrics.breakdown_s.bubble},
+                         {"exposed_comm", metrics.breakdown_s.exposed_comm},
+                         {"optimizer", metrics.breakdown_s.optimizer}};
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const StageResult& stage : metrics.stages) {
+    nlohmann::ordered_json entry;
+    entry["index"] = stage.index;
+    entry["layers"] = stage.layers;
+    entry["gpu"] = stage.gpu;
+    entry["busy_s"] = stage.busy_s;
+    entry["activation_peak_bytes"] = stage.activation_peak_bytes;
+    entry["peak_memory_bytes"] = stage.peak_memory_bytes;
+    entry["capacity_bytes"] = stage.capacity_bytes;
+    entry["fits"] = stage.peak_memory_bytes <= stage.capacity_bytes;
+    stages.push_back(entry);
+  }
+  json["stages"] = stages;
+  json["peak_memory_bytes"] = metrics.peak_memory_bytes;
+  json["fits"] = metrics.fits;
+  json["events"] = metrics.events;
+  json["tasks"] = metrics.tasks;
+  json["simulated_replicas"] = metrics.simulated_replicas;
+  json["critical_path_length"] = metrics.critical_path.size();
+  nlohmann::ordered_json path = nlohmann::ordered_json::array();
+  for (const CriticalTask& task : metrics.critical_path) {
+    path.push_back({{"worker", step.worker_names[task.worker]},
+                    {"task", task.what},
+                    {"start_s", task.start_s},
+                    {"end_s", task.end_s}});
+  }
+  json["critical_path"] = path;
+  return json.dump(2) + "\n";
+}
+
+}  // namespace ppsim

@@ -1,0 +1,507 @@
+#include "simulator/step_builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "simulator/activation_memory.h"
+#include "simulator/error.h"
+#include "simulator/layer_ops.h"
+#include "simulator/memory_model.h"
+#include "simulator/model_stats.h"
+#include "simulator/network_model.h"
+
+namespace ppsim {
+namespace {
+
+// Megatron DDP bucket: max(40M, 1M x dp) parameters (distributed_data_parallel_config.py).
+double bucket_parameters(int64_t dp) { return std::max(40e6, 1e6 * static_cast<double>(dp)); }
+
+// Bytes per parameter the Adam step touches (see step_builder.h).
+constexpr double kAdamBytesPerParameter = 34;
+// Fraction of HBM bandwidth the fused Adam kernels reach (memory-bound, like the cost model's
+// memory-bound ops: EfficiencyTable::memory).
+constexpr double kGradientBytes = 4;  // fp32 gradients (Megatron bf16: accumulate in fp32).
+constexpr double kParameterBytes = 2;  // bf16 parameters gathered after the sharded update.
+// CPU Adam throughput for offloaded optimizer states, parameters per second: DeepSpeed's
+// CPU-Adam (ZeRO-Offload, Ren et al. 2021) updates on the order of 1e9 parameters/s on a
+// two-socket server; an order-of-magnitude default until `ppsim profile` measures it.
+constexpr double kCpuAdamParametersPerSecond = 1e9;
+
+class StepCosts : public LoweringCosts {
+ public:
+  StepCosts(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
+            const StepOptions& options, Step& step, NetworkModel* network)
+      : model_(model), cluster_(cluster), plan_(plan), options_(options), step_(step),
+        network_(network), shape_(op_shape(plan, model)),
+        activations_(activation_config(plan, model)),
+        microbatches_(static_cast<int32_t>(num_microbatches(plan))) {
+    layers_ = stage_layer_counts(plan, model);
+    memory_ = estimate_memory(model, cluster, plan);
+    // Layer range of each chunk in forward order.
+    const PipelineSchedule& schedule = step.schedule;
+    int64_t first = 0;
+    for (int32_t c = 0; c < schedule.num_chunks(); ++c) {
+      int64_t count = layers_[schedule.chunk_rank[c]] / schedule.chunks_per_rank;
+      chunk_first_.push_back(first);
+      chunk_layers_.push_back(count);
+      first += count;
+    }
+    PPSIM_CHECK(first == model.num_layers);
+  }
+
+  ComputeSpec compute(int32_t worker, const Action& action) const override {
+    const ChunkCost& cost = chunk_cost(worker, action.chunk);
+    ComputeSpec spec;
+    switch (action.kind) {
+      case ActionKind::kForward:
+        spec.seconds = cost.forward;
+        spec.alloc_bytes = cost.activation_bytes;
+        break;
+      case ActionKind::kBackward:
+        spec.seconds = cost.backward_input + cost.backward_weight;
+        spec.free_bytes = cost.activation_bytes;
+        break;
+      case ActionKind::kBackwardInput: spec.seconds = cost.backward_input; break;
+      case ActionKind::kBackwardWeight:
+        spec.seconds = cost.backward_weight;
+        spec.free_bytes = cost.activation_bytes;
+        break;
+      default: PPSIM_CHECK(false, "not a compute action");
+    }
+    return spec;
+  }
+
+  TransferSpec transfer(TaskGraph& graph, int32_t from, int32_t to,
+                        const Action& send) const override {
+    TransferSpec spec;
+    if (options_.ideal_links) return spec;
+    int32_t a = step_.layout_worker[from];
+    int32_t b = step_.layout_worker[to];
+    double seq = static_cast<double>(effective_seq_length(plan_, model_)) / plan_.cp;
+    double tensor = plan_.micro_batch_size * seq * model_.hidden_size * kActivationElementBytes;
+    // Per GPU: a 1/tp shard with sequence parallelism, the whole tensor without; x cp GPUs.
+    double per_gpu = plan_.sequence_parallel ? tensor / plan_.tp : tensor;
+    spec.bytes = per_gpu * plan_.tp * plan_.cp;
+    spec.latency = network_->latency(a, b);
+    auto key = std::make_pair(a, b);
+    auto it = routes_.find(key);
+    if (it == routes_.end()) {
+      std::vector<std::pair<int32_t, int32_t>> twins;
+      int32_t stage_a = step_.layout.workers[a].stage, stage_b = step_.layout.workers[b].stage;
+      if (step_.simulated_replicas == 1) {
+        for (int32_t d = 0; d < step_.layout.replicas; ++d) {
+          twins.emplace_back(d * step_.layout.stages + stage_a, d * step_.layout.stages + stage_b);
+        }
+      } else {
+        twins.emplace_back(a, b);
+      }
+      it = routes_.emplace(key, network_->route(graph, a, b, twins)).first;
+    }
+    spec.route = it->second;
+    return spec;
+  }
+
+  TaskId step_action(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                     StreamId compute_stream, const Action& action, TaskId after) const override {
+    if (action.kind == ActionKind::kGradientSync) {
+      gradient_sync(graph, info, worker, action.chunk, after);
+      return -1;
+    }
+    return optimizer_step(graph, info, worker, compute_stream, after);
+  }
+
+  // The per-worker data-parallel stream (created on first use).
+  StreamId dp_stream(TaskGraph& graph, int32_t worker) const {
+    if (dp_streams_.empty()) dp_streams_.assign(step_.layout_worker.size(), -1);
+    if (dp_streams_[worker] < 0) {
+      dp_streams_[worker] = graph.add_stream(worker, fmt::format("w{}/dp", worker));
+    }
+    return dp_streams_[worker];
+  }
+
+  const MemoryReport& memory() const { return memory_; }
+
+  // Exposed communication inside a compute task of this action.
+  double embedded_comm(int32_t worker, const Action& action) const {
+    const ChunkCost& cost = chunk_cost(worker, action.chunk);
+    if (action.kind == ActionKind::kForward) return cost.forward_comm;
+    if (action.kind == ActionKind::kBackward || action.kind == ActionKind::kBackwardInput) {
+      return cost.backward_comm;
+    }
+    return 0;
+  }
+
+ private:
+  const NodeGroup& group_of(int32_t worker) const {
+    return cluster_.nodes[step_.layout.workers[step_.layout_worker[worker]].node_group];
+  }
+
+  // Time of one collective on a group of `size` ranks with `per_node` of them on each node.
+  double collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
+                            const NodeGroup& group) const {
+    if (options_.ideal_links || size <= 1 || bytes <= 0) return 0;
+    CollectiveGroup collective;
+    collective.size = size;
+    collective.ranks_per_node = std::max<int64_t>(1, std::min(per_node, size));
+    while (collective.size % collective.ranks_per_node != 0) --collective.ranks_per_node;
+    collective.intra = group.intra_node;
+    collective.inter = {group.nic_bandwidth_per_gpu(), group.nic.link.latency};
+    return collective_cost(kind, bytes, collective, options_.collective).seconds;
+  }
+
+  // Data-parallel ranks of one GPU's gradient group on one node.
+  int64_t dp_ranks_per_node(const NodeGroup& group) const {
+    return std::max<int64_t>(1, group.gpus_per_node / plan_.tp);
+  }
+
+  const ChunkCost& chunk_cost(int32_t worker, int32_t chunk) const {
+    int32_t group = step_.layout.workers[step_.layout_worker[worker]].node_group;
+    auto key = std::make_pair(group, chunk);
+    auto it = chunk_costs_.find(key);
+    if (it != chunk_costs_.end()) return it->second;
+    return chunk_costs_.emplace(key, compute_chunk_cost(group, chunk)).first->second;
+  }
+
+  ChunkCost compute_chunk_cost(int32_t group_index, int32_t chunk) const {
+    const NodeGroup& group = cluster_.nodes[group_index];
+    auto model_it = cost_models_.find(group.gpu.name);
+    if (model_it == cost_models_.end()) {
+      model_it = cost_models_.emplace(group.gpu.name, CostModel(group.gpu, options_.efficiency)).first;
+    }
+    const CostModel& costs = model_it->second;
+    ChunkCost cost;
+    cost.first_layer = chunk_first_[chunk];
+    cost.layers = chunk_layers_[chunk];
+    double seq = static_cast<double>(effective_seq_length(plan_, model_));
+    double tokens = plan_.micro_batch_size * seq / plan_.cp;
+    double tensor = tokens * model_.hidden_size * kActivationElementBytes;
+    // Tensor-parallel collectives per layer per pass (Megatron: 2 in forward, 2 in backward).
+    double tp_comm = 0;
+    if (plan_.tp > 1) {
+      double one = plan_.sequence_parallel
+                       ? collective_seconds(Collective::kAllGather, tensor, plan_.tp, plan_.tp, group) +
+                             collective_seconds(Collective::kReduceScatter, tensor, plan_.tp, plan_.tp, group)
+                       : 2 * collective_seconds(Collective::kAllReduce, tensor, plan_.tp, plan_.tp, group);
+      tp_comm = one;
+    }
+    double recompute_comm = plan_.recompute == Recompute::kFull ? tp_comm : 0;
+    for (int64_t layer = cost.first_layer; layer < cost.first_layer + cost.layers; ++layer) {
+      LayerCost layer_cost = costs.layer_cost(model_, shape_, layer);
+      double comm_fwd = tp_comm, comm_bwd = tp_comm + recompute_comm;
+      OpList ops = layer_ops(model_, shape_, layer);
+      // Expert-parallel all-to-all: dispatch and combine, forward and backward.
+      if (model_.is_moe_layer(layer) && plan_.ep > 1) {
+        double a2a = 0;
+        for (const Op& op : ops) {
+          a2a += collective_seconds(Collective::kAllToAll, op.all_to_all_bytes, plan_.ep,
+                                    dp_ranks_per_node(group), group);
+        }
+        comm_fwd += a2a;
+        comm_bwd += a2a;
+      }
+      // Context parallelism: the KV ring hides under attention; the excess shows.
+      if (plan_.cp > 1 && !options_.ideal_links) {
+        double kv = tokens * 2.0 * model_.kv_width() / std::min(plan_.tp, model_.num_kv_heads) *
+                    kActivationElementBytes;
+        double ring = (plan_.cp - 1) *
+                      collective_seconds(Collective::kSendRecv, kv, 2, plan_.tp >= group.gpus_per_node ? 1 : 2, group);
+        double attention = 0, attention_bwd = 0;
+        if (const Op* core = ops.find("attention_core")) {
+          OpCost core_cost = costs.op_cost(*core);
+          attention = core_cost.fwd.seconds;
+          attention_bwd = core_cost.b.seconds;
+        }
+        comm_fwd += std::max(0.0, ring - attention);
+        comm_bwd += std::max(0.0, 2 * ring - attention_bwd);
+      }
+      cost.forward += layer_cost.fwd + comm_fwd;
+      cost.backward_input += layer_cost.recompute + layer_cost.b + comm_bwd;
+      cost.backward_weight += layer_cost.w;
+      cost.forward_comm += comm_fwd;
+      cost.backward_comm += comm_bwd;
+      ActivationConfig config = activations_;
+      cost.activation_bytes += layer_activation_bytes(model_, config, layer).total();
+      LayerParameters parameters = layer_parameters(model_, layer);
+      double expert_split = model_.is_moe_layer(layer) ? plan_.ep : 1;
+      cost.parameters += (parameters.attention + parameters.norms + parameters.router) / plan_.tp +
+                         parameters.mlp / (plan_.tp * expert_split);
+    }
+    if (chunk == 0) {
+      LayerCost embedding = costs.embedding_cost(model_, shape_);
+      cost.forward += embedding.fwd;
+      cost.backward_input += embedding.b;
+      cost.backward_weight += embedding.w;
+      cost.activation_bytes += embedding_activation_bytes(model_, activations_);
+      ParameterCounts counts = count_parameters(model_);
+      cost.parameters += (counts.embedding + counts.position_embedding) / plan_.tp;
+    }
+    if (chunk == step_.schedule.num_chunks() - 1) {
+      LayerCost head = costs.head_cost(model_, shape_);
+      cost.forward += head.fwd;
+      cost.backward_input += head.recompute + head.b;
+      cost.backward_weight += head.w;
+      cost.activation_bytes += loss_activation_bytes(model_, activations_);
+      ParameterCounts counts = count_parameters(model_);
+      cost.parameters += (counts.output_layer > 0 ? counts.output_layer : counts.embedding) / plan_.tp;
+    }
+    // ZeRO-3: parameters gathered before each pass, gradients reduce-scattered after backward;
+    // FSDP prefetches, so only the excess over the chunk's compute shows.
+    if (plan_.zero_stage == 3 && plan_.dp * plan_.cp > 1) {
+      int64_t n = plan_.dp * plan_.cp;
+      double gather = collective_seconds(Collective::kAllGather, cost.parameters * kParameterBytes,
+                                         n, dp_ranks_per_node(group), group);
+      double scatter = collective_seconds(Collective::kReduceScatter,
+                                          cost.parameters * kGradientBytes, n,
+                                          dp_ranks_per_node(group), group);
+      double exposed_fwd = std::max(0.0, gather - cost.forward) * microbatches_;
+      double exposed_bwd =
+          std::max(0.0, gather + scatter - cost.backward_input - cost.backward_weight);
+      cost.forward += exposed_fwd / microbatches_;
+      cost.forward_comm += exposed_fwd / microbatches_;
+      cost.backward_input += exposed_bwd;
+      cost.backward_comm += exposed_bwd;
+    }
+    return cost;
+  }
+
+  // Buckets of chunk `chunk`'s gradient reduction on `worker`'s dp stream.
+  void gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, int32_t chunk,
+                     TaskId last_weight_gradient) const {
+    int64_t group_size = plan_.dp * plan_.cp;
+    if (group_size <= 1 || plan_.zero_stage == 3 || options_.ideal_links) return;
+    const ChunkCost& cost = chunk_cost(worker, chunk);
+    double bucket = bucket_parameters(plan_.dp);
+    int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
+    const NodeGroup& group = group_of(worker);
+    Collective kind = plan_.zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+    TaskId ready = graph.stream_predecessor(last_weight_gradient);
+    double backward_seconds = cost.backward_weight /
+                              graph.stream(graph.task(last_weight_gradient).stream).speed;
+    for (int64_t k = 0; k < buckets; ++k) {
+      double bytes = std::min(bucket, cost.parameters - k * bucket) * kGradientBytes;
+      Task task = collective_task(graph, worker, kind, bytes, group_size, group);
+      task.latency += static_cast<double>(k + 1) / buckets * backward_seconds;
+      task.group = group_id(graph, fmt::format("sync/{}/{}/{}", step_.layout.workers[step_.layout_worker[worker]].stage, chunk, k));
+      TaskId id = graph.add_task(task);
+      info.resize(graph.num_tasks());
+      info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
+      graph.add_dependency(ready >= 0 ? ready : last_weight_gradient, id);
+      last_sync_[worker] = id;
+    }
+  }
+
+  // One member's share of a data-parallel collective, as a transfer on its dp stream.
+  Task collective_task(TaskGraph& graph, int32_t worker, Collective kind, double bytes,
+                       int64_t group_size, const NodeGroup& group) const {
+    CollectiveGroup collective;
+    collective.size = group_size;
+    collective.ranks_per_node = std::min<int64_t>(dp_ranks_per_node(group), group_size);
+    while (group_size % collective.ranks_per_node != 0) --collective.ranks_per_node;
+    collective.intra = group.intra_node;
+    collective.inter = {group.nic_bandwidth_per_gpu(), group.nic.link.latency};
+    CollectiveCost cost = collective_cost(kind, bytes, collective, options_.collective);
+    const WorkerSlot& slot = step_.layout.workers[step_.layout_worker[worker]];
+    Task task;
+    task.kind = TaskKind::kTransfer;
+    task.stream = dp_stream(graph, worker);
+    task.latency = cost.latency;
+    if (collective.num_nodes() > 1) {
+      task.work = cost.inter_bytes * slot.num_gpus;
+      task.route = inter_node_route(graph, worker);
+      // Without phase overlap the intra-node phases add to the inter-node one.
+      if (!options_.collective.overlap_phases) task.latency += cost.intra_seconds;
+    } else {
+      task.work = cost.intra_bytes * slot.num_gpus;
+      task.route = intra_node_route(graph, worker);
+    }
+    return task;
+  }
+
+  // The ring neighbour's node of the worker's stage, and its twins' node pairs.
+  RouteId inter_node_route(TaskGraph& graph, int32_t worker) const {
+    int32_t layout_index = step_.layout_worker[worker];
+    auto it = inter_routes_.find(layout_index);
+    if (it != inter_routes_.end()) return it->second;
+    const WorkerLayout& layout = step_.layout;
+    int32_t stage = layout.workers[layout_index].stage;
+    // Distinct nodes of the stage's replicas, in replica order: the ring.
+    std::vector<int32_t> ring;
+    for (int32_t d = 0; d < layout.replicas; ++d) {
+      int32_t node = layout.at(d, stage).node;
+      if (std::find(ring.begin(), ring.end(), node) == ring.end()) ring.push_back(node);
+    }
+    auto next = [&ring](int32_t node) {
+      size_t i = std::find(ring.begin(), ring.end(), node) - ring.begin();
+      return ring[(i + 1) % ring.size()];
+    };
+    std::vector<std::pair<int32_t, int32_t>> twins;
+    if (step_.simulated_replicas == 1) {
+      for (int32_t d = 0; d < layout.replicas; ++d) {
+        int32_t node = layout.at(d, stage).node;
+        twins.emplace_back(node, next(node));
+      }
+    } else {
+      int32_t node = layout.workers[layout_index].node;
+      twins.emplace_back(node, next(node));
+    }
+    int32_t node = layout.workers[layout_index].node;
+    RouteId route = network_->node_route(graph, layout_index, node, next(node), twins);
+    inter_routes_.emplace(layout_index, route);
+    return route;
+  }
+
+  // Within one node: to the next replica of the same stage (ring), over NVLink.
+  RouteId intra_node_route(TaskGraph& graph, int32_t worker) const {
+    int32_t layout_index = step_.layout_worker[worker];
+    const WorkerSlot& slot = step_.layout.workers[layout_index];
+    int32_t next = step_.layout.at((slot.replica + 1) % step_.layout.replicas, slot.stage).replica *
+                       step_.layout.stages + slot.stage;
+    std::vector<std::pair<int32_t, int32_t>> twins{{layout_index, next}};
+    return network_->route(graph, layout_index, next, twins);
+  }
+
+  // Collective group ids: one per (stage, chunk, bucket) across replicas.
+  int32_t group_id(TaskGraph& graph, const std::string& key) const {
+    auto it = groups_.find(key);
+    if (it != groups_.end()) return it->second;
+    return groups_.emplace(key, graph.new_group()).first->second;
+  }
+
+  TaskId optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                        StreamId compute_stream, TaskId after) const {
+    int32_t layout_index = step_.layout_worker[worker];
+    const WorkerSlot& slot = step_.layout.workers[layout_index];
+    const NodeGroup& group = cluster_.nodes[slot.node_group];
+    double parameters = 0;
+    for (int32_t c = 0; c < step_.schedule.num_chunks(); ++c) {
+      if (step_.schedule.chunk_rank[c] == slot.stage) parameters += chunk_cost(worker, c).parameters;
+    }
+    double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
+    Task task;
+    task.kind = TaskKind::kCompute;
+    task.stream = compute_stream;
+    if (plan_.offload_optimizer) {
+      double pcie = group.gpu.pcie_bandwidth > 0 ? group.gpu.pcie_bandwidth : 25e9;
+      task.work = shard * (kGradientBytes + kParameterBytes) / pcie +
+                  shard / kCpuAdamParametersPerSecond;
+    } else {
+      task.work = shard * kAdamBytesPerParameter /
+                  (group.gpu.memory_bandwidth * options_.efficiency.memory);
+    }
+    TaskId id = graph.add_task(task);
+    info.resize(graph.num_tasks());
+    info[id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOptimizer};
+    if (after >= 0) graph.add_dependency(after, id);
+    auto sync = last_sync_.find(worker);
+    if (sync != last_sync_.end()) graph.add_dependency(sync->second, id);
+    TaskId barrier = id;
+    // The distributed optimizer's updated parameters are all-gathered (bf16).
+    int64_t group_size = plan_.dp * plan_.cp;
+    if (plan_.zero_stage >= 1 && plan_.zero_stage < 3 && group_size > 1 && !options_.ideal_links) {
+      Task gather = collective_task(graph, worker, Collective::kAllGather,
+                                    parameters * kParameterBytes, group_size, group);
+      gather.group = group_id(graph, fmt::format("gather/{}", slot.stage));
+      TaskId gather_id = graph.add_task(gather);
+      info.resize(graph.num_tasks());
+      info[gather_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
+      graph.add_dependency(id, gather_id);
+      barrier = gather_id;
+    }
+    return barrier;
+  }
+
+  const ModelSpec& model_;
+  const ClusterSpec& cluster_;
+  const Plan& plan_;
+  const StepOptions& options_;
+  Step& step_;
+  NetworkModel* network_;
+  OpShape shape_;
+  ActivationConfig activations_;
+  int32_t microbatches_;
+  std::vector<int64_t> layers_;
+  std::vector<int64_t> chunk_first_, chunk_layers_;
+  MemoryReport memory_;
+  mutable std::map<std::string, CostModel> cost_models_;
+  mutable std::map<std::pair<int32_t, int32_t>, ChunkCost> chunk_costs_;
+  mutable std::map<std::pair<int32_t, int32_t>, RouteId> routes_;
+  mutable std::map<int32_t, RouteId> inter_routes_;
+  mutable std::map<std::string, int32_t> groups_;
+  mutable std::map<int32_t, TaskId> last_sync_;
+  mutable std::vector<StreamId> dp_streams_;
+};
+
+// Replicas can be simulated once when none of their GPUs has its own speed.
+bool replicas_identical(const Plan& plan, const WorkerLayout& layout, const StepOptions& options) {
+  if (options.gpu_speed.empty()) return true;
+  for (int32_t r = 0; r < layout.stages; ++r) {
+    for (int32_t d = 0; d < layout.replicas; ++d) {
+      const WorkerSlot& slot = layout.at(d, r);
+      for (int64_t g = slot.first_gpu; g < slot.first_gpu + slot.num_gpus; ++g) {
+        if (options.gpu_speed[g] != 1.0) return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
+                const StepOptions& options) {
+  Step step;
+  step.plan = plan;
+  int32_t p = static_cast<int32_t>(plan.pp);
+  int32_t m = static_cast<int32_t>(num_microbatches(plan));
+  step.schedule = build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp));
+  step.layout = build_worker_layout(plan, cluster);
+  bool dedup = options.deduplicate_replicas && replicas_identical(plan, step.layout, options);
+  step.simulated_replicas = dedup ? 1 : static_cast<int32_t>(plan.dp);
+  std::vector<double> speed;
+  for (int32_t d = 0; d < step.simulated_replicas; ++d) {
+    for (int32_t r = 0; r < p; ++r) {
+      int32_t index = d * p + r;
+      step.layout_worker.push_back(index);
+      const WorkerSlot& slot = step.layout.workers[index];
+      double slowest = 1.0;
+      if (!options.gpu_speed.empty()) {
+        for (int64_t g = slot.first_gpu; g < slot.first_gpu + slot.num_gpus; ++g) {
+          slowest = std::min(slowest, options.gpu_speed[g]);
+        }
+      }
+      speed.push_back(slowest);
+      const NodeGroup& group = cluster.nodes[slot.node_group];
+      step.worker_names.push_back(fmt::format("stage {} replica {} (GPUs {}-{}, {})", r, d,
+                                              slot.first_gpu, slot.first_gpu + slot.num_gpus - 1,
+                                              group.gpu.name));
+    }
+  }
+  TaskGraph graph;
+  NetworkModel network(cluster, step.layout, graph, options.collective);
+  StepCosts costs(model, cluster, plan, options, step, &network);
+  step.lowered = lower_schedule(step.schedule, step.simulated_replicas, speed, costs, std::move(graph));
+  const MemoryReport& memory = costs.memory();
+  for (int32_t index : step.layout_worker) {
+    const StageMemory& stage = memory.stages[step.layout.workers[index].stage];
+    step.static_memory_bytes.push_back(stage.weights_bytes + stage.gradients_bytes +
+                                       stage.optimizer_bytes + stage.transient_bytes +
+                                       stage.workspace_bytes);
+    step.capacity_bytes.push_back(stage.capacity_bytes);
+  }
+  step.embedded_comm_seconds.assign(step.lowered.graph.num_tasks(), 0.0);
+  for (TaskId id = 0; id < step.lowered.graph.num_tasks(); ++id) {
+    const TaskInfo& info = step.lowered.info[id];
+    if (info.role != TaskInfo::Role::kAction || info.worker < 0) continue;
+    ActionKind kind = info.kind;
+    if (kind == ActionKind::kForward || kind == ActionKind::kBackward ||
+        kind == ActionKind::kBackwardInput) {
+      step.embedded_comm_seconds[id] = costs.embedded_comm(info.worker, Action{kind, info.chunk, info.microbatch});
+    }
+  }
+  return step;
+}
+
+}  // namespace ppsim

@@ -1,0 +1,88 @@
+// Builds the TaskGraph of one training step of a plan on a cluster: the schedule's action lists
+// with costs from the cost model, the network's links, and the step's collectives.
+//
+// What each task costs (per worker = one pipeline rank of one replica, tp x cp GPUs):
+// - F, B, I, W: the chunk's layers from CostModel (per GPU type), plus the embedding on the
+//   first chunk and the output layer and loss on the last; recompute runs inside B (or I).
+//   Tensor-parallel collectives (all-reduce, or all-gather + reduce-scatter with sequence
+//   parallelism, 2 per layer per pass), expert-parallel all-to-alls and the context-parallel
+//   KV ring (overlapped with attention; only the excess shows) are inside the task, as exposed
+//   communication (Megatron-LM runs TP collectives on the compute path by default).
+//   ZeRO-3 parameter gathers (and gradient reduce-scatters) are prefetched by FSDP: only their
+//   excess over the chunk's compute shows, inside the task.
+// - Sends: activations (b * s/cp * h * 2 bytes, split over the tp ranks with sequence
+//   parallelism, whole on each rank without) as flows over the network model's routes.
+// - Gradient sync: per chunk, Megatron's buckets (max(40M, 1M x dp) parameters, fp32 gradients
+//   as Megatron accumulates bf16 training's gradients in fp32): all-reduce, or reduce-scatter
+//   with the distributed optimizer (ZeRO 1-2); hierarchical when the group spans nodes; bucket
+//   k of K is ready (k+1)/K of the way through the chunk's last weight-gradient task, so the
+//   reduction overlaps the backward as Megatron's overlap_grad_reduce does.
+// - Optimizer: Adam over the GPU's (sharded) parameters, 34 bytes per parameter at HBM speed
+//   (fp32 master, grad, m, v read; master, m, v and bf16 copy written; grad-norm read), after
+//   every bucket; then the distributed optimizer's parameter all-gather. With offload, the
+//   update runs on the CPU: gradients down and parameters up over PCIe plus CPU Adam time.
+// Memory: each F allocates the chunk's activations for one microbatch (the last chunk also its
+// logits), freed by B (or W); static memory (weights, gradients, optimizer, workspace) comes from
+// the memory model and is added to the timeline's peak.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/cluster_spec.h"
+#include "simulator/collective_cost.h"
+#include "simulator/cost_model.h"
+#include "simulator/model_spec.h"
+#include "simulator/pipeline_schedule.h"
+#include "simulator/plan.h"
+#include "simulator/schedule_lowering.h"
+#include "simulator/worker_layout.h"
+
+namespace ppsim {
+
+struct StepOptions {
+  // Simulate identical data-parallel replicas once (exact: twins' flows weight the links they
+  // share). Replicas are identical when no GPU of them has its own speed factor.
+  bool deduplicate_replicas = true;
+  // Communication costs nothing (schedule studies and exact-formula tests).
+  bool ideal_links = false;
+  // Compute speed factor per global GPU (1 = nominal; 0.5 = half speed). Empty: all 1.
+  std::vector<double> gpu_speed;
+  EfficiencyTable efficiency;        // Compute efficiencies (defaults: cost_model.h).
+  CollectiveEfficiency collective;   // Link efficiencies (defaults: collective_cost.h).
+};
+
+// Per chunk and GPU type: seconds at speed 1 and bytes.
+struct ChunkCost {
+  int64_t first_layer = 0;
+  int64_t layers = 0;
+  double forward = 0;         // Including its exposed communication.
+  double backward_input = 0;  // B without W, including recompute and exposed communication.
+  double backward_weight = 0;
+  double forward_comm = 0;    // Exposed communication inside `forward`.
+  double backward_comm = 0;   // Exposed communication inside backward_input.
+  double activation_bytes = 0;  // Saved per microbatch (plus logits on the last chunk).
+  double parameters = 0;        // Per GPU (dense and expert), for gradient sync and optimizer.
+};
+
+struct Step {
+  Plan plan;
+  PipelineSchedule schedule;
+  WorkerLayout layout;
+  int32_t simulated_replicas = 1;  // 1 when replicas were deduplicated, else dp.
+  Lowered lowered;
+  // Per lowered worker (replica * pp + stage): its layout index, static memory and capacity.
+  std::vector<int32_t> layout_worker;
+  std::vector<double> static_memory_bytes;
+  std::vector<double> capacity_bytes;
+  // Per task: exposed communication seconds inside a compute task (0 for others).
+  std::vector<double> embedded_comm_seconds;
+  std::vector<std::string> worker_names;  // "stage 2 replica 0 (GPUs 16-23, H100-SXM-80GB)".
+};
+
+// REQUIRES: plan_problem(plan, model, cluster) is nullopt; schedule_problem(...) is nullopt.
+Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
+                const StepOptions& options = {});
+
+}  // namespace ppsim

@@ -1,0 +1,259 @@
+// `ppsim schedule`: a pipeline schedule in abstract costs (issue 9): makespan, per-stage busy
+// time, bubble, peak activations and action order, as text (nccl-tests layout) or --json, and
+// optionally the timeline as SVG and as a Chrome trace. Fields are documented in
+// docs/schedule.md.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "simulator/chrome_trace.h"
+#include "simulator/error.h"
+#include "simulator/schedule_study.h"
+#include "simulator/timeline_svg.h"
+#include "tools/commands.h"
+
+namespace ppsim {
+namespace {
+
+struct Options {
+  int32_t stages = 0;
+  int32_t microbatches = 0;
+  std::string schedule;
+  int32_t vpp = 0;  // 0 = the schedule's default (2 for zbv/dualpipev, else 1).
+  double tf = 0, tb = 0, tw = 0;
+  double comm = 0;
+  std::string stage_costs;
+  double mem_per_microbatch = 1;
+  double mem_limit = 0;
+  bool json = false;
+  std::string svg, trace;
+};
+
+// Shortest round-trip form: the same number always prints the same way.
+std::string num(double value) { return fmt::format("{}", value); }
+
+void write_file(const std::string& path, const std::string& text, const std::string& flag) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) {
+    throw InputError(flag, "", fmt::format("cannot write '{}' (check the folder exists and is "
+                                           "writable)", path));
+  }
+}
+
+std::string stage_name(const PipelineSchedule& schedule, int32_t rank) {
+  if (schedule.chunks_per_rank == 1) return fmt::format("stage {}", rank);
+  std::string chunks;
+  for (int32_t c = 0; c < schedule.num_chunks(); ++c) {
+    if (schedule.chunk_rank[c] != rank) continue;
+    chunks += chunks.empty() ? fmt::format("{}", c) : fmt::format(",{}", c);
+  }
+  return fmt::format("stage {} (chunks {})", rank, chunks);
+}
+
+std::vector<std::string> memory_warnings(const ScheduleStudy& study) {
+  std::vector<std::string> warnings;
+  for (size_t s = 0; s < study.stages.size(); ++s) {
+    const StageStudy& stage = study.stages[s];
+    if (!stage.over_limit) continue;
+    warnings.push_back(fmt::format(
+        "stage {} peaks at {} > limit {} (schedule {} keeps {} microbatches in flight on it); "
+        "the schedule is not changed",
+        s, num(stage.peak_memory), num(*study.input.memory_limit),
+        schedule_name(study.input.schedule), num(stage.peak_microbatches)));
+  }
+  return warnings;
+}
+
+std::string study_json(const ScheduleStudy& study, const std::vector<std::string>& warnings) {
+  const ScheduleStudyInput& input = study.input;
+  nlohmann::ordered_json json;
+  json["schedule"] = schedule_name(input.schedule);
+  json["stages_count"] = input.stages;
+  json["microbatches"] = input.microbatches;
+  json["vpp"] = input.chunks_per_rank;
+  json["split_backward"] = study.schedule.split_backward;
+  json["comm"] = input.comm;
+  json["mem_per_microbatch"] = input.memory_per_microbatch;
+  json["mem_limit"] = input.memory_limit ? nlohmann::ordered_json(*input.memory_limit)
+                                         : nlohmann::ordered_json(nullptr);
+  json["makespan"] = study.makespan;
+  json["bubble_ratio"] = study.bubble_ratio;
+  json["mem_limit_exceeded"] = study.mem_limit_exceeded;
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (size_t s = 0; s < study.stages.size(); ++s) {
+    const StageStudy& stage = study.stages[s];
+    nlohmann::ordered_json entry;
+    entry["stage"] = s;
+    entry["tf"] = input.costs[s].tf;
+    entry["tb"] = input.costs[s].tb;
+    entry["tw"] = input.costs[s].tw;
+    entry["busy"] = stage.busy;
+    entry["bubble"] = stage.bubble;
+    entry["span_bubble"] = stage.span_bubble;
+    entry["first_start"] = stage.first_start;
+    entry["last_end"] = stage.last_end;
+    entry["peak_microbatches"] = stage.peak_microbatches;
+    entry["peak_memory"] = stage.peak_memory;
+    entry["over_limit"] = stage.over_limit;
+    entry["order"] = stage.order;
+    stages.push_back(entry);
+  }
+  json["stages"] = stages;
+  json["warnings"] = warnings;
+  return json.dump(2) + "\n";
+}
+
+std::string study_text(const ScheduleStudy& study, const std::vector<std::string>& warnings) {
+  const ScheduleStudyInput& input = study.input;
+  std::string out = "# ppsim schedule\n";
+  out += fmt::format("# schedule {}: {} stages x {} chunk{} per stage, {} microbatches, {}\n",
+                     schedule_name(input.schedule), input.stages, input.chunks_per_rank,
+                     input.chunks_per_rank == 1 ? "" : "s", input.microbatches,
+                     study.schedule.split_backward ? "backward split into B (input) + W (weight)"
+                                                   : "backward fused (B = input + weight)");
+  out += fmt::format("# costs    per stage per microbatch in the input's time unit (columns tf tb "
+                     "tw); comm {} per transfer\n",
+                     num(input.comm));
+  out += fmt::format("# memory   {} per microbatch of activations; limit {}\n",
+                     num(input.memory_per_microbatch),
+                     input.memory_limit ? num(*input.memory_limit) : "none");
+  for (const std::string& warning : warnings) out += "# warning: " + warning + "\n";
+  out += "#\n";
+  const char* row = "{} {:>5} {:>8} {:>8} {:>8} {:>10} {:>10} {:>11} {:>10} {:>10} {:>9} {:>10}  {}\n";
+  out += fmt::format(fmt::runtime(row), "#", "stage", "tf", "tb", "tw", "busy", "bubble",
+                     "span_bubble", "first", "last", "peak", "peak", "order");
+  out += fmt::format(fmt::runtime(row), "#", "", "(time)", "(time)", "(time)", "(time)", "(time)",
+                     "(time)", "(time)", "(time)", "(mb)", "(mem)", "");
+  for (size_t s = 0; s < study.stages.size(); ++s) {
+    const StageStudy& stage = study.stages[s];
+    out += fmt::format(fmt::runtime(row), " ", s, num(input.costs[s].tf), num(input.costs[s].tb),
+                       num(input.costs[s].tw), num(stage.busy), num(stage.bubble),
+                       num(stage.span_bubble), num(stage.first_start), num(stage.last_end),
+                       num(stage.peak_microbatches), num(stage.peak_memory), stage.order);
+  }
+  out += fmt::format("# makespan {} (first start to last end, input time unit)\n",
+                     num(study.makespan));
+  out += fmt::format("# bubble ratio {:.4f} = 1 - sum(busy) / (stages * makespan)\n",
+                     study.bubble_ratio);
+  out += study.mem_limit_exceeded ? "# FAILED: memory limit exceeded (see the warnings above)\n"
+                                  : "# OK\n";
+  return out;
+}
+
+void run_schedule(const CLI::App& command, const Options& options) {
+  const bool has_inline = command.count("--tf") + command.count("--tb") + command.count("--tw") > 0;
+  ScheduleStudyInput input;
+  input.schedule = parse_schedule_name(options.schedule, "--schedule");
+  input.stages = options.stages;
+  input.microbatches = options.microbatches;
+  const bool v_shape =
+      input.schedule == ScheduleKind::kZbv || input.schedule == ScheduleKind::kDualPipeV;
+  input.chunks_per_rank = command.count("--vpp") > 0 ? options.vpp : (v_shape ? 2 : 1);
+  if (!options.stage_costs.empty()) {
+    if (has_inline) {
+      throw InputError("--stage-costs", "",
+                       "give either --stage-costs or --tf/--tb/--tw, not both");
+    }
+    input.costs = load_stage_costs(options.stage_costs);
+    if (static_cast<int32_t>(input.costs.size()) != options.stages) {
+      throw InputError(options.stage_costs, "",
+                       fmt::format("{} stage entries but --stages is {} (give one {{\"tf\", "
+                                   "\"tb\", \"tw\"}} per stage)",
+                                   input.costs.size(), options.stages));
+    }
+  } else {
+    for (const char* flag : {"--tf", "--tb", "--tw"}) {
+      if (command.count(flag) == 0) {
+        throw InputError(flag, "",
+                         "required: give --tf, --tb and --tw (per stage per microbatch; --tw 0 "
+                         "fuses B and W), or --stage-costs FILE");
+      }
+    }
+    if (options.stages >= 1) {
+      input.costs.assign(options.stages, StageCosts{options.tf, options.tb, options.tw});
+    }
+  }
+  input.comm = options.comm;
+  input.memory_per_microbatch = options.mem_per_microbatch;
+  if (command.count("--mem-limit") > 0) input.memory_limit = options.mem_limit;
+
+  ScheduleStudy study = run_schedule_study(input);
+  std::vector<std::string> warnings = memory_warnings(study);
+  if (!options.svg.empty()) {
+    TimelineSvgOptions svg;
+    svg.title = fmt::format("{}: {} stages, {} microbatches{}; makespan {}, bubble {:.1f}%",
+                            schedule_name(input.schedule), input.stages, input.microbatches,
+                            input.chunks_per_rank > 1
+                                ? fmt::format(", {} chunks per stage", input.chunks_per_rank)
+                                : "",
+                            num(study.makespan), 100 * study.bubble_ratio);
+    for (int32_t r = 0; r < input.stages; ++r) svg.row_names.push_back(stage_name(study.schedule, r));
+    svg.axis_unit = "input time unit";
+    write_file(options.svg, timeline_svg(study.schedule, study.lowered, study.timeline, svg),
+               "--svg");
+  }
+  if (!options.trace.empty()) {
+    std::vector<std::string> names;
+    for (int32_t r = 0; r < input.stages; ++r) names.push_back(stage_name(study.schedule, r));
+    // One input time unit is drawn as one microsecond.
+    write_file(options.trace, chrome_trace_json(study.lowered, study.timeline, names, 1.0),
+               "--trace");
+  }
+  if (options.json) {
+    for (const std::string& warning : warnings) fmt::print(stderr, "ppsim: warning: {}\n", warning);
+    fmt::print("{}", study_json(study, warnings));
+  } else {
+    fmt::print("{}", study_text(study, warnings));
+  }
+}
+
+}  // namespace
+
+void add_schedule_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<Options>();
+  CLI::App* command = app.add_subcommand(
+      "schedule", "A pipeline schedule in abstract costs: makespan, bubble, memory, action order");
+  command->add_option("--stages", options->stages, "Pipeline stages (ranks), p")->required();
+  command->add_option("--microbatches", options->microbatches, "Microbatches per step, m")
+      ->required();
+  command->add_option("--schedule", options->schedule,
+                      "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-h2, zbv, dualpipev")
+      ->required();
+  command->add_option("--vpp", options->vpp,
+                      "Chunks per stage (interleaved-1f1b; zbv/dualpipev use 2). Default 1");
+  command->add_option("--tf", options->tf, "Forward time per stage per microbatch");
+  command->add_option("--tb", options->tb,
+                      "Backward (input gradient) time per stage per microbatch");
+  command->add_option("--tw", options->tw,
+                      "Weight-gradient time per stage per microbatch; 0 = fused into B");
+  command->add_option("--comm", options->comm, "Time per point-to-point transfer. Default 0");
+  command->add_option("--stage-costs", options->stage_costs,
+                      "JSON file: [{\"tf\":..,\"tb\":..,\"tw\":..}, ...], one per stage");
+  command->add_option("--mem-per-microbatch", options->mem_per_microbatch,
+                      "Activation memory of one microbatch on a stage. Default 1");
+  command->add_option("--mem-limit", options->mem_limit,
+                      "Activation memory limit per stage (same unit); exceeding it is reported");
+  command->add_flag("--json", options->json, "Print JSON (fields in docs/schedule.md)");
+  command->add_option("--svg", options->svg, "Write the pipeline timeline as SVG to FILE");
+  command->add_option("--trace", options->trace,
+                      "Write a Chrome trace (Perfetto) to FILE; 1 time unit = 1 us");
+  command->footer(
+      "Examples:\n"
+      "  ppsim schedule --stages 4 --microbatches 8 --schedule zb-h1 --tf 1 --tb 1 --tw 1\n"
+      "  ppsim schedule --stages 4 --microbatches 8 --schedule interleaved-1f1b --vpp 2 "
+      "--tf 1 --tb 2 --tw 0 --comm 0.1 --svg timeline.svg\n"
+      "Times are per stage (rank) per microbatch in any one unit; with --vpp v each chunk costs "
+      "1/v of them.\n"
+      "Exit status: 0 (also when --mem-limit is exceeded: see \"mem_limit_exceeded\"), 2 for bad "
+      "input.");
+  command->callback([command, options, &exit_code] {
+    run_schedule(*command, *options);
+    exit_code = 0;
+  });
+}
+
+}  // namespace ppsim
