@@ -140,8 +140,8 @@ std::vector<int32_t> peak_inflight_chunks(
 // order plus data dependencies (F(c) before F(c+1), last F before first B, B/I(c+1) before
 // B/I(c), I before W, send before its receive) is acyclic. Returns the problem (a cycle is
 // reported as its path: "F[c1,mb3] -> SEND_F[c1,mb3] -> ... -> F[c1,mb3]"), or nullopt.
-// Also checks the placement above (each receive before its consumer, each send after its
-// producer, GRAD_SYNC after the chunk's last B or W, OPT_STEP last). In schedule_check.cc.
+// Also checks the placement (each receive before its consumer, each send after its producer,
+// GRAD_SYNC after the chunk's last B or W, OPT_STEP last). In schedules/schedule_check.cc.
 std::optional<std::string> check_schedule(const PipelineSchedule& schedule);
 
 }  // namespace ppsim

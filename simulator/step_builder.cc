@@ -436,6 +436,7 @@ class StepCosts : public LoweringCosts {
 
 // Replicas can be simulated once when none of their GPUs has its own speed.
 bool replicas_identical(const Plan& plan, const WorkerLayout& layout, const StepOptions& options) {
+  if (!NetworkModel::replicas_symmetric(layout)) return false;
   if (options.gpu_speed.empty()) return true;
   for (int32_t r = 0; r < layout.stages; ++r) {
     for (int32_t d = 0; d < layout.replicas; ++d) {
@@ -480,7 +481,7 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
     }
   }
   TaskGraph graph;
-  NetworkModel network(cluster, step.layout, graph, options.collective);
+  NetworkModel network(cluster, step.layout, graph, options.collective, dedup);
   StepCosts costs(model, cluster, plan, options, step, &network);
   step.lowered = lower_schedule(step.schedule, step.simulated_replicas, speed, costs, std::move(graph));
   const MemoryReport& memory = costs.memory();

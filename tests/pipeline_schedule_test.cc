@@ -448,7 +448,6 @@ TEST_CASE("PipelineSchedule: counted peaks agree with the analytic in-flight mod
       for (int32_t p = 1; p <= 8; ++p) {
         for (int32_t m = 1; m <= 16; ++m) {
           if (schedule_problem(kind, p, m, v)) continue;
-          if (kind == ScheduleKind::kInterleaved1F1B && p < 2) continue;  // Plan rejects it.
           std::vector<InflightPeak> counted =
               inflight_peaks(build_pipeline_schedule(kind, p, m, v), release);
           for (int32_t r = 0; r < p; ++r) {
