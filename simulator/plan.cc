@@ -10,6 +10,7 @@
 #include "simulator/data_root.h"
 #include "simulator/error.h"
 #include "simulator/json_reader.h"
+#include "simulator/pipeline_schedule.h"
 
 namespace ppsim {
 namespace {
@@ -355,6 +356,11 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     return fmt::format("dualpipev needs at least 2*pp = {} microbatches; this plan has {} "
                        "(raise global_batch_size or lower dp*mbs)",
                        2 * plan.pp, microbatches);
+  }
+  if (std::optional<std::string> problem =
+          schedule_problem(plan.schedule, static_cast<int32_t>(plan.pp),
+                           static_cast<int32_t>(microbatches), static_cast<int32_t>(plan.vpp))) {
+    return *problem;
   }
   if (plan.ep > 1) {
     if (!model.is_moe()) {

@@ -232,13 +232,15 @@ std::vector<StageCosts> parse_stage_costs(const std::string& text, const std::st
   std::vector<StageCosts> costs;
   for (size_t i = 0; i < json.size(); ++i) {
     JsonReader reader(json[i], source, fmt::format("/{}", i));
+    // Unknown keys first, so a typo ("t_w") is named as such rather than as a missing "tw".
+    for (const char* key : {"tf", "tb", "tw"}) reader.allow(key);
+    reader.finish();
     StageCosts cost;
     cost.tf = reader.required_number("tf", 0);
     cost.tb = reader.required_number("tb", 0);
     cost.tw = reader.required_number("tw", 0);
     if (cost.tf == 0) reader.fail("tf", "expected a positive number, got 0");
     if (cost.tb == 0) reader.fail("tb", "expected a positive number, got 0");
-    reader.finish();
     costs.push_back(cost);
   }
   return costs;

@@ -64,10 +64,13 @@ class StepCosts : public LoweringCosts {
         spec.seconds = cost.backward_input + cost.backward_weight;
         spec.free_bytes = cost.activation_bytes;
         break;
-      case ActionKind::kBackwardInput: spec.seconds = cost.backward_input; break;
+      case ActionKind::kBackwardInput:
+        spec.seconds = cost.backward_input;
+        spec.free_bytes = cost.activation_bytes - cost.weight_stash_bytes;
+        break;
       case ActionKind::kBackwardWeight:
         spec.seconds = cost.backward_weight;
-        spec.free_bytes = cost.activation_bytes;
+        spec.free_bytes = cost.weight_stash_bytes;
         break;
       default: PPSIM_CHECK(false, "not a compute action");
     }
@@ -223,7 +226,9 @@ class StepCosts : public LoweringCosts {
       cost.forward_comm += comm_fwd;
       cost.backward_comm += comm_bwd;
       ActivationConfig config = activations_;
-      cost.activation_bytes += layer_activation_bytes(model_, config, layer).total();
+      LayerActivationBytes saved = layer_activation_bytes(model_, config, layer);
+      cost.activation_bytes += saved.total();
+      cost.weight_stash_bytes += saved.norm_and_gemm_inputs;
       LayerParameters parameters = layer_parameters(model_, layer);
       double expert_split = model_.is_moe_layer(layer) ? plan_.ep : 1;
       cost.parameters += (parameters.attention + parameters.norms + parameters.router) / plan_.tp +

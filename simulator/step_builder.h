@@ -22,7 +22,7 @@
 //   every bucket; then the distributed optimizer's parameter all-gather. With offload, the
 //   update runs on the CPU: gradients down and parameters up over PCIe plus CPU Adam time.
 // Memory: each F allocates the chunk's activations for one microbatch (the last chunk also its
-// logits), freed by B (or W); static memory (weights, gradients, optimizer, workspace) comes from
+// logits), freed by B; a split backward frees all but the GEMM inputs at I and those at W; static memory (weights, gradients, optimizer, workspace) comes from
 // the memory model and is added to the timeline's peak.
 #pragma once
 
@@ -63,6 +63,9 @@ struct ChunkCost {
   double forward_comm = 0;    // Exposed communication inside `forward`.
   double backward_comm = 0;   // Exposed communication inside backward_input.
   double activation_bytes = 0;  // Saved per microbatch (plus logits on the last chunk).
+  // Of those, what a split backward keeps from I to W: each GEMM's input (W = X^T dY needs X;
+  // everything else is consumed by I). Zero-bubble schedules free the rest at I.
+  double weight_stash_bytes = 0;
   double parameters = 0;        // Per GPU (dense and expert), for gradient sync and optimizer.
 };
 
