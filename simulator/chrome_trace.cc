@@ -15,10 +15,16 @@ using Json = nlohmann::ordered_json;
 
 std::string role_name(TaskInfo::Role role) {
   switch (role) {
-    case TaskInfo::Role::kAction: return "action";
-    case TaskInfo::Role::kGradientReduce: return "grad_reduce";
-    case TaskInfo::Role::kParamGather: return "param_gather";
-    case TaskInfo::Role::kOptimizer: return "optimizer";
+    case TaskInfo::Role::kAction:
+      return "action";
+    case TaskInfo::Role::kGradientReduce:
+      return "grad_reduce";
+    case TaskInfo::Role::kBucketReady:
+      return "bucket_ready";
+    case TaskInfo::Role::kParamGather:
+      return "param_gather";
+    case TaskInfo::Role::kOptimizer:
+      return "optimizer";
   }
   return "action";
 }
@@ -40,8 +46,10 @@ std::string task_trace_name(const TaskInfo& info) {
     case TaskInfo::Role::kAction:
       if (info.microbatch < 0) return action_kind_name(info.kind);
       return fmt::format("{}{}", action_kind_name(info.kind), info.microbatch);
-    case TaskInfo::Role::kOptimizer: return "optimizer";
+    case TaskInfo::Role::kOptimizer:
+      return "optimizer";
     case TaskInfo::Role::kGradientReduce:
+    case TaskInfo::Role::kBucketReady:
     case TaskInfo::Role::kParamGather:
       if (info.chunk < 0) return role_name(info.role);
       return fmt::format("{} c{}", role_name(info.role), info.chunk);
@@ -98,8 +106,8 @@ std::string chrome_trace_json(const Lowered& lowered, const Timeline& timeline,
     event["dur"] = (timeline.end[id] - timeline.start[id]) * microseconds_per_unit;
     Json& args = event["args"];
     args["task"] = id;
-    args["kind"] = info.role == TaskInfo::Role::kAction ? action_kind_name(info.kind)
-                                                    : role_name(info.role);
+    args["kind"] =
+        info.role == TaskInfo::Role::kAction ? action_kind_name(info.kind) : role_name(info.role);
     args["chunk"] = info.chunk;
     args["microbatch"] = info.microbatch;
     args["role"] = role_name(info.role);

@@ -80,6 +80,11 @@ struct CollectiveEfficiency {
   // True: intra- and inter-node phases overlap (NCCL pipelines chunks), time is the slower
   // one; false: they run back to back. True by default.
   bool overlap_phases = true;
+  // Fraction of a collective's time that still shows when it overlaps compute: NCCL's kernels
+  // occupy SMs (one block per channel, 8-32 channels) and HBM bandwidth that the overlapped
+  // GEMMs lose, so FSDP's prefetched gathers are not free even when they are hidden.
+  // Applied to ZeRO-3 parameter gathers and gradient reduce-scatters (step_builder.cc).
+  double overlap_slowdown = 0;
 };
 
 // The time of one collective and what each GPU moves on each link class.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "simulator/error.h"
+#include "simulator/profile.h"
 
 namespace ppsim {
 namespace {
@@ -43,13 +44,52 @@ CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency)
   peaks_[index_of(Precision::kBf16)] = bf16;
   peaks_[index_of(Precision::kFp16)] = fp16;
   peaks_[index_of(Precision::kFp8)] = fp8;
+  const std::string& name = gpu_.name;
+  bool warpgroup_generation = false;
+  for (std::string_view prefix : {"H1", "H2", "GH", "B1", "B2", "GB"}) {
+    if (name.rfind(prefix, 0) == 0) warpgroup_generation = true;
+  }
+  if (warpgroup_generation) {
+    gemm_scale_ = efficiency_.hopper_gemm_scale;
+    attention_scale_ = efficiency_.hopper_attention_scale;
+  }
+}
+
+CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency, const ProfileTable* profile)
+    : CostModel(std::move(gpu), efficiency) {
+  profile_ = profile;
+}
+
+void CostModel::apply_profile(const Op& op, const GemmShape& gemm, bool backward, double flops,
+                              double bytes, int kernels, PassCost& cost) const {
+  if (!profile_ || kernels == 0) return;
+  std::optional<ProfileEstimate> measured;
+  switch (op.op_class) {
+    case OpClass::kGemm:
+      measured = profile_->gemm(op.precision, gemm);
+      break;
+    case OpClass::kAttention:
+      if (flops > 0) {
+        measured = profile_->attention(op.precision, backward, op.attention.head_dim, flops);
+      }
+      break;
+    case OpClass::kMemoryBound:
+      measured = profile_->memory(
+          op.name.find("norm") != std::string_view::npos ? "norm" : "elementwise", bytes);
+      break;
+  }
+  if (!measured) return;
+  cost.seconds = measured->seconds + kernels * efficiency_.kernel_overhead;
+  cost.source = CostSource::kProfile;
+  cost.extrapolated = measured->extrapolated;
 }
 
 const PeakFlops& CostModel::peak(Precision precision) const { return peaks_[index_of(precision)]; }
 
 double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) const {
   const EfficiencyTable& e = efficiency_;
-  double max = peak(precision).used == Precision::kFp8 ? e.gemm_max_fp8 : e.gemm_max_bf16;
+  double max = gemm_scale_ *
+               (peak(precision).used == Precision::kFp8 ? e.gemm_max_fp8 : e.gemm_max_bf16);
   double tiles = shape.batch * (shape.m / e.gemm_tile) * (shape.n / e.gemm_tile);
   return max * saturate(tiles, e.gemm_half_tiles) * saturate(shape.k, e.gemm_half_k);
 }
@@ -57,7 +97,8 @@ double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) c
 double CostModel::attention_efficiency(const AttentionShape& shape, bool backward) const {
   const EfficiencyTable& e = efficiency_;
   double tiles = shape.batch_heads * shape.q_tokens / e.attention_q_tile;
-  return (backward ? e.attention_bwd : e.attention_fwd) * saturate(tiles, e.gemm_half_tiles);
+  return attention_scale_ * (backward ? e.attention_bwd : e.attention_fwd) *
+         saturate(tiles, e.gemm_half_tiles);
 }
 
 PassCost CostModel::pass(const Op& op, double flops, double bytes, int kernels,
@@ -86,9 +127,18 @@ OpCost CostModel::op_cost(const Op& op) const {
       cost.w = pass(op, op.flops_w, op.bytes_w, op.kernels_w,
                     gemm_efficiency(GemmShape{g.k, g.n, g.m, g.batch}, op.precision));
       cost.note = peak(op.precision).note;
+      apply_profile(op, g, false, op.flops_fwd, op.bytes_fwd, op.kernels_fwd, cost.fwd);
+      apply_profile(op, GemmShape{g.m, g.k, g.n, g.batch}, true, op.flops_b, op.bytes_b,
+                    op.kernels_b, cost.b);
+      apply_profile(op, GemmShape{g.k, g.n, g.m, g.batch}, true, op.flops_w, op.bytes_w,
+                    op.kernels_w, cost.w);
       break;
     }
     case OpClass::kAttention:
+      if (!efficiency_.flash_attention) {
+        cost = unfused_attention(op);
+        break;
+      }
       cost.fwd = pass(op, op.flops_fwd, op.bytes_fwd, op.kernels_fwd,
                       attention_efficiency(op.attention, false));
       cost.b =
@@ -96,13 +146,65 @@ OpCost CostModel::op_cost(const Op& op) const {
       cost.w =
           pass(op, op.flops_w, op.bytes_w, op.kernels_w, attention_efficiency(op.attention, true));
       cost.note = peak(op.precision).note;
+      apply_profile(op, {}, false, op.flops_fwd, op.bytes_fwd, op.kernels_fwd, cost.fwd);
+      apply_profile(op, {}, true, op.flops_b, op.bytes_b, op.kernels_b, cost.b);
+      apply_profile(op, {}, true, op.flops_w, op.bytes_w, op.kernels_w, cost.w);
       break;
     case OpClass::kMemoryBound:
       cost.fwd = pass(op, op.flops_fwd, op.bytes_fwd, op.kernels_fwd, 1);
       cost.b = pass(op, op.flops_b, op.bytes_b, op.kernels_b, 1);
       cost.w = pass(op, op.flops_w, op.bytes_w, op.kernels_w, 1);
+      apply_profile(op, {}, false, op.flops_fwd, op.bytes_fwd, op.kernels_fwd, cost.fwd);
+      apply_profile(op, {}, false, op.flops_b, op.bytes_b, op.kernels_b, cost.b);
+      apply_profile(op, {}, false, op.flops_w, op.bytes_w, op.kernels_w, cost.w);
       break;
   }
+  return cost;
+}
+
+// Per score element (b * heads * q * kv): forward writes the QK^T output (2 bytes), the fused
+// scale-mask-softmax reads and writes it (4), dropout reads it and writes its output and a
+// 1-byte mask (5), and PV reads the dropout output (2): 13 bytes. Backward: dP written by the
+// dO V^T GEMM (2), dropout backward (read dP and mask, write: 5), softmax backward (read P and
+// dP, write dS: 6), dS read by the dQ and dK GEMMs (4) and P read by dV (2): 19 bytes.
+// Megatron-LM megatron/model/transformer.py CoreAttention and fused_softmax.py.
+constexpr double kUnfusedScoreBytesFwd = 13;
+constexpr double kUnfusedScoreBytesBwd = 19;
+
+OpCost CostModel::unfused_attention(const Op& op) const {
+  const AttentionShape& a = op.attention;
+  const double scores = a.batch_heads * a.q_tokens * a.kv_tokens;
+  const double q = a.batch_heads * a.q_tokens * a.head_dim;  // Q, O, dO, dQ elements.
+  const double kv = a.batch_heads * a.kv_tokens * a.head_dim;
+  const double bytes = 2;  // bf16/fp16 elements.
+  const double flops = 2 * scores * a.head_dim;  // One of the four (or six) GEMMs.
+  // Scores = Q K^T: (q x d) (d x kv); context = P V: (q x kv) (kv x d).
+  const GemmShape scores_gemm{a.q_tokens, a.kv_tokens, a.head_dim, a.batch_heads};
+  const GemmShape context_gemm{a.q_tokens, a.head_dim, a.kv_tokens, a.batch_heads};
+  // Backward: dP = dO V^T (q x d)(d x kv); dV = P^T dO (kv x q)(q x d);
+  // dQ = dS K (q x kv)(kv x d); dK = dS^T Q (kv x q)(q x d).
+  const GemmShape weight_like{a.kv_tokens, a.head_dim, a.q_tokens, a.batch_heads};
+  Op gemm = op;
+  gemm.op_class = OpClass::kGemm;
+  Op elementwise = op;
+  elementwise.op_class = OpClass::kMemoryBound;
+  auto add = [](PassCost& total, const PassCost& part) { total.seconds += part.seconds; };
+  OpCost cost;
+  add(cost.fwd, pass(gemm, flops, (q + kv) * bytes + scores * bytes, 1,
+                     gemm_efficiency(scores_gemm, op.precision)));
+  add(cost.fwd, pass(elementwise, 0, (kUnfusedScoreBytesFwd - 4) * scores, 2, 1));
+  add(cost.fwd, pass(gemm, flops, scores * bytes + kv * bytes + q * bytes, 1,
+                     gemm_efficiency(context_gemm, op.precision)));
+  add(cost.b, pass(gemm, flops, (q + kv) * bytes + scores * bytes, 1,
+                   gemm_efficiency(scores_gemm, op.precision)));
+  add(cost.b, pass(gemm, flops, scores * bytes + (q + kv) * bytes, 1,
+                   gemm_efficiency(weight_like, op.precision)));
+  add(cost.b, pass(elementwise, 0, (kUnfusedScoreBytesBwd - 8) * scores, 2, 1));
+  add(cost.b, pass(gemm, flops, scores * bytes + kv * bytes + q * bytes, 1,
+                   gemm_efficiency(context_gemm, op.precision)));
+  add(cost.b, pass(gemm, flops, scores * bytes + (q + kv) * bytes, 1,
+                   gemm_efficiency(weight_like, op.precision)));
+  cost.note = peak(op.precision).note;
   return cost;
 }
 
@@ -114,9 +216,13 @@ LayerCost CostModel::cost(const OpList& ops) const {
     total.b += c.b.seconds;
     total.w += c.w.seconds;
     if (op.recomputed) total.recompute += c.fwd.seconds;
-    bool profiled = c.fwd.source == CostSource::kProfile && c.b.source == CostSource::kProfile &&
-                    c.w.source == CostSource::kProfile;
+    // A pass with no kernels counts as whatever the others are.
+    auto measured = [](const PassCost& p) { return p.source == CostSource::kProfile || p.seconds == 0; };
+    bool profiled = c.fwd.source == CostSource::kProfile && measured(c.b) && measured(c.w);
     ++(profiled ? total.profile_ops : total.roofline_ops);
+    if (profiled && (c.fwd.extrapolated || c.b.extrapolated || c.w.extrapolated)) {
+      ++total.extrapolated_ops;
+    }
     if (total.note.empty()) total.note = c.note;
   }
   return total;

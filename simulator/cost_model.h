@@ -26,6 +26,14 @@
 // they run at the bf16 peak (and bf16 efficiency) and the cost carries a note saying so.
 // bf16 falls back to fp16 (V100) and fp16 to bf16 the same way.
 //
+// With a profile attached (profile.h), measured times win over the roofline, pass by pass:
+//   GEMM pass      profile.gemm(precision, pass shape)
+//   attention      profile.attention(precision, backward, head_dim, pass FLOPs)
+//   memory-bound   profile.memory("norm" for ops named *norm, else "elementwise", pass bytes)
+//   seconds        measured + kernels * kernel_overhead (launch gaps are not in a kernel's
+//                  event time), with source kProfile.
+// A pass the profile has no table for (fp8 without fp8 GEMMs, say) keeps the roofline.
+//
 // Thread-safety: a CostModel is immutable after construction; share it freely.
 // Cost: op_cost is a few dozen flops and one pow per pass; layer_cost builds the op list on
 // the stack (no heap allocation), so the planner can call it for thousands of plans.
@@ -43,7 +51,7 @@ namespace ppsim {
 // Where a time came from.
 enum class CostSource {
   kRoofline,  // Datasheet peak x EfficiencyTable (the default; no measurement).
-  kProfile,   // A measured profile entry (ppsim profile); not yet wired in.
+  kProfile,   // A measured profile entry (ppsim profile), interpolated (profile.h).
 };
 
 // Every efficiency constant of the roofline, in one place so a profile or a calibration on
@@ -87,12 +95,37 @@ struct EfficiencyTable {
   // and driver), but Megatron enqueues ahead of the GPU, so only the gap between consecutive
   // kernels shows on the device timeline, typically 1-3 us in eager PyTorch traces. 2 us.
   double kernel_overhead = 2e-6;
+  // Which attention kernel the framework runs: fused flash attention (the default: PyTorch
+  // SDPA, flash-attn, Transformer Engine), or false for Megatron-LM's unfused core attention
+  // of 2020-2023 (--use-flash-attn off): QK^T and PV as batched GEMMs over the full s x s
+  // scores (the causal mask does not skip work), a fused scale-mask-softmax and a dropout,
+  // whose outputs are saved for backward (activation_memory.h counts them). A kernel choice
+  // rather than an efficiency; it lives here because the cost model and the memory model of a
+  // step both follow it (step_builder.cc passes it to the activation sizes).
+  bool flash_attention = true;
+  // Framework overheads a real step pays beyond its kernels (step_builder.cc adds them):
+  // per step, on the optimizer task (gradient-norm clipping, loss scaling, zero_grad,
+  // logging and the data loader's hand-off, host-bound); per microbatch pass, on every
+  // forward and backward task (the framework's Python dispatch of a model chunk, pipeline
+  // p2p setup, FSDP hooks). Calibrated on published runs (docs/accuracy.md).
+  double step_overhead = 0;
+  double microbatch_overhead = 0;
+  // Hopper and Blackwell GPUs (H100, H200, B200: names starting H1, H2, GH, B1, B2, GB) reach a
+  // smaller fraction of their datasheet peak than Ampere: the peak assumes warpgroup MMA at
+  // the boost clock, while dense GEMMs run power-capped (H100 SXM cuBLAS sustains about
+  // 600-750 of 989 TFLOP/s against A100's 270-290 of 312), and attention kernels written for
+  // Ampere's mma.sync (FlashAttention-2, Triton flash attention) reach about 35% of the H100
+  // peak (Dao 2023; Shah et al. 2024, FlashAttention-3, section 1) against 50-70% on A100.
+  // These scale gemm_max_* and attention_* on those GPUs.
+  double hopper_gemm_scale = 1.0;
+  double hopper_attention_scale = 1.0;
 };
 
 // The time of one pass of one op.
 struct PassCost {
   double seconds = 0;
   CostSource source = CostSource::kRoofline;
+  bool extrapolated = false;  // kProfile outside the measured range (profile.h).
 };
 
 struct OpCost {
@@ -112,6 +145,7 @@ struct LayerCost {
                           // simulator runs it just before B, inside the same backward task.
   int roofline_ops = 0;   // Ops whose times came from the roofline...
   int profile_ops = 0;    // ...and from a profile.
+  int extrapolated_ops = 0;  // Of the profile ops, those with a pass outside the measured range.
   std::string_view note;  // The first op's note, if any (e.g. the fp8 fallback).
 
   double backward() const { return recompute + b + w; }
@@ -125,13 +159,19 @@ struct PeakFlops {
   std::string_view note;              // Set when `used` differs from the request.
 };
 
+class ProfileTable;
+
 class CostModel {
  public:
   // REQUIRES: gpu has a positive bf16 or fp16 peak and memory bandwidth.
   explicit CostModel(GpuSpec gpu, EfficiencyTable efficiency = {});
+  // The same, with measured times from `profile` (null: roofline only, as above).
+  // REQUIRES: `profile` outlives the CostModel.
+  CostModel(GpuSpec gpu, EfficiencyTable efficiency, const ProfileTable* profile);
 
   const GpuSpec& gpu() const { return gpu_; }
   const EfficiencyTable& efficiency() const { return efficiency_; }
+  const ProfileTable* profile() const { return profile_; }
 
   // Tensor-core peak for `precision`, after the fallbacks in the header.
   const PeakFlops& peak(Precision precision) const;
@@ -154,10 +194,20 @@ class CostModel {
 
  private:
   PassCost pass(const Op& op, double flops, double bytes, int kernels, double efficiency) const;
+  // Megatron's unfused core attention (EfficiencyTable::flash_attention false), from the
+  // attention op's shape: its GEMMs at gemm_efficiency, its softmax and dropout by bytes.
+  OpCost unfused_attention(const Op& op) const;
+  // The profile's time for one pass, when it has a table for it; `gemm` is the pass's shape.
+  void apply_profile(const Op& op, const GemmShape& gemm, bool backward, double flops,
+                     double bytes, int kernels, PassCost& cost) const;
 
   GpuSpec gpu_;
   EfficiencyTable efficiency_;
   PeakFlops peaks_[3];  // Indexed by Precision.
+  // EfficiencyTable's hopper_* scales when the GPU is Hopper or newer, else 1.
+  double gemm_scale_ = 1;
+  double attention_scale_ = 1;
+  const ProfileTable* profile_ = nullptr;  // Not owned; null without a profile.
 };
 
 std::string_view cost_source_name(CostSource source);

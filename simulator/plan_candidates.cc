@@ -1,53 +1,266 @@
 #include "simulator/plan_candidates.h"
 
+#include <algorithm>
+
+#include "simulator/error.h"
+#include "simulator/layer_balance.h"
+#include "simulator/plan_screen.h"
+
 namespace ppsim {
 namespace {
 
 std::vector<int64_t> divisors(int64_t n) {
   std::vector<int64_t> result;
-  for (int64_t d = 1; d <= n; ++d) {
-    if (n % d == 0) result.push_back(d);
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    result.push_back(d);
+    if (d != n / d) result.push_back(n / d);
   }
+  std::sort(result.begin(), result.end());
   return result;
+}
+
+// Chunks per rank a schedule runs (the granularity of its layer split).
+int64_t chunks_of(ScheduleKind kind, int64_t vpp) {
+  if (kind == ScheduleKind::kZbv || kind == ScheduleKind::kDualPipeV) return 2;
+  if (kind == ScheduleKind::kInterleaved1F1B) return vpp;
+  return 1;
+}
+
+// (schedule, vpp) pairs for pp stages.
+std::vector<std::pair<ScheduleKind, int64_t>> schedule_options(const ModelSpec& model,
+                                                               const SearchSpace& space,
+                                                               int64_t pp) {
+  if (pp == 1) return {{ScheduleKind::kOneFOneB, 1}};
+  std::vector<std::pair<ScheduleKind, int64_t>> options;
+  for (ScheduleKind kind : space.schedules) {
+    if (kind == ScheduleKind::kInterleaved1F1B) {
+      for (int64_t v = 2; v <= space.max_vpp; ++v) {
+        if (model.num_layers % v == 0 && model.num_layers / v >= pp) options.emplace_back(kind, v);
+      }
+    } else if (kind == ScheduleKind::kZbv || kind == ScheduleKind::kDualPipeV) {
+      options.emplace_back(kind, 2);
+    } else {
+      options.emplace_back(kind, 1);
+    }
+  }
+  return options;
+}
+
+// Contiguous placements: an order of distinct node groups, each with >= 1 stages, that hold
+// per_stage GPUs per stage within gpus_per_group[g].
+void placements_from(const std::vector<int64_t>& capacity, int64_t stages_left,
+                     std::vector<bool>& used, std::vector<int64_t>& current,
+                     std::vector<std::vector<int64_t>>& out) {
+  if (stages_left == 0) {
+    out.push_back(current);
+    return;
+  }
+  for (size_t g = 0; g < capacity.size(); ++g) {
+    if (used[g]) continue;
+    used[g] = true;
+    for (int64_t n = 1; n <= std::min(capacity[g], stages_left); ++n) {
+      current.insert(current.end(), n, static_cast<int64_t>(g));
+      placements_from(capacity, stages_left - n, used, current, out);
+      current.resize(current.size() - n);
+    }
+    used[g] = false;
+  }
+}
+
+std::vector<std::vector<int64_t>> placement_options(const ClusterSpec& cluster,
+                                                    const SearchSpace& space, int64_t pp,
+                                                    int64_t per_stage) {
+  if (cluster.nodes.size() == 1 || !space.heterogeneous) return {{}};
+  std::vector<int64_t> capacity;
+  for (const NodeGroup& group : cluster.nodes) capacity.push_back(group.num_gpus() / per_stage);
+  std::vector<std::vector<int64_t>> out;
+  std::vector<bool> used(cluster.nodes.size(), false);
+  std::vector<int64_t> current;
+  placements_from(capacity, pp, used, current, out);
+  return out;
+}
+
+// The layer splits of a shape (stage_layers values; empty = the default split).
+std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const SearchSpace& space,
+                                                const PlanScreen& screen, const Plan& shape) {
+  if (shape.pp == 1) return {{}};
+  int64_t granularity = chunks_of(shape.schedule, shape.vpp);
+  std::optional<std::vector<int64_t>> base =
+      balanced_split(model.num_layers, shape.pp, granularity);
+  if (!base) return {};
+  Plan default_plan = shape;
+  default_plan.stage_layers.clear();
+  std::vector<int64_t> default_split = stage_layer_counts(default_plan, model);
+  std::vector<std::vector<int64_t>> splits;
+  auto add = [&](std::vector<int64_t> split) {
+    if (split == default_split) split.clear();
+    if (std::find(splits.begin(), splits.end(), split) == splits.end()) splits.push_back(split);
+  };
+  add(*base);
+  bool placed = !shape.placement.empty();
+  if (space.uneven_layers || placed) {
+    // Time-balanced: per stage, its GPU type's seconds per layer; the pipeline ends' extras on
+    // the stages that hold the first and the last chunk.
+    int64_t per_stage = shape.tp * shape.cp * shape.dp;
+    std::vector<StageTimeModel> stages(shape.pp);
+    for (int64_t s = 0; s < shape.pp; ++s) {
+      int64_t group = 0;
+      if (!space.heterogeneous) {
+        group = 0;
+      } else if (placed) {
+        group = shape.placement[s];
+      } else {
+        int64_t first_gpu = s * per_stage, end = 0;
+        for (size_t g = 0; g < screen.cluster().nodes.size(); ++g) {
+          end += screen.cluster().nodes[g].num_gpus();
+          if (first_gpu < end) {
+            group = static_cast<int64_t>(g);
+            break;
+          }
+        }
+      }
+      std::shared_ptr<const LayerSeconds> seconds = screen.layer_seconds(shape, group);
+      stages[s].layer_prefix.assign(1, 0.0);
+      for (const PassSeconds& layer : seconds->layers) {
+        stages[s].layer_prefix.push_back(stages[s].layer_prefix.back() + layer.total());
+      }
+      if (s == 0) stages[s].extra_seconds += seconds->embedding.total();
+      bool v_shaped = shape.schedule == ScheduleKind::kZbv ||
+                      shape.schedule == ScheduleKind::kDualPipeV;
+      if (s == (v_shaped ? 0 : shape.pp - 1)) stages[s].extra_seconds += seconds->head.total();
+    }
+    add(time_balanced_split(stages, model.num_layers, granularity));
+  }
+  if (space.uneven_layers) {
+    for (int64_t first = 0; first <= space.max_edge_trim; ++first) {
+      for (int64_t last = 0; last <= space.max_edge_trim; ++last) {
+        if (first == 0 && last == 0) continue;
+        if (auto split = trimmed_split(*base, first, last, granularity)) add(*split);
+      }
+    }
+  }
+  return splits;
+}
+
+template <typename T>
+int compare_lists(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.empty() != b.empty()) return a.empty() ? -1 : 1;
+  if (a == b) return 0;
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end()) ? -1 : 1;
 }
 
 }  // namespace
 
-std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& cluster,
-                                  const CandidateLimits& limits) {
-  int64_t gpus = limits.gpus > 0 ? limits.gpus : cluster.num_gpus();
-  int64_t seq = limits.seq_length.value_or(model.seq_length);
-  // Context parallelism pays off only for long sequences (Megatron recommends it from 8K on).
-  std::vector<int64_t> cp_options = seq >= 8192 ? std::vector<int64_t>{1, 2, 4, 8}
-                                                : std::vector<int64_t>{1};
-  std::vector<Plan> plans;
-  for (int64_t tp = 1; tp <= gpus; tp *= 2) {
-    if (gpus % tp != 0) break;
-    for (int64_t cp : cp_options) {
-      if ((gpus / tp) % cp != 0) continue;
-      for (int64_t pp : divisors(gpus / tp / cp)) {
+std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cluster,
+                                   const SearchSpace& space, const PlanScreen& screen) {
+  PPSIM_CHECK(space.global_batch_size > 0);
+  int64_t gpus = space.gpus > 0 ? space.gpus : cluster.num_gpus();
+  int64_t seq = space.seq_length.value_or(model.seq_length);
+  int64_t gpus_per_node = cluster.nodes.front().gpus_per_node;
+  for (const NodeGroup& group : cluster.nodes) gpus_per_node = std::min(gpus_per_node, group.gpus_per_node);
+  std::vector<int64_t> tps = space.tp.empty() ? divisors(gpus_per_node) : space.tp;
+  std::vector<Plan> shapes;
+  for (int64_t tp : tps) {
+    if (gpus % tp != 0 || model.num_attention_heads % tp != 0) continue;
+    for (int64_t cp : divisors(gpus / tp)) {
+      if (cp > 1 && (seq % (2 * cp) != 0 || seq / cp < space.min_tokens_per_cp_rank)) continue;
+      for (int64_t pp : divisors(gpus / (tp * cp))) {
+        if (pp > model.num_layers) continue;
         int64_t dp = gpus / (tp * cp * pp);
-        for (int64_t mbs : {1, 2, 4, 8}) {
-          for (Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-            Plan plan;
-            plan.tp = tp;
-            plan.pp = pp;
-            plan.dp = dp;
-            plan.cp = cp;
-            plan.micro_batch_size = mbs;
-            plan.global_batch_size = limits.global_batch_size;
-            plan.seq_length = limits.seq_length;
-            plan.schedule = pp > 1 ? limits.schedule : ScheduleKind::kOneFOneB;
-            plan.recompute = recompute;
-            plan.sequence_parallel = tp > 1;
-            plan.zero_stage = dp > 1 ? 1 : 0;
-            if (!plan_problem(plan, model, cluster)) plans.push_back(plan);
+        if (space.global_batch_size % dp != 0) continue;
+        std::vector<int64_t> eps{1};
+        if (model.is_moe()) {
+          eps.clear();
+          for (int64_t ep : divisors(model.moe->num_experts)) {
+            if ((dp * cp) % ep == 0) eps.push_back(ep);
+          }
+        }
+        for (int64_t ep : eps) {
+          for (int64_t mbs : divisors(space.global_batch_size / dp)) {
+            if (mbs > space.max_micro_batch_size) continue;
+            for (auto [schedule, vpp] : schedule_options(model, space, pp)) {
+              for (const std::vector<int64_t>& placement :
+                   placement_options(cluster, space, pp, tp * cp * dp)) {
+                Plan shape;
+                shape.tp = tp;
+                shape.pp = pp;
+                shape.dp = dp;
+                shape.cp = cp;
+                shape.ep = ep;
+                shape.vpp = vpp;
+                shape.micro_batch_size = mbs;
+                shape.global_batch_size = space.global_batch_size;
+                shape.seq_length = space.seq_length;
+                shape.schedule = schedule;
+                shape.sequence_parallel = tp > 1;
+                shape.precision = space.precision;
+                shape.placement = placement;
+                // Validity of everything but the split, with the balanced split spelled out
+                // (the default split need not divide into vpp chunks where an explicit one does).
+                std::optional<std::vector<int64_t>> base =
+                    balanced_split(model.num_layers, pp, chunks_of(schedule, vpp));
+                if (!base) continue;
+                Plan probe = shape;
+                probe.stage_layers = *base;
+                if (plan_problem(probe, model, cluster)) continue;
+                for (std::vector<int64_t>& split : split_options(model, space, screen, shape)) {
+                  Plan plan = shape;
+                  plan.stage_layers = std::move(split);
+                  if (!plan_problem(plan, model, cluster)) shapes.push_back(std::move(plan));
+                }
+              }
+            }
           }
         }
       }
     }
   }
+  return shapes;
+}
+
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
+  std::vector<Plan> variants;
+  std::vector<bool> sp_values = shape.tp > 1 ? space.sequence_parallel : std::vector<bool>{false};
+  for (Recompute recompute : space.recompute) {
+    for (bool sp : sp_values) {
+      for (int zero : space.zero_stages) {
+        for (bool offload : space.offload_optimizer) {
+          Plan plan = shape;
+          plan.recompute = recompute;
+          plan.sequence_parallel = sp;
+          plan.zero_stage = zero;
+          plan.offload_optimizer = offload;
+          variants.push_back(std::move(plan));
+        }
+      }
+    }
+  }
+  return variants;
+}
+
+std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& cluster,
+                                  const SearchSpace& space, const PlanScreen& screen) {
+  std::vector<Plan> plans;
+  for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
+    for (Plan& plan : knob_variants(shape, space)) plans.push_back(std::move(plan));
+  }
   return plans;
+}
+
+bool canonical_before(const Plan& a, const Plan& b) {
+  auto key = [](const Plan& p) {
+    return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch_size,
+                           static_cast<int>(p.schedule), p.vpp);
+  };
+  if (key(a) != key(b)) return key(a) < key(b);
+  if (int c = compare_lists(a.stage_layers, b.stage_layers)) return c < 0;
+  if (int c = compare_lists(a.placement, b.placement)) return c < 0;
+  auto knobs = [](const Plan& p) {
+    return std::make_tuple(static_cast<int>(p.recompute), p.sequence_parallel, p.zero_stage,
+                           p.offload_optimizer, static_cast<int>(p.precision));
+  };
+  return knobs(a) < knobs(b);
 }
 
 }  // namespace ppsim

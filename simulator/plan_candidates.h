@@ -1,15 +1,35 @@
-// Enumerates the structurally valid plans for a model on a cluster (the planner's search
-// space before memory pruning and simulation).
+// The planner's search space: every plan for a model on a cluster that plan_problem() accepts,
+// enumerated in a fixed order.
 //
-// The space: every factorisation gpus = tp * pp * dp * cp with tp a power of two up to the GPUs
-// per node, pp up to the layer count, cp in {1, 2, 4, 8} (only when the sequence is at least
-// 8192 tokens); micro-batch sizes {1, 2, 4, 8}; recompute none/selective/full; sequence
-// parallelism whenever tp > 1 (Megatron's recommendation); the distributed optimizer
-// (ZeRO-1) whenever dp > 1. Plans for which plan_problem() finds a reason are left out.
-// Order: deterministic (tp, pp, cp, mbs, recompute ascending).
+// A plan is a *shape* -- everything that decides the task graph's structure -- times *knobs*
+// that trade memory for time on that structure. Shapes:
+//   tp        divisors of the (smallest) GPUs per node (tensor parallelism stays in a node);
+//   cp        divisors of the GPUs left, with the sequence divisible by 2*cp and at least
+//             SearchSpace::min_tokens_per_cp_rank tokens per context-parallel rank;
+//   pp        divisors of the GPUs left, at most the layer count; dp the rest (tp*cp*pp*dp = GPUs);
+//   ep        MoE only: divisors of the expert count that divide dp*cp (1 for dense models);
+//   mbs       divisors of gbs/dp up to SearchSpace::max_micro_batch_size;
+//   schedule  each of SearchSpace::schedules when pp > 1 (only 1f1b when pp == 1: one stage has no
+//             pipeline, every schedule does the same work, and 1F1B holds the fewest activations);
+//   vpp       interleaved-1f1b: divisors v of the layer count, 2 <= v <= max_vpp, each stage with
+//             at least v layers; zbv and dualpipev: 2; otherwise 1;
+//   placement one node group per stage on clusters with several groups (contiguous blocks of
+//             stages per group, every order of groups; SearchSpace::heterogeneous), or the
+//             cluster's order (empty);
+//   layers    balanced (layer_balance.h) in units of the chunks per rank; when uneven_layers,
+//             also time-balanced (each stage's GPU type's per-layer seconds, the embedding on the
+//             first chunk's stage and the head on the last's) and the ends trimmed by 1 ..
+//             max_edge_trim units each; duplicates dropped. A split equal to the default
+//             (stage_layer_counts) is written as an empty stage_layers.
+// Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, offload_optimizer,
+// each over the values SearchSpace lists.
+// Order: shapes by (tp, cp, pp, ep, mbs, schedule, vpp, placement, split) as listed above, then
+// knobs by (recompute, sequence_parallel, zero_stage, offload) in SearchSpace order. The planner
+// breaks exact ties in its objective by canonical_before(), which does not depend on this order.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "simulator/cluster_spec.h"
@@ -18,14 +38,51 @@
 
 namespace ppsim {
 
-struct CandidateLimits {
-  int64_t gpus = 0;                // GPUs to use; 0 = every GPU of the cluster.
-  int64_t global_batch_size = 0;   // Sequences per step. REQUIRES: > 0.
+class PlanScreen;
+
+struct SearchSpace {
+  int64_t gpus = 0;                   // GPUs every plan uses; 0 = all of the cluster.
+  int64_t global_batch_size = 0;      // Sequences per step. REQUIRES: > 0.
   std::optional<int64_t> seq_length;  // Overrides the model's when set.
-  ScheduleKind schedule = ScheduleKind::kOneFOneB;
+  Precision precision = Precision::kBf16;
+  // Pipeline schedules tried when pp > 1. Default: all the simulator has.
+  std::vector<ScheduleKind> schedules = {ScheduleKind::kGpipe,  ScheduleKind::kOneFOneB,
+                                         ScheduleKind::kInterleaved1F1B, ScheduleKind::kZbH1,
+                                         ScheduleKind::kZbH2,   ScheduleKind::kZbv,
+                                         ScheduleKind::kDualPipeV};
+  int64_t max_micro_batch_size = 16;    // Largest micro-batch size tried.
+  int64_t max_vpp = 8;                  // Largest interleaved chunk count tried.
+  int64_t min_tokens_per_cp_rank = 1024;  // cp is at most seq / this (and 1 is always tried).
+  std::vector<int64_t> tp;              // Tensor-parallel degrees to try; empty = every divisor.
+  std::vector<Recompute> recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  std::vector<bool> sequence_parallel = {true, false};  // Tried when tp > 1.
+  std::vector<int> zero_stages = {0, 1, 2, 3};
+  std::vector<bool> offload_optimizer = {false, true};
+  bool uneven_layers = true;   // Time-balanced and end-trimmed layer splits besides balanced.
+  int64_t max_edge_trim = 2;   // Units moved off the first / last stage, at most.
+  // Clusters of several node groups: choose a group per stage and balance layers by each stage's
+  // GPU type (true); or plan as if the cluster were homogeneous (false): GPUs in cluster order,
+  // layers balanced with the first group's costs for every stage.
+  bool heterogeneous = true;
 };
 
+// The shapes of the space (knobs at recompute none, sequence_parallel = tp > 1, zero 0, no
+// offload), each valid for plan_problem(). `screen` supplies per-layer seconds for the
+// time-balanced splits (its StepOptions are those the plans will be simulated with).
+std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cluster,
+                                   const SearchSpace& space, const PlanScreen& screen);
+
+// The knob variants of a shape, in the order above.
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space);
+
+// Every plan of the space: each shape's knob variants. For brute-force checks; the planner
+// walks shapes instead.
 std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& cluster,
-                                  const CandidateLimits& limits);
+                                  const SearchSpace& space, const PlanScreen& screen);
+
+// A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, mbs, schedule, vpp,
+// stage_layers (empty first, then lexicographic), placement (likewise), recompute (none first),
+// sequence_parallel (false first), zero_stage, offload (false first), precision.
+bool canonical_before(const Plan& a, const Plan& b);
 
 }  // namespace ppsim

@@ -42,7 +42,13 @@ struct TaskInfo {
   int32_t chunk = -1;
   int32_t microbatch = -1;
   // What else the task is, when it is not a pipeline action itself.
-  enum class Role : uint8_t { kAction, kGradientReduce, kParamGather, kOptimizer } role = Role::kAction;
+  enum class Role : uint8_t {
+    kAction,          // A pipeline action (F, B, I, W, a send).
+    kGradientReduce,  // One bucket of a chunk's data-parallel gradient reduction.
+    kBucketReady,     // The delay until a gradient bucket is ready (part of the backward).
+    kParamGather,     // The distributed optimizer's parameter all-gather.
+    kOptimizer,       // The optimizer step.
+  } role = Role::kAction;
 };
 
 class LoweringCosts {

@@ -14,8 +14,8 @@ namespace ppsim {
 namespace {
 
 constexpr ScheduleKind kAllSchedules[] = {
-    ScheduleKind::kGpipe, ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
-    ScheduleKind::kZbH1,  ScheduleKind::kZbH2,     ScheduleKind::kZbv,
+    ScheduleKind::kGpipe,     ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
+    ScheduleKind::kZbH1,      ScheduleKind::kZbH2,     ScheduleKind::kZbv,
     ScheduleKind::kDualPipeV,
 };
 
@@ -30,9 +30,9 @@ bool is_compute(ActionKind kind) {
 
 void check_time(double value, const std::string& source, bool positive) {
   if (!std::isfinite(value) || value < 0 || (positive && value == 0)) {
-    throw InputError(source, "",
-                     fmt::format("expected a {} number, got {}",
-                                 positive ? "positive" : "non-negative", value));
+    throw InputError(
+        source, "",
+        fmt::format("expected a {} number, got {}", positive ? "positive" : "non-negative", value));
   }
 }
 
@@ -49,9 +49,9 @@ void validate(const ScheduleStudyInput& input) {
   const int32_t v = input.chunks_per_rank;
   if (input.schedule == ScheduleKind::kZbv || input.schedule == ScheduleKind::kDualPipeV) {
     if (v != 2) {
-      throw InputError("--vpp", "",
-                       fmt::format("{} places exactly 2 chunks per rank (a V), got --vpp {}",
-                                   name, v));
+      throw InputError(
+          "--vpp", "",
+          fmt::format("{} places exactly 2 chunks per rank (a V), got --vpp {}", name, v));
     }
   } else if (input.schedule == ScheduleKind::kInterleaved1F1B) {
     if (v < 1) throw InputError("--vpp", "", fmt::format("expected at least 1, got {}", v));
@@ -129,12 +129,15 @@ ComputeSpec AbstractCosts::compute(int32_t worker, const Action& action) const {
       spec.seconds = (cost.tb + cost.tw) / v;
       spec.free_bytes = 1;
       break;
-    case ActionKind::kBackwardInput: spec.seconds = cost.tb / v; break;
+    case ActionKind::kBackwardInput:
+      spec.seconds = cost.tb / v;
+      break;
     case ActionKind::kBackwardWeight:
       spec.seconds = cost.tw / v;
       spec.free_bytes = 1;
       break;
-    default: PPSIM_CHECK(false, "not a compute action: " + action_label(action));
+    default:
+      PPSIM_CHECK(false, "not a compute action: " + action_label(action));
   }
   return spec;
 }

@@ -27,11 +27,13 @@
 // Metrics per stage (= rank), all from the Timeline:
 //   busy        = sum of the rank's compute durations;
 //   bubble      = makespan - busy, makespan = last end - first start of the whole step
-//                 (the zero-bubble paper's per-stage bubble: (p-1)(tf+tb+tw) for 1F1B);
+//                 (the zero-bubble paper's per-stage bubble: (p-1)(tf+tb+tw) for GPipe and
+//                 1F1B, (p-1)(tf+tb-tw) for ZB-H1, on every stage);
 //   span_bubble = (rank's last end - rank's first start) - busy: idle between the rank's own
 //                 first and last action. It is what remains when consecutive steps overlap (no
-//                 optimizer barrier), the sense in which zb-h2's parallelogram has zero bubble;
-//                 every schedule's last stage has bubble >= (p-1)*tf, but span_bubble can be 0.
+//                 optimizer barrier), the sense in which zb-h2's parallelogram has zero bubble:
+//                 stage 0's span_bubble is the paper's (p-1)(tf+tb-2tw) for ZB-H2, while its
+//                 bubble, like every schedule's last stage's, is at least (p-1)*tf.
 //   bubble_ratio = 1 - sum(busy) / (stages * makespan).
 #pragma once
 
@@ -57,13 +59,13 @@ struct StageCosts {
 
 struct ScheduleStudyInput {
   ScheduleKind schedule = ScheduleKind::kOneFOneB;
-  int32_t stages = 1;           // p, pipeline ranks. >= 1.
-  int32_t microbatches = 1;     // m. >= 1.
-  int32_t chunks_per_rank = 1;  // v: 2 for zbv/dualpipev, >= 1 for interleaved-1f1b, else 1.
-  std::vector<StageCosts> costs;        // Per stage, size p.
-  double comm = 0;                      // Time per point-to-point transfer. >= 0.
-  double memory_per_microbatch = 1;     // Activation memory of one microbatch on a rank. > 0.
-  std::optional<double> memory_limit;   // Per stage, same unit; none = no check.
+  int32_t stages = 1;                  // p, pipeline ranks. >= 1.
+  int32_t microbatches = 1;            // m. >= 1.
+  int32_t chunks_per_rank = 1;         // v: 2 for zbv/dualpipev, >= 1 for interleaved-1f1b, else 1.
+  std::vector<StageCosts> costs;       // Per stage, size p.
+  double comm = 0;                     // Time per point-to-point transfer. >= 0.
+  double memory_per_microbatch = 1;    // Activation memory of one microbatch on a rank. > 0.
+  std::optional<double> memory_limit;  // Per stage, same unit; none = no check.
 };
 
 struct StageStudy {
@@ -83,8 +85,8 @@ struct ScheduleStudy {
   PipelineSchedule schedule;  // As run (ranks with tw == 0 fused; split_backward = any W left).
   Lowered lowered;
   Timeline timeline;
-  double makespan = 0;        // First start (0) to last end.
-  double bubble_ratio = 0;    // 1 - sum(busy) / (stages * makespan).
+  double makespan = 0;              // First start (0) to last end.
+  double bubble_ratio = 0;          // 1 - sum(busy) / (stages * makespan).
   bool mem_limit_exceeded = false;  // Some stage is over_limit.
   std::vector<StageStudy> stages;   // Per stage.
 };
@@ -93,7 +95,8 @@ struct ScheduleStudy {
 // no tasks.
 class AbstractCosts : public LoweringCosts {
  public:
-  // REQUIRES: input.costs.size() == input.stages.
+  // REQUIRES: input.costs.size() == input.stages; `input` outlives this object (it is kept by
+  // reference).
   explicit AbstractCosts(const ScheduleStudyInput& input) : input_(input) {}
   ComputeSpec compute(int32_t worker, const Action& action) const override;
   TransferSpec transfer(TaskGraph& graph, int32_t from_worker, int32_t to_worker,

@@ -36,10 +36,12 @@ class StepCosts : public LoweringCosts {
             const StepOptions& options, Step& step, NetworkModel* network)
       : model_(model), cluster_(cluster), plan_(plan), options_(options), step_(step),
         network_(network), shape_(op_shape(plan, model)),
-        activations_(activation_config(plan, model)),
+        activations_(activation_config(plan, model, options.efficiency.flash_attention)),
         microbatches_(static_cast<int32_t>(num_microbatches(plan))) {
     layers_ = stage_layer_counts(plan, model);
-    memory_ = estimate_memory(model, cluster, plan);
+    MemoryOptions memory_options;
+    memory_options.flash_attention = options.efficiency.flash_attention;
+    memory_ = estimate_memory(model, cluster, plan, memory_options);
     // Layer range of each chunk in forward order.
     const PipelineSchedule& schedule = step.schedule;
     int64_t first = 0;
@@ -261,14 +263,21 @@ class StepCosts : public LoweringCosts {
       double scatter = collective_seconds(Collective::kReduceScatter,
                                           cost.parameters * kGradientBytes, n,
                                           dp_ranks_per_node(group), group);
-      double exposed_fwd = std::max(0.0, gather - cost.forward) * microbatches_;
-      double exposed_bwd =
-          std::max(0.0, gather + scatter - cost.backward_input - cost.backward_weight);
+      // What overlap cannot hide, plus the contention of what it hides (collective_cost.h).
+      auto exposed = [this](double comm, double compute) {
+        return std::max(0.0, comm - compute) +
+               options_.collective.overlap_slowdown * std::min(comm, compute);
+      };
+      double exposed_fwd = exposed(gather, cost.forward) * microbatches_;
+      double exposed_bwd = exposed(gather + scatter, cost.backward_input + cost.backward_weight);
       cost.forward += exposed_fwd / microbatches_;
       cost.forward_comm += exposed_fwd / microbatches_;
       cost.backward_input += exposed_bwd;
       cost.backward_comm += exposed_bwd;
     }
+    // Framework per-microbatch dispatch (cost_model.h), once per forward and per backward.
+    cost.forward += options_.efficiency.microbatch_overhead;
+    cost.backward_input += options_.efficiency.microbatch_overhead;
     return cost;
   }
 
@@ -282,20 +291,38 @@ class StepCosts : public LoweringCosts {
     int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
     const NodeGroup& group = group_of(worker);
     Collective kind = plan_.zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+    // Bucket k is ready (k+1)/K of the way through the chunk's last weight-gradient task: a chain
+    // of K delays of W/K on the worker's timer stream, from when that task could start.
     TaskId ready = graph.stream_predecessor(last_weight_gradient);
-    double backward_seconds = cost.backward_weight /
-                              graph.stream(graph.task(last_weight_gradient).stream).speed;
+    const Task& weight_task = graph.task(last_weight_gradient);
+    double backward_seconds = weight_task.work / graph.stream(weight_task.stream).speed;
     for (int64_t k = 0; k < buckets; ++k) {
+      Task delay;
+      delay.kind = TaskKind::kTransfer;
+      delay.stream = timer_stream(graph, worker);
+      delay.latency = backward_seconds / buckets;
+      TaskId delay_id = graph.add_task(delay);
+      info.resize(graph.num_tasks());
+      info[delay_id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
+      if (k == 0) graph.add_dependency(ready >= 0 ? ready : last_weight_gradient, delay_id);
       double bytes = std::min(bucket, cost.parameters - k * bucket) * kGradientBytes;
       Task task = collective_task(graph, worker, kind, bytes, group_size, group);
-      task.latency += static_cast<double>(k + 1) / buckets * backward_seconds;
       task.group = group_id(graph, fmt::format("sync/{}/{}/{}", step_.layout.workers[step_.layout_worker[worker]].stage, chunk, k));
       TaskId id = graph.add_task(task);
       info.resize(graph.num_tasks());
       info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
-      graph.add_dependency(ready >= 0 ? ready : last_weight_gradient, id);
+      graph.add_dependency(delay_id, id);
       last_sync_[worker] = id;
     }
+  }
+
+  // The per-worker stream of bucket-ready delays (created on first use).
+  StreamId timer_stream(TaskGraph& graph, int32_t worker) const {
+    if (timer_streams_.empty()) timer_streams_.assign(step_.layout_worker.size(), -1);
+    if (timer_streams_[worker] < 0) {
+      timer_streams_[worker] = graph.add_stream(worker, fmt::format("w{}/bucket_ready", worker));
+    }
+    return timer_streams_[worker];
   }
 
   // One member's share of a data-parallel collective, as a transfer on its dp stream.
@@ -396,6 +423,7 @@ class StepCosts : public LoweringCosts {
       task.work = shard * kAdamBytesPerParameter /
                   (group.gpu.memory_bandwidth * options_.efficiency.memory);
     }
+    task.work += options_.efficiency.step_overhead;  // Framework per-step work (cost_model.h).
     TaskId id = graph.add_task(task);
     info.resize(graph.num_tasks());
     info[id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOptimizer};
@@ -437,6 +465,7 @@ class StepCosts : public LoweringCosts {
   mutable std::map<std::string, int32_t> groups_;
   mutable std::map<int32_t, TaskId> last_sync_;
   mutable std::vector<StreamId> dp_streams_;
+  mutable std::vector<StreamId> timer_streams_;
 };
 
 // Replicas can be simulated once when none of their GPUs has its own speed.

@@ -67,6 +67,7 @@ std::string task_label(const Step& step, TaskId id) {
   const TaskInfo& info = step.lowered.info[id];
   switch (info.role) {
     case TaskInfo::Role::kGradientReduce: return fmt::format("dp_reduce[c{}]", info.chunk);
+    case TaskInfo::Role::kBucketReady: return fmt::format("bucket_ready[c{}]", info.chunk);
     case TaskInfo::Role::kParamGather: return "param_gather";
     case TaskInfo::Role::kOptimizer: return "optimizer";
     case TaskInfo::Role::kAction: break;

@@ -11,11 +11,11 @@ namespace ppsim {
 namespace {
 
 // Layout, in pixels.
-constexpr double kLeft = 130;       // Row labels.
+constexpr double kLabelCharWidth = 7;  // Of the 12 px row labels, for the left margin.
 constexpr double kRight = 20;
-constexpr double kTop = 44;         // Title.
+constexpr double kTop = 44;  // Title.
 constexpr double kRowHeight = 24;
-constexpr double kRowGap = 12;      // Room for the reduce/gather bars under a row.
+constexpr double kRowGap = 12;  // Room for the reduce/gather bars under a row.
 constexpr double kBarHeight = 4;
 constexpr double kCharWidth = 6.5;  // Of the 10 px font, for "does the number fit".
 
@@ -33,11 +33,16 @@ constexpr Rgb kGather{0xb0, 0x7a, 0xa1};
 
 Rgb kind_colour(ActionKind kind) {
   switch (kind) {
-    case ActionKind::kForward: return kForward;
-    case ActionKind::kBackwardInput: return kInputGradient;
-    case ActionKind::kBackward: return kFusedBackward;
-    case ActionKind::kBackwardWeight: return kWeightGradient;
-    default: return kOptimizer;
+    case ActionKind::kForward:
+      return kForward;
+    case ActionKind::kBackwardInput:
+      return kInputGradient;
+    case ActionKind::kBackward:
+      return kFusedBackward;
+    case ActionKind::kBackwardWeight:
+      return kWeightGradient;
+    default:
+      return kOptimizer;
   }
 }
 
@@ -47,7 +52,9 @@ Rgb lighten(Rgb colour, double amount) {
   return {mix(colour.r), mix(colour.g), mix(colour.b)};
 }
 
-std::string hex(Rgb colour) { return fmt::format("#{:02x}{:02x}{:02x}", colour.r, colour.g, colour.b); }
+std::string hex(Rgb colour) {
+  return fmt::format("#{:02x}{:02x}{:02x}", colour.r, colour.g, colour.b);
+}
 
 // Dark text on light fills, white on dark ones.
 const char* text_colour(Rgb fill) {
@@ -80,12 +87,23 @@ std::string xml_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -108,24 +126,31 @@ std::string timeline_svg(const PipelineSchedule& schedule, const Lowered& lowere
       if (schedule.chunk_rank[other] == schedule.chunk_rank[c]) ++local_chunk[c];
     }
   }
+  std::vector<std::string> row_names = options.row_names;
+  if (row_names.empty()) {
+    for (int32_t r = 0; r < p; ++r) row_names.push_back(fmt::format("rank {}", r));
+  }
+  size_t longest = 0;
+  for (const std::string& name : row_names) longest = std::max(longest, name.size());
+  const double left = std::max(80.0, kLabelCharWidth * longest + 16);  // Row labels.
   const double makespan = timeline.makespan;
   const double x_scale = makespan > 0 ? options.plot_width / makespan : 0;
-  auto x_of = [&](double time) { return kLeft + time * x_scale; };
+  auto x_of = [&](double time) { return left + time * x_scale; };
   auto row_top = [](int32_t rank) { return kTop + rank * (kRowHeight + kRowGap); };
-  const double width = kLeft + options.plot_width + kRight;
+  const double width = left + options.plot_width + kRight;
   const double axis_y = row_top(p) + 2;
 
   std::string body;
   // Row backgrounds and labels.
   for (int32_t r = 0; r < p; ++r) {
-    std::string name = options.row_names.empty() ? fmt::format("rank {}", r) : options.row_names[r];
+    const std::string& name = row_names[r];
     body += fmt::format(
         "<rect class=\"row\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f4f4f4\"/>\n",
-        px(kLeft), px(row_top(r)), px(options.plot_width), px(kRowHeight));
+        px(left), px(row_top(r)), px(options.plot_width), px(kRowHeight));
     body += fmt::format(
         "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\" "
         "dominant-baseline=\"middle\">{}</text>\n",
-        px(kLeft - 8), px(row_top(r) + kRowHeight / 2), xml_escape(name));
+        px(left - 8), px(row_top(r) + kRowHeight / 2), xml_escape(name));
   }
 
   // Tasks of replica 0, in TaskId order.
@@ -139,8 +164,8 @@ std::string timeline_svg(const PipelineSchedule& schedule, const Lowered& lowere
     const double x = x_of(start);
     const double w = std::max(0.0, x_of(end) - x);
     const double y = row_top(info.worker);
-    const std::string span = fmt::format("{} .. {}", start * options.axis_scale,
-                                         end * options.axis_scale);
+    const std::string span =
+        fmt::format("{} .. {}", start * options.axis_scale, end * options.axis_scale);
     if (info.role == TaskInfo::Role::kAction && is_compute(info.kind)) {
       Rgb fill = kind_colour(info.kind);
       if (v > 1 && info.chunk >= 0) fill = lighten(fill, 0.55 * local_chunk[info.chunk] / (v - 1));
@@ -187,11 +212,11 @@ std::string timeline_svg(const PipelineSchedule& schedule, const Lowered& lowere
   const double step = tick_step(range);
   const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step))));
   body += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333333\"/>\n",
-                      px(kLeft), px(axis_y), px(kLeft + options.plot_width), px(axis_y));
+                      px(left), px(axis_y), px(left + options.plot_width), px(axis_y));
   const int ticks = range > 0 ? static_cast<int>(std::floor(range / step + 1e-9)) : 0;
   for (int i = 0; i <= ticks; ++i) {
     double value = i * step;
-    double x = range > 0 ? kLeft + value / range * options.plot_width : kLeft;
+    double x = range > 0 ? left + value / range * options.plot_width : left;
     body += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333333\"/>\n",
                         px(x), px(axis_y), px(x), px(axis_y + 5));
     body += fmt::format(
@@ -201,7 +226,7 @@ std::string timeline_svg(const PipelineSchedule& schedule, const Lowered& lowere
   const std::string axis_label =
       options.axis_unit.empty() ? "time" : fmt::format("time ({})", options.axis_unit);
   body += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
-                      px(kLeft + options.plot_width / 2), px(axis_y + 32), xml_escape(axis_label));
+                      px(left + options.plot_width / 2), px(axis_y + 32), xml_escape(axis_label));
 
   // Legend of the kinds present.
   struct Entry {
@@ -219,7 +244,7 @@ std::string timeline_svg(const PipelineSchedule& schedule, const Lowered& lowere
       {has_gather, kGather, "parameter gather"},
   };
   const double legend_y = axis_y + 46;
-  double legend_x = kLeft;
+  double legend_x = left;
   for (const Entry& entry : entries) {
     if (!entry.present) continue;
     body += fmt::format(
@@ -234,7 +259,7 @@ std::string timeline_svg(const PipelineSchedule& schedule, const Lowered& lowere
     body += fmt::format(
         "<text x=\"{}\" y=\"{}\" font-size=\"11\">{} chunks per rank: lighter shades are the "
         "rank's later chunks; numbers are microbatches</text>\n",
-        px(kLeft), px(legend_y + 28), v);
+        px(left), px(legend_y + 28), v);
     height += 18;
   }
 
@@ -243,12 +268,13 @@ std::string timeline_svg(const PipelineSchedule& schedule, const Lowered& lowere
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
       "viewBox=\"0 0 {0} {1}\" font-family=\"Helvetica, Arial, sans-serif\">\n",
       px(width), px(height));
-  out += fmt::format("<rect class=\"background\" x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" "
-                     "fill=\"#ffffff\"/>\n",
-                     px(width), px(height));
+  out += fmt::format(
+      "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" "
+      "fill=\"#ffffff\"/>\n",
+      px(width), px(height));
   if (!options.title.empty()) {
     out += fmt::format("<text x=\"{}\" y=\"26\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
-                       px(kLeft), xml_escape(options.title));
+                       px(left), xml_escape(options.title));
   }
   out += body;
   out += "</svg>\n";

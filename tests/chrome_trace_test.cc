@@ -87,18 +87,19 @@ TEST_CASE("ChromeTrace: valid JSON with exactly one X slice per task") {
       int64_t id = event["args"]["task"];
       task_ids.insert(id);
       CHECK(event["ts"].get<double>() == step.timeline.start[id] * 1e6);
-      CHECK(event["dur"].get<double>() ==
-            (step.timeline.end[id] - step.timeline.start[id]) * 1e6);
+      CHECK(event["dur"].get<double>() == (step.timeline.end[id] - step.timeline.start[id]) * 1e6);
       CHECK(event["pid"] == step.lowered.info[id].worker);
       CHECK(event["tid"] == graph.task(id).stream);
       CHECK(event["name"] == task_trace_name(step.lowered.info[id]));
       if (event["dur"].get<double>() == 0) ++zero_duration;
-      used_threads.insert({event["pid"], event["tid"]});
+      used_threads.insert({event["pid"].get<int64_t>(), event["tid"].get<int64_t>()});
     } else {
       CHECK(event["ph"] == "M");
-      if (event["name"] == "process_name") process_names[event["pid"]] = event["args"]["name"];
+      if (event["name"] == "process_name") {
+        process_names[event["pid"].get<int64_t>()] = event["args"]["name"];
+      }
       if (event["name"] == "thread_name") {
-        named_threads.insert({event["pid"], event["tid"]});
+        named_threads.insert({event["pid"].get<int64_t>(), event["tid"].get<int64_t>()});
         CHECK(event["args"]["name"] == graph.stream(event["tid"].get<int32_t>()).name);
       }
     }

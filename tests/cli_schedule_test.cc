@@ -114,14 +114,14 @@ TEST_CASE("CLI schedule: --mem-limit is reported, the schedule unchanged") {
   CHECK(json["stages"][0]["peak_memory"] == 14.0);
   CHECK(json["warnings"].size() == 4);
   CHECK(json["makespan"] == 27.0);  // Same schedule as without the limit.
-  nlohmann::json fits = run_json(
-      "--stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1 --mem-limit 4");
+  nlohmann::json fits =
+      run_json("--stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1 --mem-limit 4");
   CHECK(fits["mem_limit_exceeded"] == false);
 }
 
 TEST_CASE("CLI schedule: text report layout") {
-  testing::CommandResult result =
-      run_ppsim("schedule --stages 2 --microbatches 2 --schedule 1f1b --tf 1 --tb 2 --tw 0 --comm 0.5");
+  testing::CommandResult result = run_ppsim(
+      "schedule --stages 2 --microbatches 2 --schedule 1f1b --tf 1 --tb 2 --tw 0 --comm 0.5");
   REQUIRE(result.exit_code == 0);
   std::istringstream lines(result.out);
   std::string line;
@@ -143,7 +143,8 @@ TEST_CASE("CLI schedule: --svg and --trace files") {
   const std::string trace = "/tmp/ppsim_cli_schedule_test.json";
   testing::CommandResult result = run_ppsim(
       "schedule --stages 4 --microbatches 8 --schedule interleaved-1f1b --vpp 2 --tf 1 --tb 1 "
-      "--tw 1 --svg " + svg + " --trace " + trace);
+      "--tw 1 --svg " +
+      svg + " --trace " + trace);
   REQUIRE(result.exit_code == 0);
   std::string image = slurp(svg);
   CHECK(image.rfind("<?xml", 0) == 0);

@@ -12,8 +12,8 @@
 namespace ppsim {
 namespace {
 
-ScheduleStudyInput uniform(ScheduleKind kind, int32_t p, int32_t m, double tf, double tb,
-                           double tw, int32_t v = 0) {
+ScheduleStudyInput uniform(ScheduleKind kind, int32_t p, int32_t m, double tf, double tb, double tw,
+                           int32_t v = 0) {
   ScheduleStudyInput input;
   input.schedule = kind;
   input.stages = p;
@@ -26,10 +26,12 @@ ScheduleStudyInput uniform(ScheduleKind kind, int32_t p, int32_t m, double tf, d
 
 bool near(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
 
+// The orders a study reports (compute_order with zero-bubble letters), p = 4, m = 8.
 std::vector<std::string> orders(ScheduleKind kind) {
-  ScheduleStudy study = run_schedule_study(uniform(kind, 4, 8, 1, 1, 1));
+  ScheduleStudyInput input = uniform(kind, 4, 8, 1, 1, 1);
+  PipelineSchedule schedule = build_pipeline_schedule(kind, 4, 8, input.chunks_per_rank);
   std::vector<std::string> result;
-  for (const StageStudy& stage : study.stages) result.push_back(stage.order);
+  for (int32_t r = 0; r < 4; ++r) result.push_back(compute_order(schedule, r));
   return result;
 }
 
@@ -43,8 +45,8 @@ TEST_CASE("ScheduleStudy: GPipe and 1F1B take (m+p-1)(tf+tb+tw) with free commun
     for (int32_t p : {1, 2, 4, 5}) {
       for (int32_t m : {p, 2 * p, 3 * p + 1}) {
         for (ScheduleKind kind : {ScheduleKind::kGpipe, ScheduleKind::kOneFOneB}) {
-          INFO(schedule_name(kind) << " p=" << p << " m=" << m << " tf=" << c.tf << " tb=" << c.tb
-                                   << " tw=" << c.tw);
+          INFO(schedule_name(kind)
+               << " p=" << p << " m=" << m << " tf=" << c.tf << " tb=" << c.tb << " tw=" << c.tw);
           ScheduleStudy study = run_schedule_study(uniform(kind, p, m, c.tf, c.tb, c.tw));
           const double expected = (m + p - 1) * (c.tf + c.tb + c.tw);
           CHECK(near(study.makespan, expected));
@@ -77,7 +79,8 @@ TEST_CASE("ScheduleStudy: ZB-H1 leaves (p-1)(tf+tb-tw) of bubble on every stage"
   // Unequal costs: 3 * (1 + 1.5 - 1) = 4.5 and 3 * (1 + 1 - 0.5) = 4.5.
   for (StageCosts c : {StageCosts{1, 1.5, 1}, StageCosts{1, 1, 0.5}, StageCosts{1, 2, 1}}) {
     ScheduleStudy study = run_schedule_study(uniform(ScheduleKind::kZbH1, 4, 8, c.tf, c.tb, c.tw));
-    for (const StageStudy& stage : study.stages) CHECK(near(stage.bubble, 3 * (c.tf + c.tb - c.tw)));
+    for (const StageStudy& stage : study.stages)
+      CHECK(near(stage.bubble, 3 * (c.tf + c.tb - c.tw)));
   }
 }
 
@@ -109,8 +112,8 @@ TEST_CASE("ScheduleStudy: interleaved 1F1B's bubble shrinks by v") {
   ScheduleStudy v1 = run_schedule_study(uniform(ScheduleKind::kInterleaved1F1B, 4, 8, 1, 2, 0, 1));
   ScheduleStudy v2 = run_schedule_study(uniform(ScheduleKind::kInterleaved1F1B, 4, 8, 1, 2, 0, 2));
   ScheduleStudy v4 = run_schedule_study(uniform(ScheduleKind::kInterleaved1F1B, 4, 8, 1, 2, 0, 4));
-  CHECK(v1.makespan == 33);  // (8 + 3) * 3, as 1F1B.
-  CHECK(v2.makespan == 28.5);  // 8 * 3 + 3 * 3 / 2.
+  CHECK(v1.makespan == 33);     // (8 + 3) * 3, as 1F1B.
+  CHECK(v2.makespan == 28.5);   // 8 * 3 + 3 * 3 / 2.
   CHECK(v4.makespan == 26.25);  // 8 * 3 + 3 * 3 / 4.
   for (int32_t r = 0; r < 4; ++r) {
     CHECK(v1.stages[r].bubble == 9);
@@ -173,6 +176,9 @@ TEST_CASE("ScheduleStudy: action orders for p = 4, m = 8 match REFERENCE.md 4") 
   // 1F1B: p - r warm-up F (torch counts the first steady F in it), then B F pairs, cool-down B.
   CHECK(orders(ScheduleKind::kOneFOneB) ==
         Orders{"FFFFBFBFBFBFBBBB", "FFFBFBFBFBFBFBBB", "FFBFBFBFBFBFBFBB", "FBFBFBFBFBFBFBFB"});
+  // The study reports the same strings.
+  ScheduleStudy zb = run_schedule_study(uniform(ScheduleKind::kZbH1, 4, 8, 1, 1, 1));
+  for (int32_t r = 0; r < 4; ++r) CHECK(zb.stages[r].order == orders(ScheduleKind::kZbH1)[r]);
   // ZB-H1 (torch's InterleavedZeroBubble with v = 1): p-1-r warm-up F, then F I pairs where
   // each I after the first r is followed by the oldest W, leftover W at the end.
   CHECK(orders(ScheduleKind::kZbH1) ==
@@ -185,15 +191,15 @@ TEST_CASE("ScheduleStudy: action orders for p = 4, m = 8 match REFERENCE.md 4") 
   // ZBV: 2(p-r)-1 F(c0); r x [F(c1) F(c0)]; (p-r) x [F(c1) I W]; steady [F(c0) I W F(c1) I W];
   // cool-down r x [I(c0) I(c1)], (p-r) x [I(c0) W(c0)], pending W(c1) then W(c0).
   Orders zbv = orders(ScheduleKind::kZbv);
-  CHECK(zbv[0] == std::string("FFFFFFF") + "FBWFBWFBWFBW" + "FBWFBW" + "BWFBWBWFBWBWFBW" +
-                      "BWBWBWBW");
+  CHECK(zbv[0] ==
+        std::string("FFFFFFF") + "FBWFBWFBWFBW" + "FBWFBW" + "BWFBWBWFBWBWFBW" + "BWBWBWBW");
   CHECK(zbv[3] == std::string("F") + "FFFFFF" + "FBW" + "FBWFBWFBWFBWFBWFBWFBWFBW" + "BBBBBB" +
                       "BW" + "WWWWWW");
   // DualPipeV, rank 0: 2(p-1) F(s0); [F(s0) F(s1)]; 3 x [I(s1) W F(s1)]; 1 x main
   // [F(s0)+B(s1)][F(s1)+B(s0)]; 3 x [B(s1), F(s1)+B(s0)]; [B(s1) I(s0)]; 3 x [W I(s0)]; W.
   Orders dualpipev = orders(ScheduleKind::kDualPipeV);
-  CHECK(dualpipev[0] == std::string("FFFFFF") + "FF" + "BWFBWFBWF" + "FBFB" + "BFBBFBBFB" + "BB" +
-                            "WBWBWB" + "W");
+  CHECK(dualpipev[0] ==
+        std::string("FFFFFF") + "FF" + "BWFBWFBWF" + "FBFB" + "BFBBFBBFB" + "BB" + "WBWBWB" + "W");
   // Interleaved, v = 2: min((v-1) m/rounds + 2(p-1-r), m v) warm-up F, F B pairs, cool-down B.
   ScheduleStudy interleaved =
       run_schedule_study(uniform(ScheduleKind::kInterleaved1F1B, 4, 8, 1, 1, 1, 2));
@@ -246,8 +252,7 @@ TEST_CASE("ScheduleStudy: invalid inputs are InputErrors") {
   // dualpipev needs m >= 2p.
   CHECK_THROWS_WITH(run_schedule_study(uniform(ScheduleKind::kDualPipeV, 4, 6, 1, 1, 1)),
                     Contains("dualpipev"));
-  CHECK_THROWS_AS(run_schedule_study(uniform(ScheduleKind::kDualPipeV, 4, 6, 1, 1, 1)),
-                  InputError);
+  CHECK_THROWS_AS(run_schedule_study(uniform(ScheduleKind::kDualPipeV, 4, 6, 1, 1, 1)), InputError);
   CHECK_THROWS_WITH(run_schedule_study(uniform(ScheduleKind::kOneFOneB, 4, 8, 1, 1, 1, 2)),
                     Contains("--vpp"));
   CHECK_THROWS_WITH(run_schedule_study(uniform(ScheduleKind::kZbv, 4, 8, 1, 1, 1, 3)),
@@ -268,23 +273,24 @@ TEST_CASE("ScheduleStudy: invalid inputs are InputErrors") {
 
 TEST_CASE("ScheduleStudy: --stage-costs JSON is read strictly") {
   using Catch::Matchers::Contains;
-  std::vector<StageCosts> costs =
-      parse_stage_costs(R"([{"tf": 1, "tb": 2, "tw": 0}, {"tf": 1.5, "tb": 3, "tw": 0.5}])", "c.json");
+  std::vector<StageCosts> costs = parse_stage_costs(
+      R"([{"tf": 1, "tb": 2, "tw": 0}, {"tf": 1.5, "tb": 3, "tw": 0.5}])", "c.json");
   REQUIRE(costs.size() == 2);
   CHECK(costs[1].tf == 1.5);
   CHECK(costs[1].tw == 0.5);
   CHECK_THROWS_WITH(parse_stage_costs(R"([{"tf": 1, "tb": 2, "tw": 0, "tx": 1}])", "c.json"),
                     Contains("c.json: /0/tx: unknown key 'tx'"));
-  CHECK_THROWS_WITH(parse_stage_costs(R"([{"tf": 1, "tb": 2, "tw": 0}, {"tf": 1, "tw": 0}])",
-                                      "c.json"),
-                    Contains("c.json: /1/tb: required key is missing"));
+  CHECK_THROWS_WITH(
+      parse_stage_costs(R"([{"tf": 1, "tb": 2, "tw": 0}, {"tf": 1, "tw": 0}])", "c.json"),
+      Contains("c.json: /1/tb: required key is missing"));
   CHECK_THROWS_WITH(parse_stage_costs(R"([{"tf": "1", "tb": 2, "tw": 0}])", "c.json"),
                     Contains("/0/tf: expected a number"));
   CHECK_THROWS_WITH(parse_stage_costs(R"([{"tf": 0, "tb": 2, "tw": 0}])", "c.json"),
                     Contains("/0/tf: expected a positive number"));
   CHECK_THROWS_WITH(parse_stage_costs(R"([{"tf": 1, "tb": 2, "tw": -1}])", "c.json"),
                     Contains("/0/tw"));
-  CHECK_THROWS_WITH(parse_stage_costs(R"({"tf": 1})", "c.json"), Contains("expected a non-empty list"));
+  CHECK_THROWS_WITH(parse_stage_costs(R"({"tf": 1})", "c.json"),
+                    Contains("expected a non-empty list"));
   CHECK_THROWS_WITH(parse_stage_costs("[]", "c.json"), Contains("expected a non-empty list"));
   CHECK_THROWS_WITH(parse_stage_costs("[{", "c.json"), Contains("c.json: invalid JSON"));
   CHECK_THROWS_WITH(load_stage_costs("tests/data/no_such_costs.json"), Contains("cannot open"));

@@ -46,14 +46,14 @@ std::string xml_problem(const std::string& xml) {
     i = end + 1;
     if (tag.empty()) return "empty tag";
     if (tag[0] == '/') {
-      if (open.empty() || open.back() != tag.substr(1)) return "mismatched </" + tag.substr(1) + ">";
+      if (open.empty() || open.back() != tag.substr(1))
+        return "mismatched </" + tag.substr(1) + ">";
       open.pop_back();
       continue;
     }
     bool self_closing = tag.back() == '/';
     if (self_closing) tag.pop_back();
-    static const std::regex element(
-        R"(^([A-Za-z_][\w.:-]*)(\s+[A-Za-z_][\w.:-]*="[^"<]*")*\s*$)");
+    static const std::regex element(R"(^([A-Za-z_][\w.:-]*)(\s+[A-Za-z_][\w.:-]*="[^"<]*")*\s*$)");
     std::smatch match;
     if (!std::regex_match(tag, match, element)) return "malformed tag <" + tag + ">";
     // Attribute values may hold only entities, not raw '&'.
@@ -149,7 +149,7 @@ TEST_CASE("TimelineSvg: colours by kind, shades by chunk, legend") {
   ScheduleStudy interleaved = study(ScheduleKind::kInterleaved1F1B, 2, 0);
   svg = timeline_svg(interleaved.schedule, interleaved.lowered, interleaved.timeline);
   std::set<std::string> forward_fills;
-  std::regex forward_box(R"(<rect class="task"[^>]*fill="(#[0-9a-f]{6})"[^>]*><title>F)");
+  std::regex forward_box(R"re(<rect class="task"[^>]*fill="(#[0-9a-f]{6})"[^>]*><title>F)re");
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), forward_box);
        it != std::sregex_iterator(); ++it) {
     forward_fills.insert((*it)[1]);
@@ -192,7 +192,9 @@ TEST_CASE("TimelineSvg: replica 0 only, with optimizer boxes and reduce bars") {
   PipelineSchedule schedule = build_pipeline_schedule(ScheduleKind::kOneFOneB, 2, 4, 1);
   Lowered lowered = lower_schedule(schedule, 3, std::vector<double>(6, 1.0), StepCosts{});
   Timeline timeline = simulate_graph(lowered.graph);
-  std::string svg = timeline_svg(schedule, lowered, timeline, TimelineSvgOptions{"1f1b, 3 replicas"});
+  TimelineSvgOptions options;
+  options.title = "1f1b, 3 replicas";
+  std::string svg = timeline_svg(schedule, lowered, timeline, options);
   CHECK(xml_problem(svg) == "");
   CHECK(count(svg, "<rect class=\"task\"") == 2 * 8);  // 2 ranks x (4 F + 4 B), not 3 replicas.
   CHECK(count(svg, "<rect class=\"optimizer\"") == 2);

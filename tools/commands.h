@@ -11,9 +11,12 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitNothingFits = 3;
 inline constexpr int kExitOverTolerance = 4;
 
+void add_accuracy_command(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);
 void add_inspect_command(CLI::App& app, int& exit_code);
 void add_memory_command(CLI::App& app, int& exit_code);
 void add_plan_command(CLI::App& app, int& exit_code);
+void add_profile_command(CLI::App& app, int& exit_code);
 void add_schedule_command(CLI::App& app, int& exit_code);
 void add_simulate_command(CLI::App& app, int& exit_code);
 

@@ -17,9 +17,12 @@ int main(int argc, char** argv) {
       "  ppsim plan --model llama3-70b --cluster dgx-h100-4\n"
       "Run 'ppsim SUBCOMMAND --help' for each subcommand's options.");
   int exit_code = 0;
+  ppsim::add_accuracy_command(app, exit_code);
+  ppsim::add_export_command(app, exit_code);
   ppsim::add_inspect_command(app, exit_code);
   ppsim::add_memory_command(app, exit_code);
   ppsim::add_plan_command(app, exit_code);
+  ppsim::add_profile_command(app, exit_code);
   ppsim::add_schedule_command(app, exit_code);
   ppsim::add_simulate_command(app, exit_code);
   try {

@@ -39,8 +39,10 @@ void write_file(const std::string& path, const std::string& text, const std::str
   out << text;
   out.close();
   if (!out) {
-    throw InputError(flag, "", fmt::format("cannot write '{}' (check the folder exists and is "
-                                           "writable)", path));
+    throw InputError(flag, "",
+                     fmt::format("cannot write '{}' (check the folder exists and is "
+                                 "writable)",
+                                 path));
   }
 }
 
@@ -115,19 +117,24 @@ std::string study_text(const ScheduleStudy& study, const std::vector<std::string
                      input.chunks_per_rank == 1 ? "" : "s", input.microbatches,
                      study.schedule.split_backward ? "backward split into B (input) + W (weight)"
                                                    : "backward fused (B = input + weight)");
-  out += fmt::format("# costs    per stage per microbatch in the input's time unit (columns tf tb "
-                     "tw); comm {} per transfer\n",
-                     num(input.comm));
+  out += fmt::format(
+      "# costs    per stage per microbatch in the input's time unit (columns tf tb "
+      "tw); comm {} per transfer\n",
+      num(input.comm));
   out += fmt::format("# memory   {} per microbatch of activations; limit {}\n",
                      num(input.memory_per_microbatch),
                      input.memory_limit ? num(*input.memory_limit) : "none");
   for (const std::string& warning : warnings) out += "# warning: " + warning + "\n";
   out += "#\n";
-  const char* row = "{} {:>5} {:>8} {:>8} {:>8} {:>10} {:>10} {:>11} {:>10} {:>10} {:>9} {:>10}  {}\n";
+  const char* row =
+      "{} {:>5} {:>8} {:>8} {:>8} {:>10} {:>10} {:>11} {:>10} {:>10} {:>9} {:>10}  {}\n";
   out += fmt::format(fmt::runtime(row), "#", "stage", "tf", "tb", "tw", "busy", "bubble",
                      "span_bubble", "first", "last", "peak", "peak", "order");
-  out += fmt::format(fmt::runtime(row), "#", "", "(time)", "(time)", "(time)", "(time)", "(time)",
-                     "(time)", "(time)", "(time)", "(mb)", "(mem)", "");
+  std::string units =
+      fmt::format(fmt::runtime(row), "#", "", "(time)", "(time)", "(time)", "(time)", "(time)",
+                  "(time)", "(time)", "(time)", "(mb)", "(mem)", "");
+  units.erase(units.find_last_not_of(" \n") + 1);
+  out += units + "\n";
   for (size_t s = 0; s < study.stages.size(); ++s) {
     const StageStudy& stage = study.stages[s];
     out += fmt::format(fmt::runtime(row), " ", s, num(input.costs[s].tf), num(input.costs[s].tb),
@@ -191,7 +198,8 @@ void run_schedule(const CLI::App& command, const Options& options) {
                                 ? fmt::format(", {} chunks per stage", input.chunks_per_rank)
                                 : "",
                             num(study.makespan), 100 * study.bubble_ratio);
-    for (int32_t r = 0; r < input.stages; ++r) svg.row_names.push_back(stage_name(study.schedule, r));
+    for (int32_t r = 0; r < input.stages; ++r)
+      svg.row_names.push_back(stage_name(study.schedule, r));
     svg.axis_unit = "input time unit";
     write_file(options.svg, timeline_svg(study.schedule, study.lowered, study.timeline, svg),
                "--svg");
@@ -220,8 +228,9 @@ void add_schedule_command(CLI::App& app, int& exit_code) {
   command->add_option("--stages", options->stages, "Pipeline stages (ranks), p")->required();
   command->add_option("--microbatches", options->microbatches, "Microbatches per step, m")
       ->required();
-  command->add_option("--schedule", options->schedule,
-                      "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-h2, zbv, dualpipev")
+  command
+      ->add_option("--schedule", options->schedule,
+                   "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-h2, zbv, dualpipev")
       ->required();
   command->add_option("--vpp", options->vpp,
                       "Chunks per stage (interleaved-1f1b; zbv/dualpipev use 2). Default 1");

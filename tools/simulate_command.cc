@@ -43,6 +43,11 @@ int run_simulate(const Options& options) {
   step_options.deduplicate_replicas = !options.all_replicas;
   step_options.ideal_links = options.ideal_links || cluster.ideal_links;
   Step step = build_step(model, cluster, plan, step_options);
+  // The schedule's dependency graph is checked (Boost.Graph) before it is trusted; a failure is
+  // a bug in the schedule builder, not bad input.
+  if (std::optional<std::string> problem = check_schedule(step.schedule)) {
+    PPSIM_CHECK(false, "schedule " + schedule_name(plan.schedule) + ": " + *problem);
+  }
   Timeline timeline = simulate_graph(step.lowered.graph);
   StepMetrics metrics = compute_metrics(model, cluster, plan, step, timeline);
   fmt::print("{}", options.json ? simulate_report_json(model, cluster, plan, step, metrics)

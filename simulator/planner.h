@@ -1,0 +1,163 @@
+// Planner: finds the best parallel plans for a model on a cluster.
+//
+//   enumerate shapes (plan_candidates.h) ──> per shape, every knob variant:
+//     screen memory exactly (plan_screen.h) ──> drop what does not fit
+//     ──> dominance rules (below) ──> lower bound on the objective (plan_screen.h)
+//   ──> simulate in order of increasing bound, in fixed batches on a thread pool, and stop at the
+//       first batch whose smallest bound exceeds the top-th best objective found so far
+//   ──> rank by (objective, canonical_before) and explain each of the top plans.
+//
+// Dominance rules. Each drops a fitting plan X only when a *fitting* twin Y (same shape, same
+// sequence parallelism) exists that the simulator cannot rank behind X: every task of Y lasts
+// no longer than X's and Y's graph is X's, so Y's step is no slower (the makespan is a longest
+// path, non-decreasing in task durations), and Y comes first in canonical order on a tie.
+//   lighter recompute     Y has less recompute (none < selective < full): recompute only adds
+//                         forward work (and, for full, its TP collectives) inside backward tasks;
+//   no offload needed     Y keeps the optimizer on the GPU: the offloaded update moves gradients
+//                         and parameters over PCIe and runs CPU Adam, slower than the HBM-bound
+//                         update on every GPU in the catalog;
+//   ZeRO-2 = ZeRO-1 time  Y is ZeRO-1 and X ZeRO-2: the simulator runs both the same way
+//                         (reduce-scatter, sharded update, parameter all-gather); ZeRO-2 only
+//                         changes memory;
+//   one data-parallel rank  dp*cp == 1 and Y is ZeRO-0: sharding over one rank changes no task.
+// The bound makes the search exact: a plan that is not simulated has a bound above the top-th
+// best objective, so its own objective is too. tests/planner_test.cc checks the planner's best
+// against simulating every plan of small spaces.
+//
+// Objectives (lower is better; each evaluator also gives a bound from the time bound):
+//   time  iteration_time_s.
+//   cost  dollars per step = iteration_time_s x sum over the plan's GPUs of price_per_gpu_hour
+//         / 3600 (cluster spec, per node group).
+//   p90   the 90th percentile of the step time under the cluster's straggler model, by seeded
+//         Monte-Carlo. No cluster spec carries a straggler model yet, so the step is
+//         deterministic and p90 equals iteration_time_s (the evaluator says so in its note);
+//         a stochastic evaluator plugs in through PlanEvaluator. Stragglers only slow tasks
+//         down, so the time bound stays a bound for any percentile.
+//
+// Determinism: candidates are screened and simulated by index into vectors; batch boundaries do
+// not depend on the thread count; ties break by canonical_before(). The result is the same for
+// any thread count (tests check 1 vs 2).
+// Thread-safety: search_plans() may be called from one thread at a time per PlanScreen; it
+// starts its own pool.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simulator/cluster_spec.h"
+#include "simulator/model_spec.h"
+#include "simulator/plan.h"
+#include "simulator/plan_candidates.h"
+#include "simulator/plan_screen.h"
+#include "simulator/step_builder.h"
+#include "simulator/step_metrics.h"
+
+namespace ppsim {
+
+enum class Objective { kTime, kCost, kP90 };
+
+// "time", "cost", "p90".
+std::string objective_name(Objective objective);
+const std::vector<std::string>& objective_names();
+
+// A simulated plan and its score.
+struct Evaluation {
+  StepMetrics metrics;
+  double objective = 0;  // Lower is better; units per objective (seconds or dollars).
+};
+
+// Scores plans for one objective. Implementations are immutable and thread-safe.
+class PlanEvaluator {
+ public:
+  virtual ~PlanEvaluator() = default;
+  // Builds and simulates the step (or several, for a distribution). REQUIRES: a valid plan.
+  virtual Evaluation evaluate(const Plan& plan) const = 0;
+  // A lower bound on evaluate(plan).objective given a lower bound on the nominal step time.
+  virtual double objective_bound(const Plan& plan, double step_time_bound_s) const = 0;
+  // One line for the report header: what is ranked and any caveat.
+  virtual std::string note() const = 0;
+};
+
+// The evaluator of `objective`, simulating with `step` options. `seed` seeds Monte-Carlo draws.
+std::unique_ptr<PlanEvaluator> make_evaluator(Objective objective, const ModelSpec& model,
+                                              const ClusterSpec& cluster,
+                                              const StepOptions& step, uint64_t seed);
+
+// Dollars per second of the GPUs `plan` occupies (0 when their groups carry no price).
+double plan_dollars_per_second(const ClusterSpec& cluster, const Plan& plan);
+
+// Progress of a running search, reported between batches on the calling thread.
+struct SearchProgress {
+  std::string phase;  // "screening" (done/total shapes) or "simulating" (done/total candidates).
+  int64_t done = 0;
+  int64_t total = 0;
+};
+
+struct PlannerOptions {
+  SearchSpace space;
+  Objective objective = Objective::kTime;
+  int64_t top = 10;          // Plans to return (the search is exact for all of them).
+  int threads = 0;           // 0 = one per hardware thread.
+  uint64_t seed = 0;         // For Monte-Carlo evaluators.
+  StepOptions step;          // How candidates are simulated (the `simulate` defaults).
+  int64_t batch_size = 32;   // Candidates simulated per batch; fixed, so results do not
+                             // depend on the thread count.
+  std::function<void(const SearchProgress&)> progress;  // Optional.
+};
+
+// A ranked, simulated plan.
+struct RankedPlan {
+  Plan plan;
+  StepMetrics metrics;
+  double objective = 0;           // As the evaluator scores it.
+  double dollars_per_step = 0;    // iteration_time_s x plan_dollars_per_second (0: no prices).
+  double time_bound_s = 0;        // The screen's lower bound on its step time.
+  std::string why;                // What sets it apart among the returned plans.
+};
+
+// Plans dropped by one dominance rule.
+struct RuleCount {
+  std::string rule;
+  int64_t dropped = 0;
+};
+
+struct SearchStats {
+  int64_t shapes = 0;      // Shapes enumerated.
+  int64_t considered = 0;  // Plans (shape x knobs) in the space, all valid for plan_problem().
+  int64_t unsimulable = 0; // Of those, plans whose schedule the simulator's lowering cannot run
+                           // (ShapeScreen::deadlocks); left out of everything below.
+  int64_t fitting = 0;     // Of those, fitting in memory (the screen; exact).
+  int64_t dominated = 0;   // Fitting plans dropped by the dominance rules.
+  std::vector<RuleCount> rules;  // Per rule, in the order of the header.
+  int64_t candidates = 0;  // Fitting plans left for the bound-ordered simulation.
+  int64_t bounded_out = 0; // Candidates never simulated: bound above the top-th best.
+  int64_t simulated = 0;   // Candidates simulated.
+};
+
+// The plan closest to fitting, when none fits.
+struct ClosestPlan {
+  Plan plan;
+  MemoryScreen memory;
+};
+
+struct PlanSearchResult {
+  std::vector<RankedPlan> plans;       // Best first, at most `top`; all fit.
+  SearchStats stats;
+  std::optional<ClosestPlan> closest;  // Set when no plan fits (and the space is not empty).
+  std::string objective_note;          // The evaluator's note().
+};
+
+// Searches `options.space` for `model` on `cluster`.
+// REQUIRES: options.space.global_batch_size > 0; options.top >= 1.
+PlanSearchResult search_plans(const ModelSpec& model, const ClusterSpec& cluster,
+                              const PlannerOptions& options);
+
+// The same, with a caller-supplied screen (reused across searches) and evaluator.
+PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& evaluator,
+                              const PlannerOptions& options);
+
+}  // namespace ppsim

@@ -1,0 +1,180 @@
+// `ppsim accuracy` end to end: the report's fields on three public rows, the JSON, the
+// filters, and exit status 2 with a clear message for bad files and flags.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/test_helpers.h"
+
+namespace ppsim {
+namespace {
+
+using testing::run_ppsim;
+
+const char* kThreeRuns = "accuracy --runs tests/data/accuracy/three_runs.csv";
+
+// A temporary CSV file holding `text`, removed at scope exit.
+class TempCsv {
+ public:
+  explicit TempCsv(const std::string& text) {
+    char name[] = "/tmp/ppsim_accuracy_XXXXXX";
+    int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    path_ = name;
+    std::ofstream(path_) << text;
+  }
+  ~TempCsv() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The header and first data line of the three-row file.
+std::string three_runs_text() {
+  std::ifstream in(testing::test_data("accuracy/three_runs.csv"));
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST_CASE("ppsim accuracy: text report of three rows") {
+  testing::CommandResult result = run_ppsim(kThreeRuns);
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const std::string& out = result.out;
+  CHECK_THAT(out, Catch::StartsWith("# ppsim accuracy"));
+  CHECK_THAT(out, Catch::Contains("three_runs.csv: 3 rows"));
+  CHECK_THAT(out, Catch::Contains("(tok/s/GPU)"));
+  CHECK_THAT(out, Catch::Contains("mem_pub"));
+  // One table row per run: source, model and plan.
+  CHECK_THAT(out, Catch::Contains("GPT 39B: tp=8,pp=2,dp=32"));
+  CHECK_THAT(out, Catch::Contains("Llama 3 8B: tp=1,pp=1,dp=64"));
+  CHECK_THAT(out, Catch::Contains("GPT-style 1.5B: tp=1,pp=8,dp=1,mbs=6,gbs=144,schedule=zb-h2"));
+  // Published memory (59 GB) beside the prediction, for the Zero Bubble row only.
+  CHECK_THAT(out, Catch::Contains("59.0"));
+  // Defaults stated, summary, worst rows, closing line.
+  CHECK_THAT(out, Catch::Contains("# defaults applied"));
+  CHECK_THAT(out, Catch::Contains("vocab not stated: 50257"));
+  CHECK_THAT(out, Catch::Contains("# summary"));
+  CHECK_THAT(out, Catch::Contains("# S01"));
+  CHECK_THAT(out, Catch::Contains("# S10"));
+  CHECK_THAT(out, Catch::Contains("# S11"));
+  CHECK_THAT(out, Catch::Contains("# worst 3 rows"));
+  CHECK_THAT(out, Catch::Contains("# OK: MAPE"));
+  // Every line is a '#' line or a data row starting with a space.
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    std::string line = out.substr(start, end - start);
+    CHECK((line.rfind("#", 0) == 0 || line.rfind(" ", 0) == 0));
+    start = end + 1;
+  }
+}
+
+TEST_CASE("ppsim accuracy --json: every row's fields and the summary") {
+  testing::CommandResult result = run_ppsim(std::string(kThreeRuns) + " --json");
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  nlohmann::json json = nlohmann::json::parse(result.out);
+  CHECK(json["file_rows"] == 3);
+  CHECK(json["split"] == "all");
+  CHECK(json["memory_unit"] == "GB = 1e9 bytes");
+  REQUIRE(json["rows"].size() == 3);
+  for (const auto& row : json["rows"]) {
+    CHECK(row["status"] == "compared");
+    CHECK(row["reason"].is_null());
+    CHECK(row["predicted_tokens_per_s_per_gpu"].get<double>() > 0);
+    CHECK(row["target_tokens_per_s_per_gpu"].get<double>() > 0);
+    double predicted = row["predicted_tokens_per_s_per_gpu"];
+    double target = row["target_tokens_per_s_per_gpu"];
+    CHECK(row["error_pct"].get<double>() == Approx(100 * (predicted - target) / target));
+    CHECK(row["plan"].is_string());
+    CHECK(row["defaults"].is_array());
+    CHECK(row["predicted_memory_gb"].get<double>() > 0);
+  }
+  CHECK(json["rows"][0]["row_id"] == "5");
+  CHECK(json["rows"][0]["gpu"] == "A100-SXM-80GB");
+  CHECK(json["rows"][0]["framework"] == "megatron-lm");
+  CHECK(json["rows"][0]["published_memory_gb"].is_null());
+  CHECK(json["rows"][1]["framework"] == "torchtitan");
+  CHECK(json["rows"][1]["split"] == "test");
+  CHECK(json["rows"][2]["published_memory_gb"] == 59.0);
+  CHECK(json["rows"][2]["memory_error_pct"].is_number());
+  CHECK(json["summary"]["all"]["rows"] == 3);
+  CHECK(json["summary"]["all"]["mape_pct"].get<double>() > 0);
+  CHECK(json["summary"]["train"]["rows"].get<int>() + json["summary"]["test"]["rows"].get<int>() == 3);
+  CHECK(json["summary"]["memory"]["rows"] == 1);
+  CHECK(json["sources"].size() == 3);
+  CHECK(json["worst"].size() == 3);
+  CHECK(json["not_predicted"].empty());
+  CHECK(json["constants"]["efficiency"]["gemm_max_bf16"].is_number());
+  CHECK(json["constants"]["collective"]["intra_bandwidth"].is_number());
+}
+
+TEST_CASE("ppsim accuracy: --only and --split select rows") {
+  testing::CommandResult only = run_ppsim(std::string(kThreeRuns) + " --only S11 --json");
+  REQUIRE(only.exit_code == 0);
+  nlohmann::json json = nlohmann::json::parse(only.out);
+  REQUIRE(json["rows"].size() == 1);
+  CHECK(json["rows"][0]["source_id"] == "S11");
+  CHECK(json["only_source"] == "S11");
+
+  testing::CommandResult train = run_ppsim(std::string(kThreeRuns) + " --split train --json");
+  REQUIRE(train.exit_code == 0);
+  nlohmann::json train_json = nlohmann::json::parse(train.out);
+  CHECK(train_json["rows"].size() == 2);
+  for (const auto& row : train_json["rows"]) CHECK(row["split"] == "train");
+}
+
+TEST_CASE("ppsim accuracy: bad files and flags exit 2 with a clear message") {
+  SECTION("a quoted field that never closes") {
+    std::string text = three_runs_text();
+    text += "9,S99,\"unterminated,row\n";
+    TempCsv file(text);
+    testing::CommandResult result = run_ppsim("accuracy --runs " + file.path());
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err, Catch::StartsWith("ppsim: error: " + file.path() + ": line 5:"));
+    CHECK_THAT(result.err, Catch::Contains("never closed"));
+  }
+  SECTION("a row with too few fields") {
+    TempCsv file(three_runs_text() + "9,S99,x\n");
+    testing::CommandResult result = run_ppsim("accuracy --runs " + file.path());
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err, Catch::Contains("line 5: 3 fields, but the header has 47 columns"));
+  }
+  SECTION("a missing column") {
+    std::string text = three_runs_text();
+    text.replace(text.find(",target_tokens_per_s_per_gpu,"), 29, ",target_tok_per_s,");
+    TempCsv file(text);
+    testing::CommandResult result = run_ppsim("accuracy --runs " + file.path());
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err, Catch::Contains("missing column target_tokens_per_s_per_gpu"));
+  }
+  SECTION("a file that does not exist") {
+    testing::CommandResult result = run_ppsim("accuracy --runs tests/data/accuracy/nope.csv");
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err, Catch::Contains("nope.csv: cannot open the file"));
+  }
+  SECTION("no --runs") {
+    testing::CommandResult result = run_ppsim("accuracy");
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err, Catch::Contains("--runs is required"));
+  }
+  SECTION("an unknown source") {
+    testing::CommandResult result = run_ppsim(std::string(kThreeRuns) + " --only S12");
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err, Catch::Contains("no rows of source 'S12'"));
+    CHECK_THAT(result.err, Catch::Contains("S01, S10, S11"));
+  }
+  SECTION("an unknown split") {
+    testing::CommandResult result = run_ppsim(std::string(kThreeRuns) + " --split tset");
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err, Catch::Contains("unknown value 'tset'"));
+    CHECK_THAT(result.err, Catch::Contains("did you mean 'test'"));
+  }
+}
+
+}  // namespace
+}  // namespace ppsim

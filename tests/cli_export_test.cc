@@ -1,0 +1,93 @@
+// `ppsim export` from the command line: output on stdout or in a file, what a launcher cannot
+// express as warnings on stderr, bad input as exit status 2.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "tests/test_helpers.h"
+
+namespace ppsim {
+namespace {
+
+using testing::run_ppsim;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_CASE("ppsim export: a zero-bubble plan exports with warnings on stderr") {
+  testing::CommandResult result = run_ppsim(
+      "export --model llama3-8b --cluster dgx-h100-1 --format megatron "
+      "--plan tp=2,pp=4,dp=1,mbs=1,gbs=16,schedule=zb-h1");
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  CHECK(result.out.rfind("#!/bin/bash\n", 0) == 0);
+  CHECK(contains(result.err, "ppsim: warning: Megatron-LM has no zero-bubble schedule (zb-h1"));
+  CHECK(contains(result.out, "# WARNING: Megatron-LM has no zero-bubble schedule (zb-h1"));
+  CHECK(contains(result.out, "  --pipeline-model-parallel-size 4\n"));
+
+  testing::CommandResult titan = run_ppsim(
+      "export --model llama3-8b --cluster dgx-h100-1 --format torchtitan "
+      "--plan tp=2,pp=4,dp=1,mbs=1,gbs=16,schedule=zb-h2,sequence_parallel=true");
+  CHECK(titan.exit_code == 0);
+  CHECK(contains(titan.err, "ppsim: warning: torch.distributed.pipelining has no ZB-H2 schedule"));
+}
+
+TEST_CASE("ppsim export: a plan every launcher expresses prints no warning") {
+  testing::CommandResult result = run_ppsim(
+      "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed "
+      "--plan dp=8,mbs=1,gbs=64,zero_stage=1");
+  CHECK(result.exit_code == 0);
+  CHECK(result.err.empty());
+  CHECK(contains(result.out, "\"train_batch_size\": 64"));
+}
+
+TEST_CASE("ppsim export: -o writes the same text to a file") {
+  const std::string arguments =
+      "export --model llama3-8b --cluster dgx-h100-1 --format megatron "
+      "--plan tp=8,mbs=1,gbs=8";
+  testing::CommandResult to_stdout = run_ppsim(arguments);
+  char path[] = "/tmp/ppsim_export_XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  std::fclose(fdopen(fd, "w"));
+  testing::CommandResult to_file = run_ppsim(arguments + " -o " + path);
+  CHECK(to_file.exit_code == 0);
+  CHECK(to_file.out.empty());
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() == to_stdout.out);
+  struct stat info {};
+  REQUIRE(stat(path, &info) == 0);
+  CHECK((info.st_mode & S_IXUSR) != 0);  // The Megatron script is executable.
+  std::remove(path);
+}
+
+TEST_CASE("ppsim export: bad input exits 2 with a message that says how to fix it") {
+  testing::CommandResult format = run_ppsim(
+      "export --model llama3-8b --cluster dgx-h100-1 --format megatorn --plan tp=8,gbs=8");
+  CHECK(format.exit_code == 2);
+  CHECK(format.out.empty());
+  CHECK(contains(format.err,
+                 "ppsim: error: --format: unknown launcher format 'megatorn'; expected one of "
+                 "megatron, deepspeed, torchtitan (did you mean 'megatron'?)"));
+
+  testing::CommandResult plan = run_ppsim(
+      "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed --plan tp=3,gbs=8");
+  CHECK(plan.exit_code == 2);
+  CHECK(contains(plan.err, "ppsim: error: --plan: "));
+
+  testing::CommandResult output = run_ppsim(
+      "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed --plan tp=8,gbs=8 "
+      "-o /nonexistent-folder/ds_config.json");
+  CHECK(output.exit_code == 2);
+  CHECK(contains(output.err, "ppsim: error: --output: cannot write '/nonexistent-folder/ds_config.json'"));
+}
+
+}  // namespace
+}  // namespace ppsim

@@ -1,0 +1,101 @@
+// `ppsim profile`: measure this machine (CUDA or CPU backend), fit models, write a profile JSON.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "profiler/cpu_backend.h"
+#include "profiler/cuda_backend.h"
+#include "profiler/profile_report.h"
+#include "profiler/thread_collectives.h"
+#include "simulator/error.h"
+#include "simulator/profile.h"
+#include "tools/commands.h"
+
+namespace ppsim {
+namespace {
+
+struct ProfileCommandOptions {
+  std::string out = "profile.json";
+  std::string backend = "auto";
+  std::string show;
+  bool quick = false;
+  std::optional<int64_t> warmup_iters;
+  std::optional<int64_t> iters;
+  double timeout = 60;
+};
+
+int run_profile(const ProfileCommandOptions& options) {
+  if (!options.show.empty()) {
+    fmt::print("{}", profile_report_text(load_profile(options.show)));
+    return 0;
+  }
+  ProfileOptions profile_options;
+  profile_options.quick = options.quick;
+  profile_options.warmup_iters = options.warmup_iters.value_or(options.quick ? 2 : 5);
+  profile_options.iters = options.iters.value_or(options.quick ? 5 : 20);
+  profile_options.collective_timeout = options.timeout;
+
+  std::string backend = options.backend;
+  std::string why;
+  if (backend == "auto") {
+    backend = cuda_device_count(&why) > 0 ? "cuda" : "cpu";
+    if (backend == "cpu") fmt::print(stderr, "ppsim: note: {}; profiling the CPU backend\n", why);
+  }
+  Profile profile;
+  try {
+    profile = backend == "cuda" ? run_cuda_profile(profile_options)
+                                : run_cpu_profile(profile_options);
+  } catch (const CollectiveTimeout& error) {
+    throw InputError("ppsim profile", "", std::string("collective hung: ") + error.what() +
+                                              " (raise --timeout if the run is just slow)");
+  }
+  std::string json = profile_json(profile);
+  std::ofstream file(options.out);
+  if (!file || !(file << json) || !file.flush()) {
+    throw InputError("--out", "", "cannot write " + options.out);
+  }
+  fmt::print("{}", profile_report_text(profile));
+  fmt::print("# profile written to {}\n", options.out);
+  return 0;
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ProfileCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "profile", "Measure GEMMs, attention, memory, host transfers and collectives; fit models; "
+                 "write a profile JSON for --profile");
+  command->add_option("--out", options->out, "Profile JSON to write")->capture_default_str();
+  command->add_option("--backend", options->backend,
+                      "cuda (GPUs of this node, cuBLASLt + NCCL), cpu (Eigen and threads), or "
+                      "auto: cuda when a GPU is found, else cpu")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
+      ->capture_default_str();
+  command->add_flag("--quick", options->quick,
+                    "A reduced shape and size set (seconds on the CPU, about a minute on a GPU)");
+  command->add_option("-w,--warmup", options->warmup_iters,
+                      "Untimed calls before each point (default 5, --quick 2)");
+  command->add_option("-n,--iters", options->iters,
+                      "Timed calls per point; the median is kept (default 20, --quick 5)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("-T,--timeout", options->timeout,
+                      "Seconds before a hung collective is aborted, naming its ranks")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--show", options->show,
+                      "Print the report of an existing profile JSON instead of measuring");
+  command->footer(
+      "Examples:\n"
+      "  ppsim profile --out h200.json                 # every local GPU, one process\n"
+      "  ppsim profile --backend cpu --quick --out cpu.json\n"
+      "  ppsim profile --show h200.json\n"
+      "  ppsim simulate ... --profile h200.json\n"
+      "Schema and fitting: docs/profile.md. Exit status: 0 done, 2 bad input, no CUDA device "
+      "for --backend cuda, or a hung collective.");
+  command->callback([options, &exit_code] { exit_code = run_profile(*options); });
+}
+
+}  // namespace ppsim

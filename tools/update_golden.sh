@@ -1,0 +1,34 @@
+#!/bin/bash
+# Regenerates the committed golden files from a built ppsim (STYLE.md rule 11). Golden files
+# change only through this script; review the diff before committing it.
+#
+# Usage: tools/update_golden.sh [PPSIM_BINARY]     (default: build/ppsim)
+#
+# Sections:
+# - launcher exports (tests/launcher_config_test.cc): for every line of
+#   tests/golden/export/cases.txt, `ppsim export` in each format to
+#   tests/golden/export/NAME_{megatron.sh,deepspeed.json,torchtitan.toml}.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ppsim=${1:-build/ppsim}
+if [[ ! -x "$ppsim" ]]; then
+  echo "update_golden.sh: no ppsim binary at '$ppsim'; build it or pass its path" >&2
+  exit 2
+fi
+
+export_dir=tests/golden/export
+declare -A extension=([megatron]=sh [deepspeed]=json [torchtitan]=toml)
+while read -r name model cluster plan extra; do
+  [[ -z "$name" || "$name" == \#* ]] && continue
+  if [[ -z "$plan" || -n "${extra:-}" ]]; then
+    echo "update_golden.sh: $export_dir/cases.txt: expected NAME MODEL CLUSTER PLAN, got '$name $model $cluster $plan ${extra:-}'" >&2
+    exit 2
+  fi
+  for format in megatron deepspeed torchtitan; do
+    out="$export_dir/${name}_${format}.${extension[$format]}"
+    "$ppsim" export --model "$model" --cluster "$cluster" --plan "$plan" --format "$format" \
+      -o "$out" 2>/dev/null
+    echo "wrote $out"
+  done
+done <"$export_dir/cases.txt"
