@@ -42,7 +42,8 @@ std::string wrap_comment(const std::string& text, const std::string& first,
 
 std::string join_ints(const std::vector<int64_t>& values, const std::string& separator) {
   std::string text;
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? separator : "") + std::to_string(values[i]);
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? separator : "") + std::to_string(values[i]);
   return text;
 }
 
@@ -63,7 +64,8 @@ std::string model_summary(const ModelSpec& model) {
   if (model.num_kv_heads != model.num_attention_heads) {
     text += fmt::format(", {} kv heads", model.num_kv_heads);
   }
-  if (model.moe) text += fmt::format(", {} experts top-{}", model.moe->num_experts, model.moe->top_k);
+  if (model.moe)
+    text += fmt::format(", {} experts top-{}", model.moe->num_experts, model.moe->top_k);
   return text;
 }
 
@@ -102,15 +104,34 @@ Launch launch_shape(const ClusterSpec& cluster, const Plan& plan, const std::str
         launch.world, launch.gpus_per_node, launch.world % launch.gpus_per_node));
   }
   if (!plan.placement.empty() || cluster.is_heterogeneous()) {
-    std::string where = plan.placement.empty()
-                            ? "fills the cluster's node groups in order"
-                            : "places pipeline stages on node groups " +
-                                  join_ints(plan.placement, ", ");
+    const int64_t ranks_per_stage = launch.world / plan.pp;
+    std::string order;
+    if (plan.placement.empty()) {
+      order = "start the nodes group by group, in the order the cluster lists them";
+    } else if (ranks_per_stage % launch.gpus_per_node != 0) {
+      order =
+          fmt::format("a stage's {} ranks do not fill whole {}-GPU nodes, so stages share nodes",
+                      ranks_per_stage, launch.gpus_per_node);
+    } else {
+      const int64_t nodes_per_stage = ranks_per_stage / launch.gpus_per_node;
+      order = "start";
+      for (int64_t stage = 0; stage < plan.pp; ++stage) {
+        int64_t first = stage * nodes_per_stage, last = first + nodes_per_stage - 1;
+        const NodeGroup& group = cluster.nodes[plan.placement[stage]];
+        order += fmt::format(
+            "{} node rank{} {} on group {} ({})", stage ? ";" : "", first == last ? "" : "s",
+            first == last ? std::to_string(first) : fmt::format("{}-{}", first, last),
+            plan.placement[stage], group.gpu.name);
+      }
+    }
     warnings.push_back(fmt::format(
-        "the plan {} ({}); {} has no setting that pins a stage to a node group or GPU type: ranks "
-        "fill nodes in node-rank order with the pipeline stage outermost, so give the nodes of "
-        "stage s the node ranks of stage s",
-        where, cluster_summary(cluster), launcher));
+        "the plan {} ({}), but {} has no setting that pins a pipeline stage to a node group or GPU "
+        "type: ranks fill nodes in node-rank order, pipeline stage outermost, {} ranks per stage; "
+        "{}",
+        plan.placement.empty()
+            ? "fills the cluster's node groups in order"
+            : "places pipeline stages on node groups " + join_ints(plan.placement, ", "),
+        cluster_summary(cluster), launcher, ranks_per_stage, order));
   }
   return launch;
 }
@@ -125,21 +146,20 @@ bool is_v_shaped(ScheduleKind kind) {
 
 // Model chunks per pipeline rank in the plan's own schedule.
 int64_t plan_chunks(const Plan& plan) {
-  return (plan.schedule == ScheduleKind::kInterleaved1F1B || is_v_shaped(plan.schedule))
-             ? plan.vpp
-             : 1;
+  return (plan.schedule == ScheduleKind::kInterleaved1F1B || is_v_shaped(plan.schedule)) ? plan.vpp
+                                                                                         : 1;
 }
 
 // Layers of each of the pp * chunks virtual stages, in model order. Loop placement puts
 // virtual stage i on rank i % pp; V placement on rank i (i < pp) or 2pp-1-i. A rank's layers
 // are split evenly over its chunks (plan validation guarantees they divide).
-std::vector<int64_t> virtual_stage_layers(const Plan& plan, const ModelSpec& model,
-                                          int64_t chunks, bool v_placement) {
+std::vector<int64_t> virtual_stage_layers(const Plan& plan, const ModelSpec& model, int64_t chunks,
+                                          bool v_placement) {
   std::vector<int64_t> per_rank = stage_layer_counts(plan, model);
   std::vector<int64_t> layers;
   for (int64_t index = 0; index < plan.pp * chunks; ++index) {
-    int64_t rank = v_placement ? (index < plan.pp ? index : 2 * plan.pp - 1 - index)
-                               : index % plan.pp;
+    int64_t rank =
+        v_placement ? (index < plan.pp ? index : 2 * plan.pp - 1 - index) : index % plan.pp;
     layers.push_back(per_rank[rank] / chunks);
   }
   return layers;
@@ -217,8 +237,8 @@ void megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vecto
   std::vector<int64_t> layers = stage_layer_counts(plan, model);
   if (all_equal(layers)) {
     if (chunks > 1) {
-      args.push_back({"--num-layers-per-virtual-pipeline-stage",
-                      std::to_string(layers.front() / chunks)});
+      args.push_back(
+          {"--num-layers-per-virtual-pipeline-stage", std::to_string(layers.front() / chunks)});
     }
     return;
   }
@@ -229,11 +249,13 @@ void megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vecto
   if (middle_even && first > 0 && last > 0) {
     args.push_back({"--decoder-first-pipeline-num-layers", std::to_string(first)});
     args.push_back({"--decoder-last-pipeline-num-layers", std::to_string(last)});
-    if (chunks > 1) args.push_back({"--num-virtual-stages-per-pipeline-rank", std::to_string(chunks)});
+    if (chunks > 1)
+      args.push_back({"--num-virtual-stages-per-pipeline-rank", std::to_string(chunks)});
     return;
   }
   std::vector<int64_t> virtual_layers = virtual_stage_layers(plan, model, chunks, false);
-  args.push_back({"--pipeline-model-parallel-layout", "\"" + megatron_layout(virtual_layers) + "\""});
+  args.push_back(
+      {"--pipeline-model-parallel-layout", "\"" + megatron_layout(virtual_layers) + "\""});
 }
 
 }  // namespace
@@ -278,7 +300,8 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   if (model.moe) {
     model_args.push_back({"--num-experts", std::to_string(model.moe->num_experts)});
     model_args.push_back({"--moe-router-topk", std::to_string(model.moe->top_k)});
-    model_args.push_back({"--moe-ffn-hidden-size", std::to_string(model.moe->expert_ffn_hidden_size)});
+    model_args.push_back(
+        {"--moe-ffn-hidden-size", std::to_string(model.moe->expert_ffn_hidden_size)});
     if (model.moe->every_n_layers != 1) {
       model_args.push_back({"--moe-layer-freq", std::to_string(model.moe->every_n_layers)});
     }
@@ -379,8 +402,9 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     text += "MASTER_ADDR=${MASTER_ADDR:-localhost}\n";
   } else {
     // No apostrophes: inside ${VAR:?word} bash would read one as an opening quote.
-    text += fmt::format("NODE_RANK=${{NODE_RANK:?set NODE_RANK to the index of this node, 0..{}}}\n",
-                        launch.nodes - 1);
+    text +=
+        fmt::format("NODE_RANK=${{NODE_RANK:?set NODE_RANK to the index of this node, 0..{}}}\n",
+                    launch.nodes - 1);
     text += "MASTER_ADDR=${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\n";
   }
   text += "MASTER_PORT=${MASTER_PORT:-29500}\n\n";
@@ -401,8 +425,9 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   text += "\n# Not part of the plan: mock data and a short run; replace for real training.\n";
   text += bash_array("RUN_ARGS", run_args);
   text += "\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n";
-  text += "  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" "
-          "\"${RUN_ARGS[@]}\"\n";
+  text +=
+      "  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" "
+      "\"${RUN_ARGS[@]}\"\n";
   return out;
 }
 
@@ -451,18 +476,18 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
           "the model code",
           join_ints(layers, ":")));
     }
-    notes.push_back(fmt::format(
-        "pipeline parallel {}: deepspeed.pipe.PipelineModule(layers, "
-        "topology=PipeModelDataParallelTopology(num_pp={}, num_mp={}, num_dp={}), "
-        "partition_method='type:<transformer layer class>'); engine.train_batch() runs "
-        "gradient_accumulation_steps = {} microbatches through the pipeline",
-        plan.pp, plan.pp, plan.tp, plan.dp, microbatches));
+    notes.push_back(
+        fmt::format("pipeline parallel {}: deepspeed.pipe.PipelineModule(layers, "
+                    "topology=PipeModelDataParallelTopology(num_pp={}, num_mp={}, num_dp={}), "
+                    "partition_method='type:<transformer layer class>'); engine.train_batch() runs "
+                    "gradient_accumulation_steps = {} microbatches through the pipeline",
+                    plan.pp, plan.pp, plan.tp, plan.dp, microbatches));
   } else if (plan.tp > 1) {
-    notes.push_back(fmt::format(
-        "tensor parallel {}: from the model code (a Megatron-style mpu passed to "
-        "deepspeed.initialize) or, for Hugging Face models, DeepSpeed AutoTP "
-        "(\"tensor_parallel\": {{\"autotp_size\": {}}})",
-        plan.tp, plan.tp));
+    notes.push_back(
+        fmt::format("tensor parallel {}: from the model code (a Megatron-style mpu passed to "
+                    "deepspeed.initialize) or, for Hugging Face models, DeepSpeed AutoTP "
+                    "(\"tensor_parallel\": {{\"autotp_size\": {}}})",
+                    plan.tp, plan.tp));
   }
   if (plan.sequence_parallel) {
     notes.push_back(
@@ -499,8 +524,9 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
   }
 
   nlohmann::ordered_json comment = nlohmann::ordered_json::array();
-  comment.push_back("DeepSpeed config written by `ppsim export --format deepspeed`; DeepSpeed "
-                    "ignores this key.");
+  comment.push_back(
+      "DeepSpeed config written by `ppsim export --format deepspeed`; DeepSpeed "
+      "ignores this key.");
   comment.push_back(fmt::format("model: {} ({})", model.name, model_summary(model)));
   comment.push_back(fmt::format("cluster: {} ({})", cluster.name, cluster_summary(cluster)));
   comment.push_back("plan: " + plan_to_inline(plan));
@@ -589,12 +615,14 @@ struct Flavor {
   const char* model;
   const char* flavor;
   const char* config_function;  // Its config_registry function after the Python-config move.
+  const char* hf_assets_path;   // Tokenizer folder, as torchtitan's own TOMLs give it.
   int64_t layers, hidden, heads, kv_heads, ffn, vocab;
 };
 constexpr Flavor kFlavors[] = {
-    {"llama3", "8B", "llama3_8b", 32, 4096, 32, 8, 14336, 128256},
-    {"llama3", "70B", "llama3_70b", 80, 8192, 64, 8, 28672, 128256},
-    {"llama3", "405B", "llama3_405b", 126, 16384, 128, 8, 53248, 128256},
+    {"llama3", "8B", "llama3_8b", "./assets/hf/Llama-3.1-8B", 32, 4096, 32, 8, 14336, 128256},
+    {"llama3", "70B", "llama3_70b", "./assets/hf/Llama-3.1-70B", 80, 8192, 64, 8, 28672, 128256},
+    {"llama3", "405B", "llama3_405b", "./assets/hf/Llama-3.1-405B", 126, 16384, 128, 8, 53248,
+     128256},
 };
 
 const Flavor* find_flavor(const ModelSpec& model) {
@@ -723,8 +751,7 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
         "InterleavedZeroBubble (the paper's ZB1P, ZB-H1's memory) with one stage per rank, whose "
         "bubble is larger");
   } else if (plan.pp > 1 && plan.schedule == ScheduleKind::kZbH1) {
-    notes.push_back(
-        "zb-h1 runs as InterleavedZeroBubble (torch's ZB1P) with one stage per rank.");
+    notes.push_back("zb-h1 runs as InterleavedZeroBubble (torch's ZB1P) with one stage per rank.");
   }
   const bool ep_overlap_off = plan.pp > 1 && plan.schedule == ScheduleKind::kDualPipeV &&
                               plan.ep > 1 && plan.recompute != Recompute::kNone;
@@ -753,7 +780,8 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
       parts.push_back(part);
     }
   }
-  const int64_t local_batch = plan.pp > 1 ? plan.global_batch_size / plan.dp : plan.micro_batch_size;
+  const int64_t local_batch =
+      plan.pp > 1 ? plan.global_batch_size / plan.dp : plan.micro_batch_size;
   const std::string mode = plan.recompute == Recompute::kFull        ? "full"
                            : plan.recompute == Recompute::kSelective ? "selective"
                                                                      : "none";
@@ -815,8 +843,11 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
     text += "#     " + overrides[i] + (i + 1 < overrides.size() ? " \\\n" : "\n");
   }
   std::string in_code;
-  if (plan.pp > 1) in_code += " the pipeline split (module_fqns_per_model_part, with that release's module names),";
-  if (plan.tp > 1 && !plan.sequence_parallel) in_code += " parallelism.enable_sequence_parallel = False,";
+  if (plan.pp > 1)
+    in_code +=
+        " the pipeline split (module_fqns_per_model_part, with that release's module names),";
+  if (plan.tp > 1 && !plan.sequence_parallel)
+    in_code += " parallelism.enable_sequence_parallel = False,";
   if (plan.precision == Precision::kFp8) in_code += " the float8 converters,";
   if (!in_code.empty()) {
     in_code.pop_back();
@@ -834,6 +865,10 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   text += "name = " + toml_string(titan_model) +
           (flavor ? "\n" : "  # closest torchtitan model family; see the warning above\n");
   text += "flavor = " + toml_string(titan_flavor) + "\n";
+  if (flavor) {
+    text += "hf_assets_path = " + toml_string(flavor->hf_assets_path) +
+            "  # tokenizer; fetch it with scripts/download_hf_assets.py\n";
+  }
   if (plan.precision == Precision::kFp8) {
     std::vector<std::string> converters = {"quantize.linear.float8"};
     if (model.moe) converters.push_back("quantize.grouped_mm.float8");
@@ -857,13 +892,15 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   text += "enable_async_tensor_parallel = false\n";
   text += fmt::format("pipeline_parallel_degree = {}\n", plan.pp);
   if (plan.pp > 1) {
-    text += "pipeline_parallel_schedule = " + toml_string(torch_schedule_name(plan.schedule)) + "\n";
+    text +=
+        "pipeline_parallel_schedule = " + toml_string(torch_schedule_name(plan.schedule)) + "\n";
     text += fmt::format("pipeline_parallel_microbatch_size = {}  # {} microbatches per step\n",
                         plan.micro_batch_size, microbatches);
     text += fmt::format("# {} stages ({} per rank), in model order:\n", parts.size(),
                         parts.size() / plan.pp);
     text += "module_fqns_per_model_part = [\n";
-    for (const std::vector<std::string>& part : parts) text += toml_wrapped_array(part, "  ") + ",\n";
+    for (const std::vector<std::string>& part : parts)
+      text += toml_wrapped_array(part, "  ") + ",\n";
     text += "]\n";
     if (ep_overlap_off) text += "pipeline_parallel_expert_parallel_overlap = false\n";
   }

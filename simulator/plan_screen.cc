@@ -355,11 +355,16 @@ double PlanScreen::step_time_bound(const Plan& plan) const {
   return ShapeScreen(*this, plan).step_time_bound(plan);
 }
 
+double PlanScreen::busy_bound(const Plan& plan) const {
+  return ShapeScreen(*this, plan).busy_bound(plan);
+}
+
 // Per (sequence_parallel, recompute) of a shape.
 struct ShapeScreen::Activations {
   std::vector<double> rank_peak;        // Activation peak per rank.
   std::vector<double> stage_transient;  // Recompute working set + loss working bytes.
-  mutable std::optional<double> bound;  // Lower bound on step time, once computed.
+  mutable std::optional<double> bound;       // step_time_bound, once computed.
+  mutable std::optional<double> busy_bound;  // busy_bound, once computed.
 };
 
 ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
@@ -471,12 +476,9 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
   return screen;
 }
 
-double ShapeScreen::step_time_bound(const Plan& plan) const {
-  const Activations& acts = activations(plan);
-  if (acts.bound) return *acts.bound;
+std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
   const ScheduleProfile& profile = *profile_;
   int32_t chunks = static_cast<int32_t>(chunk_first_.size());
-  // Per chunk seconds on the GPU type of its rank.
   std::vector<PassSeconds> chunk(chunks);
   std::map<int64_t, std::shared_ptr<const LayerSeconds>> by_group;
   for (int32_t c = 0; c < chunks; ++c) {
@@ -501,6 +503,36 @@ double ShapeScreen::step_time_bound(const Plan& plan) const {
       sum.backward_weight += seconds.head.backward_weight;
     }
   }
+  return chunk;
+}
+
+double ShapeScreen::busy_bound(const Plan& plan) const {
+  const Activations& acts = activations(plan);
+  if (acts.busy_bound) return *acts.busy_bound;
+  const ScheduleProfile& profile = *profile_;
+  std::vector<PassSeconds> chunk = chunk_seconds(plan);
+  // One microbatch's forward through every chunk and its backward back.
+  double bound = 0;
+  for (const PassSeconds& c : chunk) bound += c.forward + c.backward_input;
+  for (int32_t r = 0; r < profile.ranks; ++r) {
+    // Rank r starts no earlier than the forwards of the chunks before its first one, and then
+    // runs all of its own work.
+    const std::vector<int32_t>& locals = profile.local_chunks[r];
+    double head = 0;
+    for (int32_t c = 0; c < locals.front(); ++c) head += chunk[c].forward;
+    double busy = 0;
+    for (int32_t c : locals) busy += chunk[c].total();
+    bound = std::max(bound, head + busy * profile.microbatches);
+  }
+  acts.busy_bound = bound * (1 - 1e-9);
+  return *acts.busy_bound;
+}
+
+double ShapeScreen::step_time_bound(const Plan& plan) const {
+  const Activations& acts = activations(plan);
+  if (acts.bound) return *acts.bound;
+  const ScheduleProfile& profile = *profile_;
+  std::vector<PassSeconds> chunk = chunk_seconds(plan);
   std::optional<double> makespan = replay_compute(profile, chunk);
   PPSIM_CHECK(makespan.has_value(), "step_time_bound of a schedule that deadlocks");
   // Guard against summation-order rounding: the simulator adds the same terms differently.

@@ -34,6 +34,7 @@
 // The simulated makespan is a longest path through a graph that contains these constraints with
 // durations at least as long, so bound <= simulated iteration time (checked by the tests on
 // every plan of the brute-force cases). Replica 0's GPUs are used when a stage spans groups.
+// busy_bound() is a cheaper and weaker bound from the same task durations (no replay).
 //
 // Thread-safety: PlanScreen's methods are const and may be called from several threads; its
 // caches are guarded by a mutex. A ShapeScreen belongs to one thread.
@@ -96,6 +97,7 @@ class PlanScreen {
   // REQUIRES (both): plan_problem(plan, model, cluster) is nullopt.
   MemoryScreen memory(const Plan& plan) const;
   double step_time_bound(const Plan& plan) const;
+  double busy_bound(const Plan& plan) const;  // ShapeScreen::busy_bound.
 
   // Per-layer seconds of `plan`'s shape on node group `group` (for layer balancing).
   std::shared_ptr<const LayerSeconds> layer_seconds(const Plan& plan, int64_t group) const;
@@ -153,8 +155,13 @@ class ShapeScreen {
   // step_time_bound also REQUIRES !deadlocks().
   MemoryScreen memory(const Plan& plan) const;
   double step_time_bound(const Plan& plan) const;
+  // A cheaper, weaker bound (<= step_time_bound): the largest of one microbatch's forward and
+  // backward through every chunk, and per rank the forwards before its first chunk plus m times
+  // its own F + B + W. Microseconds instead of a replay of the whole schedule.
+  double busy_bound(const Plan& plan) const;
 
  private:
+  std::vector<PassSeconds> chunk_seconds(const Plan& plan) const;  // Per chunk, its GPU type's.
   struct Activations;  // Per (sequence_parallel, recompute).
   const Activations& activations(const Plan& plan) const;
 

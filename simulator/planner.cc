@@ -169,7 +169,7 @@ ShapeOutcome screen_shape(const PlanScreen& screen, const PlanEvaluator& evaluat
     }
     Candidate candidate;
     candidate.plan = variants[i];
-    candidate.time_bound = shape_screen.step_time_bound(variants[i]);
+    candidate.time_bound = shape_screen.busy_bound(variants[i]);
     candidate.objective_bound = evaluator.objective_bound(variants[i], candidate.time_bound);
     outcome.candidates.push_back(std::move(candidate));
   }
@@ -337,6 +337,7 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
     return canonical_before(a.plan, b.plan);
   });
   std::vector<Evaluation> evaluations(candidates.size());
+  std::vector<char> simulated(candidates.size(), false);
   std::vector<size_t> ranked;  // Simulated, fitting; sorted by (objective, canonical).
   auto ranked_before = [&](size_t a, size_t b) {
     if (evaluations[a].objective != evaluations[b].objective) {
@@ -353,10 +354,18 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
     if (candidates[next].objective_bound > threshold) break;
     report("simulating", next, total);
     int64_t count = std::min(options.batch_size, total - next);
+    // The replayed bound first; only what can still make the top is simulated.
     pool.run(count, [&](int64_t i) {
-      evaluations[next + i] = evaluator.evaluate(candidates[next + i].plan);
+      Candidate& candidate = candidates[next + i];
+      candidate.time_bound = screen.step_time_bound(candidate.plan);
+      double bound = evaluator.objective_bound(candidate.plan, candidate.time_bound);
+      if (bound > threshold) return;
+      simulated[next + i] = true;
+      evaluations[next + i] = evaluator.evaluate(candidate.plan);
     });
     for (int64_t i = next; i < next + count; ++i) {
+      if (!simulated[i]) continue;
+      ++stats.simulated;
       if (!evaluations[i].metrics.fits) continue;
       ranked.insert(std::upper_bound(ranked.begin(), ranked.end(), static_cast<size_t>(i),
                                      ranked_before),
@@ -366,8 +375,7 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
     next += count;
   }
   report("simulating", total, total);
-  stats.simulated = next;
-  stats.bounded_out = total - next;
+  stats.bounded_out = total - stats.simulated;
   for (size_t index : ranked) {
     RankedPlan plan;
     plan.plan = candidates[index].plan;

@@ -3,8 +3,10 @@
 //   enumerate shapes (plan_candidates.h) ──> per shape, every knob variant:
 //     screen memory exactly (plan_screen.h) ──> drop what does not fit
 //     ──> dominance rules (below) ──> lower bound on the objective (plan_screen.h)
-//   ──> simulate in order of increasing bound, in fixed batches on a thread pool, and stop at the
-//       first batch whose smallest bound exceeds the top-th best objective found so far
+//   ──> simulate in order of increasing (cheap) bound, in fixed batches on a thread pool: each
+//       candidate's replayed bound is computed first and it is simulated only if that bound does
+//       not exceed the top-th best objective found before its batch; stop at the first batch
+//       whose smallest cheap bound exceeds it
 //   ──> rank by (objective, canonical_before) and explain each of the top plans.
 //
 // Dominance rules. Each drops a fitting plan X only when a *fitting* twin Y (same shape, same
@@ -115,7 +117,7 @@ struct RankedPlan {
   StepMetrics metrics;
   double objective = 0;           // As the evaluator scores it.
   double dollars_per_step = 0;    // iteration_time_s x plan_dollars_per_second (0: no prices).
-  double time_bound_s = 0;        // The screen's lower bound on its step time.
+  double time_bound_s = 0;        // The screen's replayed lower bound on its step time.
   std::string why;                // What sets it apart among the returned plans.
 };
 
@@ -134,7 +136,7 @@ struct SearchStats {
   int64_t dominated = 0;   // Fitting plans dropped by the dominance rules.
   std::vector<RuleCount> rules;  // Per rule, in the order of the header.
   int64_t candidates = 0;  // Fitting plans left for the bound-ordered simulation.
-  int64_t bounded_out = 0; // Candidates never simulated: bound above the top-th best.
+  int64_t bounded_out = 0; // Candidates not simulated: a bound above the top-th best.
   int64_t simulated = 0;   // Candidates simulated.
 };
 

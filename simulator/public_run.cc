@@ -83,9 +83,11 @@ class RowReader {
     auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
     // Accept "8.0"-style integers written by spreadsheets.
     if (error != std::errc() || end != value.data() + value.size()) {
-      std::optional<double> real = number(column);
-      if (real && *real == std::floor(*real) && std::abs(*real) < 9e15) {
-        parsed = static_cast<int64_t>(*real);
+      double real = 0;
+      auto [real_end, real_error] = std::from_chars(value.data(), value.data() + value.size(), real);
+      if (real_error == std::errc() && real_end == value.data() + value.size() &&
+          real == std::floor(real) && std::abs(real) < 9e15) {
+        parsed = static_cast<int64_t>(real);
       } else {
         throw RowProblem{fmt::format("column '{}' is '{}', expected an integer", column, value)};
       }

@@ -231,6 +231,42 @@ TEST_CASE("PublicRun: rows it cannot predict carry the reason") {
   CHECK(reason_of({}).empty());
 }
 
+TEST_CASE("Accuracy: MoE with expert parallelism, context parallelism, fp8, H200 and B200") {
+  auto predict = [](const std::vector<std::pair<std::string, std::string>>& changes) {
+    auto row = llama_row();
+    for (const auto& [column, value] : changes) set(row, column, value);
+    CsvTable table = one_row(row);
+    PublicRun run = read_public_run(table, table.records[0]);
+    INFO(run.reason);
+    REQUIRE(run.predictable());
+    RowAccuracy result = predict_run(run, EfficiencyTable{}, CollectiveEfficiency{});
+    CHECK(result.simulated);
+    CHECK(result.predicted_tokens_per_s_per_gpu > 0);
+    REQUIRE(result.error_pct.has_value());
+    return result;
+  };
+  RowAccuracy moe = predict({{"model", "Mixtral 8x7B"}, {"ffn_hidden", "14336"},
+                             {"vocab", "32000"}, {"seq_len", "4096"}, {"moe_experts", "8"},
+                             {"moe_topk", "2"}, {"moe_ffn_hidden", "14336"},
+                             {"gpu_type", "H200 SXM"}, {"ep", "8"},
+                             {"sequence_parallel", "yes"}});
+  REQUIRE(moe.run.model.moe.has_value());
+  CHECK(moe.run.model.moe->num_experts == 8);
+  CHECK(moe.run.plan.ep == 8);
+  CHECK(moe.run.cluster.nodes[0].gpu.name == "H200-SXM-141GB");
+  RowAccuracy context = predict({{"seq_len", "32768"}, {"gpu_type", "B200"}, {"cp", "4"},
+                                 {"dp", "2"}, {"precision", "Float8 linears + BF16"},
+                                 {"fsdp_zero_distopt", "none"}});
+  CHECK(context.run.plan.cp == 4);
+  CHECK(context.run.plan.precision == Precision::kFp8);
+  CHECK(context.run.plan.zero_stage == 0);
+  CHECK(context.run.cluster.nodes[0].gpu.name == "B200");
+  // fp8 on B200 beats bf16 on B200 for the same plan.
+  RowAccuracy bf16 = predict({{"seq_len", "32768"}, {"gpu_type", "B200"}, {"cp", "4"},
+                              {"dp", "2"}, {"fsdp_zero_distopt", "none"}});
+  CHECK(context.predicted_tokens_per_s_per_gpu > bf16.predicted_tokens_per_s_per_gpu);
+}
+
 TEST_CASE("Accuracy: the split is a fixed hash of row_id") {
   // FNV-1a 32-bit: "1" -> 873244444 (even), "2" -> 923577301 (odd), "93" -> 251567493 (odd).
   CHECK_FALSE(in_test_split("1"));

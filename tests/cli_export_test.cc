@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -86,7 +85,8 @@ TEST_CASE("ppsim export: bad input exits 2 with a message that says how to fix i
       "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed --plan tp=8,gbs=8 "
       "-o /nonexistent-folder/ds_config.json");
   CHECK(output.exit_code == 2);
-  CHECK(contains(output.err, "ppsim: error: --output: cannot write '/nonexistent-folder/ds_config.json'"));
+  CHECK(contains(output.err,
+                 "ppsim: error: --output: cannot write '/nonexistent-folder/ds_config.json'"));
 }
 
 }  // namespace

@@ -3,9 +3,8 @@
 // launchers' sources, and hand-checkable layer splits, batch sizes and warnings.
 #include "simulator/launcher_config.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -176,7 +175,8 @@ class TomlSubset {
   }
   std::string bare_key() {
     size_t start = pos_;
-    while (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_' || peek() == '-') ++pos_;
+    while (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_' || peek() == '-')
+      ++pos_;
     if (start == pos_) fail("expected a key");
     return text_.substr(start, pos_ - start);
   }
@@ -263,8 +263,9 @@ std::optional<bool> python_tomllib_accepts(const std::string& text) {
   FILE* file = fdopen(fd, "w");
   std::fputs(text.c_str(), file);
   std::fclose(file);
-  std::string command = std::string("python3 -c 'import sys, tomllib; tomllib.load(open(sys.argv[1], "
-                                    "\"rb\"))' ") +
+  std::string command = std::string(
+                            "python3 -c 'import sys, tomllib; tomllib.load(open(sys.argv[1], "
+                            "\"rb\"))' ") +
                         path + " >/dev/null 2>&1";
   int status = std::system(command.c_str());
   std::remove(path);
@@ -293,7 +294,8 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--use-distributed-optimizer", {}},
       {"--overlap-grad-reduce", {}},
       {"--overlap-param-gather", {}},
-      {"--data-parallel-sharding-strategy", {"no_shard", "optim", "optim_grads", "optim_grads_params"}},
+      {"--data-parallel-sharding-strategy",
+       {"no_shard", "optim", "optim_grads", "optim_grads_params"}},
       {"--optimizer-cpu-offload", {}},
       // REFERENCE.md 1.2
       {"--micro-batch-size", {}},
@@ -313,7 +315,8 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--num-query-groups", {}},
       {"--seq-length", {}},
       {"--max-position-embeddings", {}},
-      {"--position-embedding-type", {"learned_absolute", "rope", "yarn", "mrope", "relative", "none"}},
+      {"--position-embedding-type",
+       {"learned_absolute", "rope", "yarn", "mrope", "relative", "none"}},
       {"--swiglu", {}},
       {"--untie-embeddings-and-output-weights", {}},
       {"--normalization", {"LayerNorm", "RMSNorm"}},
@@ -386,10 +389,14 @@ void check_megatron_flags(const std::string& script) {
 // top-level keys one by one and ignores the rest; nested blocks are pydantic models with
 // extra="forbid", so every nested key must be real.
 void check_deepspeed_keys(const nlohmann::json& config) {
-  const std::set<std::string> top = {"_ppsim_comment",  "train_batch_size",
+  const std::set<std::string> top = {"_ppsim_comment",
+                                     "train_batch_size",
                                      "train_micro_batch_size_per_gpu",
-                                     "gradient_accumulation_steps", "bf16", "fp16",
-                                     "zero_optimization", "pipeline"};
+                                     "gradient_accumulation_steps",
+                                     "bf16",
+                                     "fp16",
+                                     "zero_optimization",
+                                     "pipeline"};
   const std::map<std::string, std::set<std::string>> nested = {
       {"bf16", {"enabled"}},
       {"fp16", {"enabled", "loss_scale"}},
@@ -420,16 +427,17 @@ void check_torchtitan_keys(const std::map<std::string, nlohmann::json>& tables) 
   const std::map<std::string, std::set<std::string>> allowed = {
       {"", {}},
       {"job", {"description"}},
-      {"model", {"name", "flavor", "converters"}},
+      {"model", {"name", "flavor", "hf_assets_path", "converters"}},
       {"training",
        {"local_batch_size", "global_batch_size", "seq_len", "mixed_precision_param",
         "enable_cpu_offload"}},
       {"parallelism",
-       {"data_parallel_replicate_degree", "data_parallel_shard_degree", "fsdp_reshard_after_forward",
-        "tensor_parallel_degree", "enable_async_tensor_parallel", "pipeline_parallel_degree",
-        "pipeline_parallel_schedule", "pipeline_parallel_microbatch_size",
-        "module_fqns_per_model_part", "pipeline_parallel_expert_parallel_overlap",
-        "context_parallel_degree", "expert_parallel_degree", "expert_tensor_parallel_degree"}},
+       {"data_parallel_replicate_degree", "data_parallel_shard_degree",
+        "fsdp_reshard_after_forward", "tensor_parallel_degree", "enable_async_tensor_parallel",
+        "pipeline_parallel_degree", "pipeline_parallel_schedule",
+        "pipeline_parallel_microbatch_size", "module_fqns_per_model_part",
+        "pipeline_parallel_expert_parallel_overlap", "context_parallel_degree",
+        "expert_parallel_degree", "expert_tensor_parallel_degree"}},
       {"activation_checkpoint", {"mode", "selective_ac_option"}},
       {"quantize.linear.float8", {"filter_fqns"}},
       {"quantize.grouped_mm.float8", {"fqns"}},
@@ -444,9 +452,8 @@ void check_torchtitan_keys(const std::map<std::string, nlohmann::json>& tables) 
   }
   const nlohmann::json& parallelism = tables.at("parallelism");
   if (parallelism.contains("pipeline_parallel_schedule")) {
-    const std::set<std::string> torch_schedules = {"GPipe", "1F1B", "Interleaved1F1B",
-                                                   "InterleavedZeroBubble", "ZBVZeroBubble",
-                                                   "DualPipeV"};
+    const std::set<std::string> torch_schedules = {
+        "GPipe", "1F1B", "Interleaved1F1B", "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV"};
     CHECK(torch_schedules.count(parallelism["pipeline_parallel_schedule"]) == 1);
   }
   const std::set<std::string> modes = {"none", "selective", "full"};
@@ -502,6 +509,19 @@ TEST_CASE("Launcher exports: every Megatron flag is one Megatron-LM accepts") {
                            .text);
 }
 
+TEST_CASE("Launcher exports: the Megatron script is valid bash") {
+  const bool have_shellcheck = std::system("command -v shellcheck >/dev/null 2>&1") == 0;
+  if (!have_shellcheck) WARN("shellcheck not found; checking the scripts with bash -n only");
+  for (const GoldenCase& entry : golden_cases()) {
+    std::string path = kGoldenDir + "/" + entry.name + "_megatron.sh";
+    INFO(path);
+    CHECK(std::system(("bash -n '" + path + "'").c_str()) == 0);
+    if (have_shellcheck) {
+      CHECK(std::system(("shellcheck -S warning '" + path + "' >&2").c_str()) == 0);
+    }
+  }
+}
+
 TEST_CASE("Launcher exports: the DeepSpeed config parses as JSON with real keys") {
   for (const GoldenCase& entry : golden_cases()) {
     std::string text = export_case(LauncherFormat::kDeepSpeed, entry).text;
@@ -533,14 +553,15 @@ TEST_CASE("Launcher exports: the torchtitan TOML parses as TOML with real keys")
 }
 
 TEST_CASE("TOML subset checker: rejects what is not TOML") {
-  CHECK_NOTHROW(parse_toml("# c\n[a]\nx = 1 # c\ny = [\"p\", [1, 2],\n  true,\n]\n[b.c]\nz = -2.5\n"));
-  CHECK_THROWS(parse_toml("[a]\nx = 1\nx = 2\n"));      // duplicate key
-  CHECK_THROWS(parse_toml("[a]\n[a]\n"));               // duplicate table
-  CHECK_THROWS(parse_toml("x = \"open\n"));             // unterminated string
-  CHECK_THROWS(parse_toml("x = 1 2\n"));                // junk after a value
-  CHECK_THROWS(parse_toml("x = [1 2]\n"));              // missing comma
-  CHECK_THROWS(parse_toml("x = yes\n"));                // not a value
-  CHECK_THROWS(parse_toml("x = 012\n"));                // leading zero
+  CHECK_NOTHROW(
+      parse_toml("# c\n[a]\nx = 1 # c\ny = [\"p\", [1, 2],\n  true,\n]\n[b.c]\nz = -2.5\n"));
+  CHECK_THROWS(parse_toml("[a]\nx = 1\nx = 2\n"));  // duplicate key
+  CHECK_THROWS(parse_toml("[a]\n[a]\n"));           // duplicate table
+  CHECK_THROWS(parse_toml("x = \"open\n"));         // unterminated string
+  CHECK_THROWS(parse_toml("x = 1 2\n"));            // junk after a value
+  CHECK_THROWS(parse_toml("x = [1 2]\n"));          // missing comma
+  CHECK_THROWS(parse_toml("x = yes\n"));            // not a value
+  CHECK_THROWS(parse_toml("x = 012\n"));            // leading zero
 }
 
 TEST_CASE("Megatron export: layer split flags follow the plan's stage layers") {
@@ -584,7 +605,8 @@ TEST_CASE("Megatron export: layer split flags follow the plan's stage layers") {
 TEST_CASE("Megatron export: schedules Megatron lacks are warned about, in the file too") {
   for (const char* schedule : {"gpipe", "zb-h1", "zb-h2", "zbv", "dualpipev"}) {
     std::string plan = std::string("tp=2,pp=4,mbs=1,gbs=16,schedule=") + schedule;
-    LauncherOutput output = export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1", plan);
+    LauncherOutput output =
+        export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1", plan);
     INFO(schedule);
     REQUIRE(output.warnings.size() == 1);
     CHECK(contains(output.warnings[0], "Megatron-LM has no"));
@@ -605,7 +627,8 @@ TEST_CASE("Megatron export: shape, precision and optimizer flags") {
   CHECK(!contains(gpt, "--swiglu"));
   CHECK(!contains(gpt, "--disable-bias-linear"));
   CHECK(!contains(gpt, "--untie-embeddings-and-output-weights"));  // GPT-3 ties embeddings.
-  CHECK(contains(gpt, "  --use-distributed-optimizer\n  --overlap-grad-reduce\n  --overlap-param-gather\n"));
+  CHECK(contains(
+      gpt, "  --use-distributed-optimizer\n  --overlap-grad-reduce\n  --overlap-param-gather\n"));
   CHECK(contains(gpt, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"));
   CHECK(contains(gpt, "NODE_RANK=${NODE_RANK:-0}\n"));
 
@@ -615,8 +638,9 @@ TEST_CASE("Megatron export: shape, precision and optimizer flags") {
                         .text;
   CHECK(contains(fp8, "  --bf16\n  --fp8-format hybrid\n"));
   CHECK(contains(fp8, "  --group-query-attention\n  --num-query-groups 8\n"));
-  CHECK(contains(fp8, "  --use-megatron-fsdp\n  --data-parallel-sharding-strategy optim_grads_params\n"
-                      "  --ckpt-format fsdp_dtensor\n"));
+  CHECK(contains(fp8,
+                 "  --use-megatron-fsdp\n  --data-parallel-sharding-strategy optim_grads_params\n"
+                 "  --ckpt-format fsdp_dtensor\n"));
   CHECK(contains(fp8, "  --optimizer-cpu-offload\n  --use-precision-aware-optimizer\n"));
   CHECK(contains(fp8, "unset CUDA_DEVICE_MAX_CONNECTIONS\n"));
 }

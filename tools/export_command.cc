@@ -17,18 +17,20 @@ void add_export_command(CLI::App& app, int& exit_code) {
   };
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
-      "export", "Write a plan as a launcher config: Megatron-LM script, DeepSpeed JSON, torchtitan "
-                "TOML");
+      "export",
+      "Write a plan as a launcher config: Megatron-LM script, DeepSpeed JSON, torchtitan "
+      "TOML");
   command->add_option("--model", options->model, "Zoo name, model JSON or HF config.json")
       ->required();
-  command->add_option("--cluster", options->cluster,
-                      "Zoo name, cluster JSON, or NODE_TYPE:NODES (dgx-h100:4)")
+  command
+      ->add_option("--cluster", options->cluster,
+                   "Zoo name, cluster JSON, or NODE_TYPE:NODES (dgx-h100:4)")
       ->required();
-  command->add_option("--plan", options->plan,
-                      "Plan JSON file, shipped plan name, or inline tp=8,pp=4,dp=1,mbs=1,gbs=64")
+  command
+      ->add_option("--plan", options->plan,
+                   "Plan JSON file, shipped plan name, or inline tp=8,pp=4,dp=1,mbs=1,gbs=64")
       ->required();
-  command->add_option("--format", options->format, "megatron, deepspeed or torchtitan")
-      ->required();
+  command->add_option("--format", options->format, "megatron, deepspeed or torchtitan")->required();
   command->add_option("-o,--output", options->output, "Write to FILE instead of stdout");
   command->footer(
       "Example:\n"
@@ -51,9 +53,9 @@ void add_export_command(CLI::App& app, int& exit_code) {
       {
         std::ofstream out(options->output, std::ios::binary);
         if (!out || !(out << output.text) || !out.flush()) {
-          throw InputError("--output", "",
-                           fmt::format("cannot write '{}' (check that the folder exists)",
-                                       options->output));
+          throw InputError(
+              "--output", "",
+              fmt::format("cannot write '{}' (check that the folder exists)", options->output));
         }
       }
       if (format == LauncherFormat::kMegatron) {
