@@ -16,6 +16,9 @@ constexpr std::string_view kNoFp16 = "no fp16 tensor-core peak on this GPU: bf16
 
 int index_of(Precision precision) { return static_cast<int>(precision); }
 
+// Bytes per element of an fp8 cast: read 2 (bf16), write 1 (fp8).
+constexpr double kFp8CastBytes = 3;
+
 // x / (x + half), 1 when half is 0 (the factor switched off).
 double saturate(double x, double half) { return half > 0 ? x / (x + half) : 1.0; }
 
@@ -132,6 +135,15 @@ OpCost CostModel::op_cost(const Op& op) const {
                     op.kernels_b, cost.b);
       apply_profile(op, GemmShape{g.k, g.n, g.m, g.batch}, true, op.flops_w, op.bytes_w,
                     op.kernels_w, cost.w);
+      if (peak(op.precision).used == Precision::kFp8 && op.kernels_fwd > 0) {
+        // fp8 recipes (Transformer Engine, torchao Float8) cast each pass's activation operand
+        // first, X forward and dY backward (W reuses both casts): read bf16, write fp8, in one
+        // cast(-transpose) kernel with its amax. Small GEMMs lose much of fp8's gain to it.
+        Op cast = op;
+        cast.op_class = OpClass::kMemoryBound;
+        cost.fwd.seconds += pass(cast, 0, kFp8CastBytes * g.batch * g.m * g.k, 1, 1).seconds;
+        cost.b.seconds += pass(cast, 0, kFp8CastBytes * g.batch * g.m * g.n, 1, 1).seconds;
+      }
       break;
     }
     case OpClass::kAttention:

@@ -165,6 +165,7 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
     if (gpus % tp != 0 || model.num_attention_heads % tp != 0) continue;
     for (int64_t cp : divisors(gpus / tp)) {
       if (cp > 1 && (seq % (2 * cp) != 0 || seq / cp < space.min_tokens_per_cp_rank)) continue;
+      if (!space.cross_node_workers && tp * cp > gpus_per_node) continue;
       for (int64_t pp : divisors(gpus / (tp * cp))) {
         if (pp > model.num_layers) continue;
         int64_t dp = gpus / (tp * cp * pp);

@@ -4,8 +4,12 @@
 // A plan is a *shape* -- everything that decides the task graph's structure -- times *knobs*
 // that trade memory for time on that structure. Shapes:
 //   tp        divisors of the (smallest) GPUs per node (tensor parallelism stays in a node);
-//   cp        divisors of the GPUs left, with the sequence divisible by 2*cp and at least
-//             SearchSpace::min_tokens_per_cp_rank tokens per context-parallel rank;
+//   cp        divisors of the GPUs left, with the sequence divisible by 2*cp, at least
+//             SearchSpace::min_tokens_per_cp_rank tokens per context-parallel rank, and (unless
+//             SearchSpace::cross_node_workers) tp*cp within one node: a pipeline worker's GPUs
+//             share a node, which keeps the KV ring on NVLink and lets the simulator run
+//             identical data-parallel replicas once (a worker spanning nodes makes it simulate
+//             every replica: seconds per plan at thousands of GPUs);
 //   pp        divisors of the GPUs left, at most the layer count; dp the rest (tp*cp*pp*dp = GPUs);
 //   ep        MoE only: divisors of the expert count that divide dp*cp (1 for dense models);
 //   mbs       divisors of gbs/dp up to SearchSpace::max_micro_batch_size;
@@ -53,6 +57,7 @@ struct SearchSpace {
   int64_t max_micro_batch_size = 16;    // Largest micro-batch size tried.
   int64_t max_vpp = 8;                  // Largest interleaved chunk count tried.
   int64_t min_tokens_per_cp_rank = 1024;  // cp is at most seq / this (and 1 is always tried).
+  bool cross_node_workers = false;  // Allow tp*cp above the GPUs per node (cp across nodes).
   std::vector<int64_t> tp;              // Tensor-parallel degrees to try; empty = every divisor.
   std::vector<Recompute> recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   std::vector<bool> sequence_parallel = {true, false};  // Tried when tp > 1.

@@ -7,9 +7,18 @@
 #include "simulator/error.h"
 #include "simulator/layer_ops.h"
 #include "simulator/memory_model.h"
+#include "simulator/model_stats.h"
 #include "simulator/pipeline_schedule.h"
 
 namespace ppsim {
+
+// step_builder.cc's constants for what its tasks move and how fast the optimizer runs (kept in
+// sync by hand; tests/planner_test.cc fails if a bound ever exceeds a simulated step).
+constexpr double kStepParameterBytes = 2;            // bf16 parameters gathered.
+constexpr double kStepGradientBytes = 4;             // fp32 gradients reduced.
+constexpr double kStepAdamBytesPerParameter = 34;    // Bytes the Adam step touches per parameter.
+constexpr double kStepCpuAdamParametersPerS = 1e9;   // Offloaded CPU Adam.
+constexpr double kStepDefaultPcieBytesPerS = 25e9;   // When the GPU spec has no PCIe figure.
 
 // One compute action of a rank's order, compactly.
 struct CompactAction {
@@ -18,12 +27,19 @@ struct CompactAction {
   int32_t microbatch;
 };
 
-// A transfer between ranks as schedule_lowering.cc builds it: on the sender's send stream for
-// its direction (FIFO in the sender's order), after the producer, after the receiver's compute
-// task just before the matching RECV (the rendezvous), and before the consumer.
+// A transfer between ranks as schedule_lowering.cc builds it: on the sender's send stream to
+// that peer for its direction (FIFO in the sender's order), after the producer, after the
+// receiver's compute task just before the matching RECV (the rendezvous), before the consumer.
 struct CompactSend {
   int32_t from_slot;  // chunk * m + microbatch of the producer.
   int32_t to_slot;    // Of the consumer.
+};
+
+// One send stream: (sender, receiver, direction) and its sends in order.
+struct SendQueue {
+  int32_t from = 0, to = 0;
+  int direction = 0;  // 0 forward (activations), 1 backward (gradients).
+  std::vector<CompactSend> sends;
 };
 
 // A schedule's compute orders and transfers and, per rank, the Pareto-maximal activation
@@ -33,8 +49,7 @@ struct ScheduleProfile {
   int32_t ranks = 1, microbatches = 1, chunks_per_rank = 1;
   std::vector<int32_t> chunk_rank;
   std::vector<std::vector<CompactAction>> order;        // Per rank: its compute actions.
-  // Per direction (0 forward, 1 backward) and rank: its sends in order.
-  std::vector<std::vector<CompactSend>> sends[2];
+  std::vector<SendQueue> queues;  // Every send stream, by (sender, first use).
   // Per direction and consumer slot: (rank, index into order[rank] of the compute action just
   // before the RECV, -1 for none); rank -1 when the producer sits on the same rank (no RECV).
   std::vector<std::pair<int32_t, int32_t>> recv_point[2];
@@ -67,10 +82,10 @@ void add_pareto(std::vector<std::vector<int32_t>>& set, const std::vector<int32_
 }
 
 // Replays the compute orders with the given per-chunk seconds: each rank runs its next compute
-// action once its inputs exist; transfers take no time but keep their stream order and
-// rendezvous. Returns the makespan of the compute streams, or nullopt on a deadlock.
-std::optional<double> replay_compute(const ScheduleProfile& profile,
-                                     const std::vector<PassSeconds>& chunk) {
+// action once its inputs exist; transfers take no time but keep their stream order (one FIFO
+// stream per sender, receiver and direction, as schedule_lowering.cc) and rendezvous. Returns when each rank's compute stream ends, or nullopt on a deadlock.
+std::optional<std::vector<double>> replay_compute(const ScheduleProfile& profile,
+                                                  const std::vector<PassSeconds>& chunk) {
   const int32_t p = profile.ranks, m = profile.microbatches;
   const int32_t chunks = static_cast<int32_t>(profile.chunk_rank.size());
   const size_t slots = static_cast<size_t>(chunks) * m;
@@ -80,8 +95,8 @@ std::optional<double> replay_compute(const ScheduleProfile& profile,
   std::vector<std::vector<double>> compute_end(p);
   for (int32_t r = 0; r < p; ++r) compute_end[r].assign(profile.order[r].size(), -1.0);
   std::vector<size_t> next(p, 0);
-  std::vector<size_t> next_send[2] = {std::vector<size_t>(p, 0), std::vector<size_t>(p, 0)};
-  std::vector<double> stream_clock[2] = {std::vector<double>(p, 0.0), std::vector<double>(p, 0.0)};
+  std::vector<size_t> next_send(profile.queues.size(), 0);
+  std::vector<double> stream_clock(profile.queues.size(), 0.0);
   std::vector<double> clock(p, 0.0);
   size_t remaining = 0;
   for (const auto& order : profile.order) remaining += order.size();
@@ -93,23 +108,23 @@ std::optional<double> replay_compute(const ScheduleProfile& profile,
   };
   while (remaining > 0) {
     bool progressed = false;
-    for (int32_t r = 0; r < p; ++r) {
-      // Transfers first: each stream in its order, once producer and rendezvous are done.
-      for (int direction = 0; direction < 2; ++direction) {
-        const std::vector<CompactSend>& sends = profile.sends[direction][r];
-        size_t& k = next_send[direction][r];
-        while (k < sends.size()) {
-          double produced = direction == 0 ? forward_end[sends[k].from_slot]
-                                           : backward_end[sends[k].from_slot];
-          double meet = rendezvous_end(direction, sends[k].to_slot);
-          if (produced < 0 || meet < 0) break;
-          double end = std::max({stream_clock[direction][r], produced, meet});
-          stream_clock[direction][r] = end;
-          arrival[direction][sends[k].to_slot] = end;
-          ++k;
-          progressed = true;
-        }
+    // Transfers: each stream in its order, once producer and rendezvous are done.
+    for (size_t q = 0; q < profile.queues.size(); ++q) {
+      const SendQueue& queue = profile.queues[q];
+      size_t& k = next_send[q];
+      while (k < queue.sends.size()) {
+        const CompactSend& send = queue.sends[k];
+        double produced = queue.direction == 0 ? forward_end[send.from_slot]
+                                               : backward_end[send.from_slot];
+        double meet = rendezvous_end(queue.direction, send.to_slot);
+        if (produced < 0 || meet < 0) break;
+        stream_clock[q] = std::max({stream_clock[q], produced, meet});
+        arrival[queue.direction][send.to_slot] = stream_clock[q];
+        ++k;
+        progressed = true;
       }
+    }
+    for (int32_t r = 0; r < p; ++r) {
       const std::vector<CompactAction>& order = profile.order[r];
       while (next[r] < order.size()) {
         const CompactAction& action = order[next[r]];
@@ -152,7 +167,7 @@ std::optional<double> replay_compute(const ScheduleProfile& profile,
     }
     if (!progressed) return std::nullopt;
   }
-  return *std::max_element(clock.begin(), clock.end());
+  return clock;
 }
 
 std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int32_t m,
@@ -170,9 +185,18 @@ std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int3
     profile->local_chunks[schedule.chunk_rank[c]].push_back(c);
   }
   for (int direction = 0; direction < 2; ++direction) {
-    profile->sends[direction].resize(p);
     profile->recv_point[direction].assign(static_cast<size_t>(schedule.num_chunks()) * m, {-1, -1});
   }
+  auto enqueue = [&](int32_t from, int direction, CompactSend send) {
+    int32_t to = schedule.chunk_rank[send.to_slot / m];
+    for (SendQueue& queue : profile->queues) {
+      if (queue.from == from && queue.to == to && queue.direction == direction) {
+        queue.sends.push_back(send);
+        return;
+      }
+    }
+    profile->queues.push_back(SendQueue{from, to, direction, {send}});
+  };
   for (int32_t r = 0; r < p; ++r) {
     const std::vector<int32_t>& locals = profile->local_chunks[r];
     int32_t local_count = static_cast<int32_t>(locals.size());
@@ -186,12 +210,8 @@ std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int3
       switch (action.kind) {
         case ActionKind::kRecvForward: profile->recv_point[0][slot] = {r, before}; break;
         case ActionKind::kRecvBackward: profile->recv_point[1][slot] = {r, before}; break;
-        case ActionKind::kSendForward:
-          profile->sends[0][r].push_back({slot, slot + m});
-          break;
-        case ActionKind::kSendBackward:
-          profile->sends[1][r].push_back({slot, slot - m});
-          break;
+        case ActionKind::kSendForward: enqueue(r, 0, {slot, slot + m}); break;
+        case ActionKind::kSendBackward: enqueue(r, 1, {slot, slot - m}); break;
         default: break;
       }
       if (!is_compute(action.kind)) continue;
@@ -224,6 +244,20 @@ double tp_collective_seconds(Collective kind, double bytes, int64_t tp, const No
   CollectiveGroup collective;
   collective.size = tp;
   collective.ranks_per_node = tp;  // A tensor-parallel group sits on one node.
+  collective.intra = group.intra_node;
+  collective.inter = {group.nic_bandwidth_per_gpu(), group.nic.link.latency};
+  return collective_cost(kind, bytes, collective, options.collective).seconds;
+}
+
+// Time of one data-parallel collective as step_builder.cc computes it: `per_node` ranks of the
+// group on each node (fewer when they do not divide the group).
+double dp_collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
+                             const NodeGroup& group, const StepOptions& options) {
+  if (options.ideal_links || size <= 1 || bytes <= 0) return 0;
+  CollectiveGroup collective;
+  collective.size = size;
+  collective.ranks_per_node = std::max<int64_t>(1, std::min(per_node, size));
+  while (collective.size % collective.ranks_per_node != 0) --collective.ranks_per_node;
   collective.intra = group.intra_node;
   collective.inter = {group.nic_bandwidth_per_gpu(), group.nic.link.latency};
   return collective_cost(kind, bytes, collective, options.collective).seconds;
@@ -363,8 +397,6 @@ double PlanScreen::busy_bound(const Plan& plan) const {
 struct ShapeScreen::Activations {
   std::vector<double> rank_peak;        // Activation peak per rank.
   std::vector<double> stage_transient;  // Recompute working set + loss working bytes.
-  mutable std::optional<double> bound;       // step_time_bound, once computed.
-  mutable std::optional<double> busy_bound;  // busy_bound, once computed.
 };
 
 ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
@@ -382,6 +414,22 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
     first += count;
   }
   PPSIM_CHECK(first == model.num_layers, "stage layers add up to the model's");
+  // Parameters per GPU of each chunk, counted as step_builder.cc counts them.
+  ParameterCounts counts = count_parameters(model);
+  for (size_t c = 0; c < chunk_first_.size(); ++c) {
+    double parameters = 0;
+    for (int64_t layer = chunk_first_[c]; layer < chunk_first_[c] + chunk_layers_[c]; ++layer) {
+      LayerParameters layer_params = layer_parameters(model, layer);
+      double expert_split = model.is_moe_layer(layer) ? static_cast<double>(shape.ep) : 1.0;
+      parameters += (layer_params.attention + layer_params.norms + layer_params.router) / shape.tp +
+                    layer_params.mlp / (shape.tp * expert_split);
+    }
+    if (c == 0) parameters += (counts.embedding + counts.position_embedding) / shape.tp;
+    if (c + 1 == chunk_first_.size()) {
+      parameters += (counts.output_layer > 0 ? counts.output_layer : counts.embedding) / shape.tp;
+    }
+    chunk_parameters_.push_back(parameters);
+  }
   MemoryReport report = estimate_memory(model, screen.cluster(), shape);
   int64_t per_stage = shape.tp * shape.cp * shape.dp;
   for (int32_t r = 0; r < p; ++r) {
@@ -478,7 +526,9 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
 
 std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
   const ScheduleProfile& profile = *profile_;
+  const StepOptions& options = screen_.step_options();
   int32_t chunks = static_cast<int32_t>(chunk_first_.size());
+  int32_t m = profile.microbatches;
   std::vector<PassSeconds> chunk(chunks);
   std::map<int64_t, std::shared_ptr<const LayerSeconds>> by_group;
   for (int32_t c = 0; c < chunks; ++c) {
@@ -502,42 +552,93 @@ std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
       sum.backward_input += seconds.head.backward_input;
       sum.backward_weight += seconds.head.backward_weight;
     }
+    // ZeRO-3: the prefetched parameter gather (and gradient reduce-scatter) shows where it
+    // outlasts the chunk's compute, as step_builder.cc adds it.
+    int64_t n = plan.dp * plan.cp;
+    if (plan.zero_stage == 3 && n > 1 && !options.ideal_links) {
+      const NodeGroup& nodes = screen_.cluster().nodes[group];
+      int64_t per_node = std::max<int64_t>(1, nodes.gpus_per_node / plan.tp);
+      double gather = dp_collective_seconds(Collective::kAllGather,
+                                            chunk_parameters_[c] * kStepParameterBytes, n,
+                                            per_node, nodes, options);
+      double scatter = dp_collective_seconds(Collective::kReduceScatter,
+                                             chunk_parameters_[c] * kStepGradientBytes, n,
+                                             per_node, nodes, options);
+      double exposed_forward = std::max(0.0, gather - sum.forward) * m;
+      double exposed_backward =
+          std::max(0.0, gather + scatter - sum.backward_input - sum.backward_weight);
+      sum.forward += exposed_forward / m;
+      sum.backward_input += exposed_backward;
+    }
   }
   return chunk;
 }
 
-double ShapeScreen::busy_bound(const Plan& plan) const {
-  const Activations& acts = activations(plan);
-  if (acts.busy_bound) return *acts.busy_bound;
-  const ScheduleProfile& profile = *profile_;
-  std::vector<PassSeconds> chunk = chunk_seconds(plan);
-  // One microbatch's forward through every chunk and its backward back.
-  double bound = 0;
-  for (const PassSeconds& c : chunk) bound += c.forward + c.backward_input;
-  for (int32_t r = 0; r < profile.ranks; ++r) {
+double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
+  const GpuSpec& gpu = screen_.cluster().nodes[stage_group_[rank]].gpu;
+  double parameters = 0;
+  for (size_t c = 0; c < chunk_parameters_.size(); ++c) {
+    if (profile_->chunk_rank[c] == rank) parameters += chunk_parameters_[c];
+  }
+  double shard = plan.zero_stage >= 1 ? parameters / static_cast<double>(plan.dp * plan.cp)
+                                      : parameters;
+  if (plan.offload_optimizer) {
+    double pcie = gpu.pcie_bandwidth > 0 ? gpu.pcie_bandwidth : kStepDefaultPcieBytesPerS;
+    return shard * (kStepGradientBytes + kStepParameterBytes) / pcie +
+           shard / kStepCpuAdamParametersPerS;
+  }
+  return shard * kStepAdamBytesPerParameter /
+         (gpu.memory_bandwidth * screen_.step_options().efficiency.memory);
+}
+
+const ShapeScreen::Clocks& ShapeScreen::clocks(const Plan& plan, bool replay) const {
+  auto key = std::make_tuple(plan.sequence_parallel && plan.tp > 1,
+                             static_cast<int>(plan.recompute), plan.zero_stage == 3);
+  std::unique_ptr<Clocks>& entry = clocks_[key];
+  if (!entry) entry = std::make_unique<Clocks>();
+  Clocks& clocks = *entry;
+  if (clocks.busy.empty()) {
+    const ScheduleProfile& profile = *profile_;
+    clocks.chunk = chunk_seconds(plan);
+    // One microbatch's forward through every chunk and its backward back.
+    clocks.chain = 0;
+    for (const PassSeconds& c : clocks.chunk) clocks.chain += c.forward + c.backward_input;
     // Rank r starts no earlier than the forwards of the chunks before its first one, and then
     // runs all of its own work.
-    const std::vector<int32_t>& locals = profile.local_chunks[r];
-    double head = 0;
-    for (int32_t c = 0; c < locals.front(); ++c) head += chunk[c].forward;
-    double busy = 0;
-    for (int32_t c : locals) busy += chunk[c].total();
-    bound = std::max(bound, head + busy * profile.microbatches);
+    for (int32_t r = 0; r < profile.ranks; ++r) {
+      const std::vector<int32_t>& locals = profile.local_chunks[r];
+      double head = 0;
+      for (int32_t c = 0; c < locals.front(); ++c) head += clocks.chunk[c].forward;
+      double busy = 0;
+      for (int32_t c : locals) busy += clocks.chunk[c].total();
+      clocks.busy.push_back(head + busy * profile.microbatches);
+    }
   }
-  acts.busy_bound = bound * (1 - 1e-9);
-  return *acts.busy_bound;
+  if (replay && clocks.replay.empty()) {
+    std::optional<std::vector<double>> ends = replay_compute(*profile_, clocks.chunk);
+    PPSIM_CHECK(ends.has_value(), "step_time_bound of a schedule that deadlocks");
+    clocks.replay = *ends;
+  }
+  return clocks;
+}
+
+double ShapeScreen::busy_bound(const Plan& plan) const {
+  const Clocks& c = clocks(plan, false);
+  double bound = c.chain;
+  for (int32_t r = 0; r < profile_->ranks; ++r) {
+    bound = std::max(bound, c.busy[r] + optimizer_seconds(plan, r));
+  }
+  // Guard against summation-order rounding: the simulator adds the same terms differently.
+  return bound * (1 - 1e-9);
 }
 
 double ShapeScreen::step_time_bound(const Plan& plan) const {
-  const Activations& acts = activations(plan);
-  if (acts.bound) return *acts.bound;
-  const ScheduleProfile& profile = *profile_;
-  std::vector<PassSeconds> chunk = chunk_seconds(plan);
-  std::optional<double> makespan = replay_compute(profile, chunk);
-  PPSIM_CHECK(makespan.has_value(), "step_time_bound of a schedule that deadlocks");
-  // Guard against summation-order rounding: the simulator adds the same terms differently.
-  acts.bound = *makespan * (1 - 1e-9);
-  return *acts.bound;
+  const Clocks& c = clocks(plan, true);
+  double bound = 0;
+  for (int32_t r = 0; r < profile_->ranks; ++r) {
+    bound = std::max(bound, c.replay[r] + optimizer_seconds(plan, r));
+  }
+  return bound * (1 - 1e-9);
 }
 
 }  // namespace ppsim

@@ -21,16 +21,18 @@
 // Time (a lower bound). The step cannot end before every rank's compute stream has run its
 // F, B, I, W in order, each waiting for the data it consumes: F(c, mb) for F(c-1, mb),
 // B/I(c, mb) for B/I(c+1, mb), W for I; between ranks the data travels as a transfer on the
-// sender's send stream for its direction (FIFO), which also waits for the receiver to reach its
-// RECV (schedule_lowering.h). The bound replays that order, transfers taking no time, with each
+// sender's send stream to that peer for its direction (FIFO), which also waits for the receiver
+// to reach its RECV (schedule_lowering.h). (A lowering that shares one stream between peers only
+// adds constraints, so the bound holds for it too.) The bound replays that order, transfers taking no time, with each
 // compute task's duration as the simulator sets it, minus what the bound leaves out:
-//   counted       layer compute (CostModel: fwd, recompute + b, w), embedding and head, and the
-//                 tensor-parallel collectives inside each layer (the same collective_cost calls
-//                 as step_builder.cc);
+//   counted       layer compute (CostModel: fwd, recompute + b, w), embedding and head, the
+//                 tensor-parallel collectives inside each layer and ZeRO-3's exposed gather
+//                 and reduce-scatter excess (the same collective_cost calls as step_builder.cc),
+//                 and each rank's optimizer step after its last compute task;
 //   left out (>= 0 in the simulator, so the bound stays a bound)
 //                 pipeline send/recv time, context-parallel ring excess, expert all-to-alls,
-//                 ZeRO-3 gather excess, data-parallel gradient reduction, the optimizer step and
-//                 its parameter all-gather.
+//                 data-parallel gradient reduction and the parameter all-gather (flows on
+//                 shared links, which only the simulation times).
 // The simulated makespan is a longest path through a graph that contains these constraints with
 // durations at least as long, so bound <= simulated iteration time (checked by the tests on
 // every plan of the brute-force cases). Replica 0's GPUs are used when a stage spans groups.
@@ -147,8 +149,8 @@ class ShapeScreen {
   ~ShapeScreen();
 
   // True when the simulator's lowering of this schedule cannot run: transfers on a send stream
-  // (FIFO per direction, schedule_lowering.h) wait on each other in a cycle. The replay below
-  // detects it with the same stream and rendezvous rules; such plans cannot be simulated.
+  // (FIFO per peer and direction, schedule_lowering.h) wait on each other in a cycle. The
+  // replay detects it with the same stream and rendezvous rules; such plans cannot be simulated.
   bool deadlocks() const;
 
   // REQUIRES (both): `plan` equals the shape but for the knobs, and is valid;
@@ -161,18 +163,31 @@ class ShapeScreen {
   double busy_bound(const Plan& plan) const;
 
  private:
-  std::vector<PassSeconds> chunk_seconds(const Plan& plan) const;  // Per chunk, its GPU type's.
   struct Activations;  // Per (sequence_parallel, recompute).
   const Activations& activations(const Plan& plan) const;
+  // Per chunk seconds of F, B-input, W on its rank's GPU type, with ZeRO-3's exposed excess.
+  std::vector<PassSeconds> chunk_seconds(const Plan& plan) const;
+  // The optimizer step of `rank` (after its last compute task), as step_builder.cc sets it.
+  double optimizer_seconds(const Plan& plan, int32_t rank) const;
+  // Per (sequence_parallel, recompute, ZeRO-3): chunk seconds and the ranks' compute ends.
+  struct Clocks {
+    std::vector<PassSeconds> chunk;
+    double chain = 0;           // One microbatch forward and back through every chunk.
+    std::vector<double> busy;   // Per rank: head + m x its work (busy_bound).
+    std::vector<double> replay; // Per rank: its compute stream's end in the replay, once run.
+  };
+  const Clocks& clocks(const Plan& plan, bool replay) const;
 
   const PlanScreen& screen_;
   Plan shape_;
   std::shared_ptr<const ScheduleProfile> profile_;
   std::vector<int64_t> chunk_first_, chunk_layers_;  // Per chunk (forward order).
+  std::vector<double> chunk_parameters_;  // Per chunk: parameters per GPU (step_builder.cc).
   std::vector<double> dense_params_, expert_params_, largest_layer_params_;  // Per stage.
   std::vector<double> workspace_bytes_, capacity_bytes_;                      // Per stage.
   std::vector<int64_t> stage_group_;  // Node group of each stage's replica-0 worker.
   mutable std::map<std::pair<bool, int>, std::unique_ptr<Activations>> activations_;
+  mutable std::map<std::tuple<bool, int, bool>, std::unique_ptr<Clocks>> clocks_;
 };
 
 }  // namespace ppsim

@@ -179,12 +179,14 @@ ShapeOutcome screen_shape(const PlanScreen& screen, const PlanEvaluator& evaluat
 // Short reasons a plan stands out among `plans` (best first).
 void explain(std::vector<RankedPlan>& plans, Objective objective) {
   if (plans.empty()) return;
+  // True when plan i has the smallest value among the plans (the first of near-equal ones).
   auto unique_min = [&](auto value, size_t i) {
     double mine = value(plans[i]);
+    double tolerance = 1e-9 * std::max(std::abs(mine), 1e-12);
     for (size_t j = 0; j < plans.size(); ++j) {
       if (j == i) continue;
       double other = value(plans[j]);
-      if (other < mine - 1e-12 * std::abs(mine) || (other <= mine && j < i)) return false;
+      if (other < mine - tolerance || (j < i && other <= mine + tolerance)) return false;
     }
     return true;
   };
@@ -195,8 +197,21 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
       reasons.push_back(objective == Objective::kCost   ? "cheapest step"
                         : objective == Objective::kP90 ? "lowest p90 step time"
                                                        : "fastest step");
+      // Where it gains most over the runner-up.
+      if (plans.size() > 1) {
+        const Breakdown& mine = plan.metrics.breakdown_s;
+        const Breakdown& next = plans[1].metrics.breakdown_s;
+        std::pair<double, const char*> gains[] = {
+            {next.bubble - mine.bubble, "less bubble than #2"},
+            {next.exposed_comm - mine.exposed_comm, "less exposed communication than #2"},
+            {next.compute - mine.compute, "less compute than #2"},
+            {next.optimizer - mine.optimizer, "faster optimizer step than #2"}};
+        auto best = std::max_element(std::begin(gains), std::end(gains),
+                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (best->first > 0) reasons.push_back(best->second);
+      }
     }
-    if (plans.size() > 1) {
+    if (plans.size() > 1 && i > 0) {
       if (unique_min([](const RankedPlan& p) { return p.metrics.breakdown_s.bubble; }, i)) {
         reasons.push_back("least bubble");
       }
@@ -220,7 +235,7 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
     }
     if (reasons.empty() || (i > 0 && reasons.size() < 2)) {
       double behind = plans[0].objective > 0 ? plan.objective / plans[0].objective - 1 : 0;
-      reasons.push_back(fmt::format("{:+.1f}% vs #1", 100 * behind));
+      reasons.push_back(fmt::format("{:+.2f}% vs #1", 100 * behind));
     }
     if (reasons.size() > 2) reasons.resize(2);
     std::string why;

@@ -618,7 +618,14 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
                                  *vp, schedule_text)};
   }
   plan.recompute = read_recompute(row.text("recompute"), defaults);
-  plan.sequence_parallel = read_flag("sequence_parallel", row.text("sequence_parallel"));
+  std::string sequence_parallel = row.text("sequence_parallel");
+  plan.sequence_parallel = read_flag("sequence_parallel", sequence_parallel);
+  if (is_missing(sequence_parallel) && plan.tp > 1 && framework == Framework::kTorchtitan) {
+    // torchtitan's tensor-parallel plan shards the norms over the sequence (SequenceParallel).
+    plan.sequence_parallel = true;
+    defaults.push_back("sequence_parallel not stated: yes (torchtitan's TP plan shards norms "
+                       "over the sequence)");
+  }
   if (plan.sequence_parallel && plan.tp == 1) {
     plan.sequence_parallel = false;
     defaults.push_back("sequence_parallel ignored: tp = 1");

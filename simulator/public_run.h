@@ -42,6 +42,8 @@
 //                unknown: flash.
 //     zero       torchtitan and llm-foundry shard with FSDP (ZeRO-3) when the column is
 //                empty; Megatron-LM does not (DDP, zero 0).
+//     seq. par.  torchtitan with tp > 1: on (its TP plan shards norms over the sequence);
+//                Megatron-LM: off (--sequence-parallel is opt-in).
 //     precision  bf16 unless stated (fp16 has the same peak on every supported GPU).
 // Rows that cannot be predicted carry the reason: a GPU not in the catalog, an unknown
 // schedule, recompute or precision text, a malformed number, a layout ppsim cannot express

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <tuple>
+
 #include "simulator/error.h"
 
 namespace ppsim {
@@ -109,6 +112,20 @@ Lowered lower_schedule(const PipelineSchedule& schedule, int32_t replicas,
     }
   }
 
+  // One send stream per (sender, receiver, direction): sends to different peers do not queue
+  // behind each other (with the rendezvous rule, a shared queue can deadlock the V schedules).
+  std::map<std::tuple<int32_t, int32_t, bool>, StreamId> peer_stream;
+  auto send_stream = [&](int32_t from, int32_t to, bool forward) {
+    auto key = std::make_tuple(from, to, forward);
+    auto found = peer_stream.find(key);
+    if (found != peer_stream.end()) return found->second;
+    StreamId& primary = forward ? lowered.send_forward_stream[from] : lowered.send_backward_stream[from];
+    bool primary_used = false;
+    for (const auto& [k, id] : peer_stream) primary_used = primary_used || id == primary;
+    StreamId id = primary_used ? g.add_stream(from, fmt::format("w{}/send_{}_to_w{}", from, forward ? "fwd" : "bwd", to)) : primary;
+    peer_stream.emplace(key, id);
+    return id;
+  };
   // Pass 2: data dependencies, and a transfer wherever consecutive chunks sit on two ranks.
   for (int32_t d = 0; d < replicas; ++d) {
     const ReplicaTasks& t = tasks[d];
@@ -136,7 +153,7 @@ Lowered lower_schedule(const PipelineSchedule& schedule, int32_t replicas,
         TransferSpec spec = costs.transfer(g, w, to_worker, action);
         Task task;
         task.kind = TaskKind::kTransfer;
-        task.stream = forward ? lowered.send_forward_stream[w] : lowered.send_backward_stream[w];
+        task.stream = send_stream(w, to_worker, forward);
         task.work = spec.bytes;
         task.latency = spec.latency;
         task.route = spec.route;

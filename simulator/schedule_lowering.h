@@ -4,7 +4,8 @@
 // Per worker (one pipeline rank of one replica; its tp x cp GPUs run in lockstep, since their
 // collectives synchronise every layer, so they are one unit whose speed is its slowest GPU's):
 // - a compute stream running F, B, I, W in the schedule's order;
-// - two p2p streams, one for activations (forward sends) and one for gradients (backward sends).
+// - a send stream per (peer, direction): activations and gradients to each neighbour rank
+//   (V schedules send forward to two peers; one shared queue could deadlock them).
 //   A transfer starts when the producer's action has ended and the receiver has reached the
 //   matching RECV in its own order (NCCL send/recv needs both sides: a rendezvous); the
 //   receiver's next compute action waits for it. Sends do not block the sender's compute.
@@ -70,8 +71,8 @@ struct Lowered {
   TaskGraph graph;
   std::vector<TaskInfo> info;             // Per task.
   std::vector<StreamId> compute_stream;   // Per worker.
-  std::vector<StreamId> send_forward_stream;   // Per worker.
-  std::vector<StreamId> send_backward_stream;  // Per worker.
+  std::vector<StreamId> send_forward_stream;   // Per worker: its first forward peer's stream.
+  std::vector<StreamId> send_backward_stream;  // Per worker: its first backward peer's stream.
 };
 
 // One worker per (replica, rank): worker w = replica * schedule.ranks + rank, on device w.

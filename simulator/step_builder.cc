@@ -423,7 +423,9 @@ class StepCosts : public LoweringCosts {
       task.work = shard * kAdamBytesPerParameter /
                   (group.gpu.memory_bandwidth * options_.efficiency.memory);
     }
-    task.work += options_.efficiency.step_overhead;  // Framework per-step work (cost_model.h).
+    // The framework's per-step host work (cost_model.h): host time, so a slow GPU's speed
+    // factor does not stretch it (work is divided by the stream's speed).
+    task.work += options_.efficiency.step_overhead * graph.stream(compute_stream).speed;
     TaskId id = graph.add_task(task);
     info.resize(graph.num_tasks());
     info[id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOptimizer};

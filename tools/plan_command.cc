@@ -1,17 +1,18 @@
-// `ppsim plan`: the main job. Enumerates the valid plans for a model on a cluster, prunes them
-// by the memory model and lists those that fit. Until the event simulator lands, the order is
-// by cost heuristics stated in the output, not by simulated step time.
+// `ppsim plan`: the main job. Searches every parallel plan of a model on a cluster (planner.h),
+// simulates the ones that can win, and ranks them by step time, cost or p90 step time.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "simulator/error.h"
-#include "simulator/memory_model.h"
-#include "simulator/model_stats.h"
-#include "simulator/plan_candidates.h"
-#include "simulator/report_format.h"
+#include "simulator/launcher_config.h"
+#include "simulator/plan_report.h"
+#include "simulator/planner.h"
 #include "tools/commands.h"
 
 namespace ppsim {
@@ -24,25 +25,78 @@ struct Options {
   int64_t seq_len = 0;
   int64_t gpus = 0;
   int64_t top = 10;
-  std::string schedule = "1f1b";
+  std::string objective = "time";
+  int threads = 0;
+  uint64_t seed = 0;
+  std::vector<std::string> schedules;
   bool json = false;
+  std::string emit;
+  std::string out;
 };
 
-struct Candidate {
-  Plan plan;
-  MemoryReport memory;
+Objective parse_objective(const std::string& name) {
+  const std::vector<std::string>& names = objective_names();
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) {
+    throw InputError("--objective", "",
+                     fmt::format("unknown objective '{}'; expected one of {}{}", name,
+                                 join_names(names), did_you_mean(name, names)));
+  }
+  return static_cast<Objective>(it - names.begin());
+}
+
+std::vector<ScheduleKind> parse_schedules(const std::vector<std::string>& names) {
+  std::vector<ScheduleKind> kinds;
+  for (const std::string& name : names) {
+    // parse_plan validates the name (with "did you mean") and maps it to its kind.
+    kinds.push_back(parse_plan("gbs=1,schedule=" + name, "--schedule").schedule);
+  }
+  return kinds;
+}
+
+// A progress bar on stderr, redrawn in place; only when stderr is a terminal.
+class ProgressBar {
+ public:
+  ProgressBar() : enabled_(isatty(fileno(stderr)) != 0) {}
+  ~ProgressBar() { finish(); }
+  void update(const SearchProgress& progress) {
+    if (!enabled_) return;
+    constexpr int kWidth = 30;
+    double fraction = progress.total > 0 ? static_cast<double>(progress.done) / progress.total : 1;
+    int filled = static_cast<int>(fraction * kWidth);
+    fmt::print(stderr, "\r[{}{}] {} {}/{}\033[K", std::string(filled, '#'),
+               std::string(kWidth - filled, '.'), progress.phase, progress.done, progress.total);
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void finish() {
+    if (drawn_) fmt::print(stderr, "\r\033[K");
+    drawn_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
 };
 
-// Fitting plans first; then less recompute (less extra compute), fewer model-parallel GPUs
-// (less communication per layer), larger microbatches (more efficient GEMMs).
-bool better(const Candidate& a, const Candidate& b) {
-  if (a.memory.fits != b.memory.fits) return a.memory.fits;
-  if (!a.memory.fits) return a.memory.over_bytes < b.memory.over_bytes;
-  if (a.plan.recompute != b.plan.recompute) return a.plan.recompute < b.plan.recompute;
-  int64_t a_model_parallel = a.plan.tp * a.plan.pp * a.plan.cp;
-  int64_t b_model_parallel = b.plan.tp * b.plan.pp * b.plan.cp;
-  if (a_model_parallel != b_model_parallel) return a_model_parallel < b_model_parallel;
-  return a.plan.micro_batch_size > b.plan.micro_batch_size;
+// Writes the best plan's launcher file into `directory`; returns its path and warnings.
+std::pair<std::string, std::vector<std::string>> emit_launcher(
+    const Options& options, const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
+  LauncherFormat format = parse_launcher_format(options.emit, "--emit");
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::create_directories(options.out, error);
+  if (error) {
+    throw InputError("--out", "", fmt::format("cannot create folder '{}': {}", options.out,
+                                              error.message()));
+  }
+  std::string path = (fs::path(options.out) / launcher_file_name(format)).string();
+  LauncherOutput output = export_launcher(format, model, cluster, plan);
+  std::ofstream file(path, std::ios::binary);
+  if (!file || !(file << output.text)) {
+    throw InputError("--out", "", fmt::format("cannot write '{}'", path));
+  }
+  return {path, output.warnings};
 }
 
 int run_plan(const Options& options) {
@@ -53,75 +107,63 @@ int run_plan(const Options& options) {
                      fmt::format("{} GPUs requested but cluster '{}' has {}", options.gpus,
                                  cluster.name, cluster.num_gpus()));
   }
-  CandidateLimits limits;
-  limits.gpus = options.gpus;
-  limits.global_batch_size = options.global_batch;
-  if (options.seq_len > 0) limits.seq_length = options.seq_len;
-  Plan schedule_holder = parse_plan("gbs=1,schedule=" + options.schedule, "--schedule");
-  limits.schedule = schedule_holder.schedule;
-  std::vector<Plan> plans = enumerate_plans(model, cluster, limits);
-  std::vector<Candidate> candidates;
-  for (const Plan& plan : plans) candidates.push_back({plan, estimate_memory(model, cluster, plan)});
-  std::stable_sort(candidates.begin(), candidates.end(), better);
-  int64_t fitting = std::count_if(candidates.begin(), candidates.end(),
-                                  [](const Candidate& c) { return c.memory.fits; });
-  size_t shown = std::min<size_t>(options.top, candidates.size());
-  int64_t seq = options.seq_len > 0 ? options.seq_len : model.seq_length;
-
-  if (options.json) {
-    nlohmann::ordered_json json;
-    json["model"] = model.name;
-    json["cluster"] = cluster.name;
-    json["considered"] = candidates.size();
-    json["fitting"] = fitting;
-    json["ranking"] = "memory model only: fitting first, then less recompute, fewer "
-                      "model-parallel GPUs, larger microbatches";
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < shown; ++i) {
-      nlohmann::ordered_json entry;
-      entry["plan"] = nlohmann::ordered_json::parse(plan_to_json(candidates[i].plan));
-      entry["peak_memory_bytes"] = candidates[i].memory.peak_bytes;
-      entry["fits"] = candidates[i].memory.fits;
-      entry["over_bytes"] = candidates[i].memory.over_bytes;
-      list.push_back(entry);
-    }
-    json["plans"] = list;
-    fmt::print("{}\n", json.dump(2));
-  } else {
-    ParameterCounts counts = count_parameters(model);
-    fmt::print("# ppsim plan\n");
-    fmt::print("# model    {}: {} parameters ({} active), {} layers, hidden {}, {:.3g} GFLOP "
-               "per token at sequence {}\n",
-               model.name, human_count(counts.total), human_count(counts.active),
-               model.num_layers, model.hidden_size,
-               training_flops_per_token(model, seq) / 1e9, seq);
-    fmt::print("# cluster  {}\n", describe_cluster(cluster));
-    fmt::print("# batch    {} sequences of {} tokens per step\n", options.global_batch, seq);
-    fmt::print("# {} valid plans considered, {} fit in memory\n", candidates.size(), fitting);
-    fmt::print("# order: fitting first, then less recompute, fewer model-parallel GPUs, larger "
-               "microbatches (memory model only; no step-time simulation in this build)\n");
-    fmt::print("#\n# {:>4} {:>9} {:>9} {:>5}  {}\n", "rank", "peak", "capacity", "fits", "plan");
-    fmt::print("# {:>4} {:>9} {:>9} {:>5}\n", "", "(GiB)", "(GiB)", "");
-    for (size_t i = 0; i < shown; ++i) {
-      const Candidate& candidate = candidates[i];
-      const StageMemory& worst = candidate.memory.stages.at(candidate.memory.worst_stage);
-      fmt::print("  {:>4} {:>9} {:>9} {:>5}  {}\n", i + 1, gib(candidate.memory.peak_bytes),
-                 gib(worst.capacity_bytes), candidate.memory.fits ? "yes" : "no",
-                 plan_to_inline(candidate.plan));
+  if (options.emit.empty() != options.out.empty()) {
+    throw InputError(options.emit.empty() ? "--out" : "--emit", "",
+                     "--emit FORMAT and --out DIR go together (e.g. --emit megatron --out launch/)");
+  }
+  if (!options.emit.empty()) parse_launcher_format(options.emit, "--emit");  // Fail early.
+  PlannerOptions planner;
+  planner.objective = parse_objective(options.objective);
+  if (planner.objective == Objective::kCost) {
+    for (size_t g = 0; g < cluster.nodes.size(); ++g) {
+      if (cluster.nodes[g].price_per_gpu_hour <= 0) {
+        throw InputError("--objective", "",
+                         fmt::format("cost needs a price: node group {} ({}) of cluster '{}' has "
+                                     "no price_per_gpu_hour; add it to the cluster spec",
+                                     g, cluster.nodes[g].gpu.name, cluster.name));
+      }
     }
   }
-  if (fitting == 0) {
-    if (candidates.empty()) {
+  planner.space.gpus = options.gpus;
+  planner.space.global_batch_size = options.global_batch;
+  if (options.seq_len > 0) planner.space.seq_length = options.seq_len;
+  if (!options.schedules.empty()) planner.space.schedules = parse_schedules(options.schedules);
+  planner.top = options.top;
+  planner.threads = options.threads;
+  planner.seed = options.seed;
+  planner.step.ideal_links = cluster.ideal_links;
+  ProgressBar bar;
+  planner.progress = [&bar](const SearchProgress& progress) { bar.update(progress); };
+  PlanSearchResult result = search_plans(model, cluster, planner);
+  bar.finish();
+
+  PlanRequest request;
+  request.gpus = options.gpus > 0 ? options.gpus : cluster.num_gpus();
+  request.global_batch_size = options.global_batch;
+  request.seq_length = options.seq_len > 0 ? options.seq_len : model.seq_length;
+  request.objective = planner.objective;
+  EmittedFiles emitted;
+  if (!result.plans.empty() && !options.emit.empty()) {
+    auto [path, warnings] = emit_launcher(options, model, cluster, result.plans.front().plan);
+    emitted.format = options.emit;
+    emitted.paths.push_back(path);
+    emitted.warnings = warnings;
+  }
+  fmt::print("{}", options.json ? plan_report_json(model, cluster, request, result, emitted)
+                                : plan_report_text(model, cluster, request, result, emitted));
+  if (result.plans.empty()) {
+    std::fflush(stdout);
+    if (result.closest) {
+      fmt::print(stderr, "ppsim: nothing fits: {} (use more GPUs, GPUs with more memory, or a "
+                         "smaller --global-batch)\n",
+                 closest_plan_sentence(result));
+    } else if (result.stats.considered == 0) {
       fmt::print(stderr, "ppsim: no valid plan: no factorisation of {} GPUs satisfies the plan "
                          "rules for {} (try another --gpus or --global-batch)\n",
-                 options.gpus > 0 ? options.gpus : cluster.num_gpus(), model.name);
+                 request.gpus, model.name);
     } else {
-      const Candidate& closest = candidates.front();
-      fmt::print(stderr, "ppsim: nothing fits: the closest plan, {}, needs {} GiB on stage {}, "
-                         "{} GiB over its {} GiB (use more GPUs or a larger-memory GPU)\n",
-                 plan_to_inline(closest.plan), gib(closest.memory.peak_bytes),
-                 closest.memory.worst_stage, gib(closest.memory.over_bytes),
-                 gib(closest.memory.stages.at(closest.memory.worst_stage).capacity_bytes));
+      fmt::print(stderr, "ppsim: no plan fits in the simulation (the memory screen and the "
+                         "simulator disagree; please report this)\n");
     }
     return kExitNothingFits;
   }
@@ -133,7 +175,7 @@ int run_plan(const Options& options) {
 void add_plan_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
-      "plan", "Find the parallel plans that fit a model on a cluster (the main job)");
+      "plan", "Find the fastest (or cheapest) parallel plan for a model on a cluster (the main job)");
   command->add_option("--model", options->model, "Zoo name, model JSON or HF config.json")
       ->capture_default_str();
   command->add_option("--cluster", options->cluster,
@@ -146,15 +188,29 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   command->add_option("--gpus", options->gpus, "GPUs to use (default: all of the cluster)")
       ->check(CLI::PositiveNumber);
-  command->add_option("--top", options->top, "Plans to list")
+  command->add_option("--top", options->top, "Plans to list (the ranking is exact for all)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command->add_option("--schedule", options->schedule, "Pipeline schedule for pp > 1")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
+  command->add_option("--objective", options->objective,
+                      "time (step time), cost (dollars per step), p90 (90th percentile step "
+                      "time under the cluster's straggler model)")
       ->capture_default_str();
-  command->add_flag("--json", options->json, "Print JSON");
+  command->add_option("--threads", options->threads, "Simulation threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--seed", options->seed, "Seed of the p90 objective's Monte-Carlo draws")
+      ->capture_default_str();
+  command->add_option("--schedule", options->schedules,
+                      "Only these pipeline schedules (repeat or comma-separate; default: all)")
+      ->delimiter(',');
+  command->add_flag("--json", options->json, "Print JSON (fields in docs/plan.md)");
+  command->add_option("--emit", options->emit,
+                      "Write the best plan's launcher file: megatron, deepspeed or torchtitan");
+  command->add_option("--out", options->out, "Folder for --emit (created if missing)");
   command->footer(
       "Example:\n"
       "  ppsim plan --model llama3-70b --cluster dgx-h100-4 --global-batch 256 --top 5\n"
+      "  ppsim plan --model llama3-70b --cluster mixed-a100-h100 --objective cost --json\n"
+      "  ppsim plan --model llama3-8b --cluster dgx-h100-1 --emit megatron --out launch/\n"
       "Exit status: 0 when a plan fits, 3 when nothing fits (the closest is named), 2 for bad "
       "input.");
   command->callback([options, &exit_code] { exit_code = run_plan(*options); });

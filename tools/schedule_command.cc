@@ -31,8 +31,8 @@ struct Options {
   std::string svg, trace;
 };
 
-// Shortest round-trip form: the same number always prints the same way.
-std::string num(double value) { return fmt::format("{}", value); }
+// Ten significant digits for people (30.30000000000002 prints 30.3); --json keeps every digit.
+std::string num(double value) { return fmt::format("{:.10g}", value); }
 
 void write_file(const std::string& path, const std::string& text, const std::string& flag) {
   std::ofstream out(path, std::ios::binary);
