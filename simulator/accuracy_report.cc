@@ -61,6 +61,17 @@ std::string row_list(const std::vector<std::string>& ids) {
   return text;
 }
 
+// "row 7" or "rows 7-9, 12".
+std::string rows_label(const std::vector<std::string>& ids) {
+  return (ids.size() == 1 ? "row " : "rows ") + row_list(ids);
+}
+
+// "MAPE 4.68% over 174 rows" or "no rows".
+std::string mape_phrase(const ErrorSummary& summary) {
+  if (summary.rows == 0) return "no rows";
+  return fmt::format("{:.2f}% over {}", summary.mape, summary.rows);
+}
+
 std::string summary_line(const std::string& name, const ErrorSummary& summary) {
   if (summary.rows == 0) return fmt::format("# {:<12} {:>5} {:>9} {:>12}\n", name, 0, "-", "-");
   return fmt::format("# {:<12} {:>5} {:>9.2f} {:>12.2f}\n", name, summary.rows, summary.mape,
@@ -142,7 +153,7 @@ std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOpt
   if (!result.not_compared.empty()) {
     std::vector<std::string> ids;
     for (size_t i : result.not_compared) ids.push_back(result.rows[i].run.row_id);
-    out += fmt::format("# not compared (simulated; no published target): rows {}\n", row_list(ids));
+    out += fmt::format("# not compared (simulated; no published target): {}\n", rows_label(ids));
   }
   if (!result.not_predicted.empty()) {
     out += fmt::format("# not predicted: {} row{}\n", result.not_predicted.size(),
@@ -156,7 +167,7 @@ std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOpt
       by_reason[run.reason].push_back(run.row_id);
     }
     for (const std::string& reason : order) {
-      out += fmt::format("#   rows {}: {}\n", row_list(by_reason[reason]), reason);
+      out += fmt::format("#   {}: {}\n", rows_label(by_reason[reason]), reason);
     }
   }
   {
@@ -170,7 +181,7 @@ std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOpt
     }
     if (!order.empty()) out += "# defaults applied (assumed where the file is silent):\n";
     for (const std::string& text : order) {
-      out += fmt::format("#   rows {}: {}\n", row_list(by_default[text]), text);
+      out += fmt::format("#   {}: {}\n", rows_label(by_default[text]), text);
     }
   }
   out += "#\n";
@@ -232,10 +243,9 @@ std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOpt
     }
   }
   if (result.all.rows > 0) {
-    out += fmt::format("# OK: MAPE {:.2f}% over {} rows (train {:.2f}% over {}, test {:.2f}% over "
-                       "{}); {} not predicted\n",
-                       result.all.mape, result.all.rows, result.train.mape, result.train.rows,
-                       result.test.mape, result.test.rows, result.not_predicted.size());
+    out += fmt::format("# OK: MAPE {} rows (train {}, test {}); {} not predicted\n",
+                       mape_phrase(result.all), mape_phrase(result.train),
+                       mape_phrase(result.test), result.not_predicted.size());
   } else {
     out += fmt::format("# NO ROWS COMPARED: none of the {} rows run could be predicted against a "
                        "published target\n",

@@ -95,27 +95,6 @@ class P90Evaluator : public TimeEvaluator {
   uint64_t seed_;
 };
 
-// Which fitting twin (if any) dominates `x` among `variants` (same shape), and by which rule.
-const char* dominating_rule(const Plan& x, const std::vector<Plan>& variants,
-                            const std::vector<bool>& fits) {
-  bool one_rank = x.dp * x.cp == 1;
-  for (size_t i = 0; i < variants.size(); ++i) {
-    const Plan& y = variants[i];
-    if (!fits[i] || y.sequence_parallel != x.sequence_parallel) continue;
-    bool zero_ok = y.zero_stage == x.zero_stage || (y.zero_stage == 1 && x.zero_stage == 2) ||
-                   (one_rank && y.zero_stage == 0);
-    if (!zero_ok || y.recompute > x.recompute || y.offload_optimizer > x.offload_optimizer) continue;
-    if (y.zero_stage == x.zero_stage && y.recompute == x.recompute &&
-        y.offload_optimizer == x.offload_optimizer) {
-      continue;  // x itself.
-    }
-    if (y.recompute < x.recompute) return kRuleRecompute;
-    if (y.offload_optimizer < x.offload_optimizer) return kRuleOffload;
-    return one_rank ? kRuleOneRank : kRuleZero2;
-  }
-  return nullptr;
-}
-
 struct Candidate {
   Plan plan;
   double time_bound = 0;
@@ -161,9 +140,9 @@ ShapeOutcome screen_shape(const PlanScreen& screen, const PlanEvaluator& evaluat
   const char* rules[] = {kRuleRecompute, kRuleOffload, kRuleZero2, kRuleOneRank};
   for (size_t i = 0; i < variants.size(); ++i) {
     if (!fits[i]) continue;
-    if (const char* rule = dominating_rule(variants[i], variants, fits)) {
+    if (std::optional<Dominance> dominance = find_dominating_twin(variants[i], variants, fits)) {
       for (size_t r = 0; r < 4; ++r) {
-        if (rule == rules[r]) ++outcome.rule_drops[r];
+        if (dominance->rule == rules[r]) ++outcome.rule_drops[r];
       }
       continue;
     }
@@ -245,6 +224,29 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
 }
 
 }  // namespace
+
+std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<Plan>& twins,
+                                              const std::vector<bool>& fits) {
+  PPSIM_CHECK(twins.size() == fits.size());
+  bool one_rank = x.dp * x.cp == 1;
+  for (size_t i = 0; i < twins.size(); ++i) {
+    const Plan& y = twins[i];
+    if (!fits[i] || y.sequence_parallel != x.sequence_parallel) continue;
+    bool zero_ok = y.zero_stage == x.zero_stage || (y.zero_stage == 1 && x.zero_stage == 2) ||
+                   (one_rank && y.zero_stage == 0);
+    if (!zero_ok || y.recompute > x.recompute || y.offload_optimizer > x.offload_optimizer) continue;
+    if (y.zero_stage == x.zero_stage && y.recompute == x.recompute &&
+        y.offload_optimizer == x.offload_optimizer) {
+      continue;  // x itself.
+    }
+    const char* rule = y.recompute < x.recompute                 ? kRuleRecompute
+                       : y.offload_optimizer < x.offload_optimizer ? kRuleOffload
+                       : one_rank                                  ? kRuleOneRank
+                                                                   : kRuleZero2;
+    return Dominance{i, rule};
+  }
+  return std::nullopt;
+}
 
 std::string objective_name(Objective objective) {
   return objective_names()[static_cast<size_t>(objective)];

@@ -92,6 +92,17 @@ std::unique_ptr<PlanEvaluator> make_evaluator(Objective objective, const ModelSp
 // Dollars per second of the GPUs `plan` occupies (0 when their groups carry no price).
 double plan_dollars_per_second(const ClusterSpec& cluster, const Plan& plan);
 
+// A fitting twin that dominates a plan, and the rule (one of the header's) that says so.
+struct Dominance {
+  size_t twin = 0;           // Index into the twins given.
+  const char* rule = "";     // "lighter recompute fits", ...
+};
+
+// The first of `twins` (knob variants of x's shape; fits[i] says whether twin i fits) that
+// dominates `x` by the rules above, or nullopt. x itself may be among the twins.
+std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<Plan>& twins,
+                                              const std::vector<bool>& fits);
+
 // Progress of a running search, reported between batches on the calling thread.
 struct SearchProgress {
   std::string phase;  // "screening" (done/total shapes) or "simulating" (done/total candidates).
