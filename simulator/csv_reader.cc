@@ -49,9 +49,10 @@ class CsvScanner {
   }
 
  private:
+  // At LF, CRLF, a CR that ends the text, or the end itself.
   bool at_line_end() const {
-    return done() || text_[pos_] == '\n' || (text_[pos_] == '\r' && pos_ + 1 < text_.size() &&
-                                             text_[pos_ + 1] == '\n');
+    return done() || text_[pos_] == '\n' ||
+           (text_[pos_] == '\r' && (pos_ + 1 == text_.size() || text_[pos_ + 1] == '\n'));
   }
 
   void skip_line_break() {

@@ -77,6 +77,9 @@ TEST_CASE("CsvReader: quoted fields hold commas, doubled quotes and line breaks"
   CHECK(table.records[2].fields == std::vector<std::string>{"3", "", "last"});
   CHECK(table.records[2].line == 6);
   CHECK(table.field(table.records[2], "c") == "last");
+  // A CR that ends the text ends the record.
+  CHECK(parse_csv("a,b\r\n1,2\r", "t.csv").records.at(0).fields ==
+        std::vector<std::string>{"1", "2"});
   CHECK_FALSE(table.column_index("d").has_value());
 }
 

@@ -30,6 +30,7 @@ struct Options {
   uint64_t seed = 0;
   std::vector<std::string> schedules;
   bool json = false;
+  bool homogeneous_only = false;
   std::string emit;
   std::string out;
 };
@@ -128,6 +129,7 @@ int run_plan(const Options& options) {
   planner.space.global_batch_size = options.global_batch;
   if (options.seq_len > 0) planner.space.seq_length = options.seq_len;
   if (!options.schedules.empty()) planner.space.schedules = parse_schedules(options.schedules);
+  planner.space.heterogeneous = !options.homogeneous_only;
   planner.top = options.top;
   planner.threads = options.threads;
   planner.seed = options.seed;
@@ -203,6 +205,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                       "Only these pipeline schedules (repeat or comma-separate; default: all)")
       ->delimiter(',');
   command->add_flag("--json", options->json, "Print JSON (fields in docs/plan.md)");
+  command->add_flag("--homogeneous-only", options->homogeneous_only,
+                    "Plan a cluster of several GPU types as if it were homogeneous (GPUs in "
+                    "cluster order, no per-type layer balance): the baseline heterogeneity-aware "
+                    "planning is compared with");
   command->add_option("--emit", options->emit,
                       "Write the best plan's launcher file: megatron, deepspeed or torchtitan");
   command->add_option("--out", options->out, "Folder for --emit (created if missing)");

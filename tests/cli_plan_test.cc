@@ -1,0 +1,145 @@
+// `ppsim plan` from the command line: JSON fields, the round trip into `simulate --plan`,
+// nothing-fits, bad flags, and --emit.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/test_helpers.h"
+
+namespace ppsim {
+namespace {
+
+using testing::run_ppsim;
+
+// A small search: Llama-3.2-1B on one DGX H100 node.
+constexpr const char* kSmallPlan =
+    "plan --model llama3.2-1b --cluster dgx-h100-1 --global-batch 16 --seq-len 2048 --top 3";
+
+TEST_CASE("CLI plan: --json has the documented fields, best first") {
+  testing::CommandResult result = run_ppsim(std::string(kSmallPlan) + " --json");
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  nlohmann::json json = nlohmann::json::parse(result.out);
+  for (const char* key : {"model", "cluster", "gpus", "global_batch_size", "seq_length",
+                          "objective", "objective_note", "shapes", "considered", "fitting",
+                          "dominated", "dominance_rules", "candidates", "simulated",
+                          "bounded_out", "plans"}) {
+    INFO(key);
+    CHECK(json.contains(key));
+  }
+  CHECK(json["considered"].get<int64_t>() > json["simulated"].get<int64_t>());
+  CHECK(json["simulated"].get<int64_t>() > 0);
+  const nlohmann::json& plans = json["plans"];
+  REQUIRE(plans.size() == 3);
+  double previous = 0;
+  for (const nlohmann::json& plan : plans) {
+    for (const char* key : {"rank", "plan", "iteration_time_s", "tokens_per_s", "mfu",
+                            "peak_memory_bytes", "fits", "objective", "why", "breakdown_s",
+                            "stages"}) {
+      INFO(key);
+      CHECK(plan.contains(key));
+    }
+    CHECK(plan["fits"].get<bool>());
+    CHECK(plan["iteration_time_s"].get<double>() >= previous);
+    previous = plan["iteration_time_s"].get<double>();
+    CHECK(plan["plan"].is_object());
+  }
+}
+
+TEST_CASE("CLI plan: the best plan's JSON runs as is in simulate --plan") {
+  testing::CommandResult planned = run_ppsim(std::string(kSmallPlan) + " --json");
+  REQUIRE(planned.exit_code == 0);
+  nlohmann::json best = nlohmann::json::parse(planned.out)["plans"][0];
+  std::string plan_json = best["plan"].dump();
+  testing::CommandResult simulated =
+      run_ppsim("simulate --model llama3.2-1b --cluster dgx-h100-1 --json --plan '" + plan_json +
+                "'");
+  INFO(simulated.err);
+  REQUIRE(simulated.exit_code == 0);
+  nlohmann::json step = nlohmann::json::parse(simulated.out);
+  CHECK(step["iteration_time_s"].get<double>() == best["iteration_time_s"].get<double>());
+  CHECK(step["peak_memory_bytes"].get<double>() == best["peak_memory_bytes"].get<double>());
+  CHECK(step["fits"].get<bool>());
+}
+
+TEST_CASE("CLI plan: text report has the table, the breakdown and OK") {
+  testing::CommandResult result = run_ppsim(kSmallPlan);
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  for (const char* text : {"# ppsim plan", "# objective time", "plans considered", "simulated",
+                           "tokens/s", "MFU", "why", "fastest step", "# breakdown",
+                           "# OK: best step"}) {
+    INFO(text);
+    CHECK(result.out.find(text) != std::string::npos);
+  }
+  // Every line that is not a table row starts with '#'.
+  size_t start = 0;
+  int rows = 0;
+  while (start < result.out.size()) {
+    size_t end = result.out.find('\n', start);
+    std::string line = result.out.substr(start, end - start);
+    if (!line.empty() && line[0] != '#') ++rows;
+    start = end + 1;
+  }
+  CHECK(rows == 3);
+}
+
+TEST_CASE("CLI plan: nothing fits exits 3 naming the closest plan and how far over") {
+  testing::CommandResult result =
+      run_ppsim("plan --model llama3.1-405b --cluster dgx-h100-1 --global-batch 16");
+  CHECK(result.exit_code == 3);
+  CHECK(result.err.find("ppsim: nothing fits: the closest plan, tp=") != std::string::npos);
+  CHECK(result.err.find("GiB over its") != std::string::npos);
+  CHECK(result.out.find("# NOTHING FITS") != std::string::npos);
+  testing::CommandResult json =
+      run_ppsim("plan --model llama3.1-405b --cluster dgx-h100-1 --global-batch 16 --json");
+  CHECK(json.exit_code == 3);
+  nlohmann::json report = nlohmann::json::parse(json.out);
+  CHECK(report["plans"].empty());
+  CHECK(report["closest"]["over_bytes"].get<double>() > 0);
+}
+
+TEST_CASE("CLI plan: bad flags exit 2") {
+  struct Bad {
+    const char* arguments;
+    const char* expected;
+  };
+  const Bad bad_inputs[] = {
+      {"plan --objective fastest", "unknown objective 'fastest'"},
+      {"plan --top 0", "--top"},
+      {"plan --bogus", "--bogus"},
+      {"plan --global-batch -4", "--global-batch"},
+      {"plan --schedule onefoneb", "unknown value 'onefoneb'"},
+      {"plan --emit megatron", "--emit FORMAT and --out DIR go together"},
+      {"plan --emit slurm --out /tmp/x", "slurm"},
+      {"plan --cluster dgx-h100-1 --gpus 16", "16 GPUs requested"},
+      {"plan --model no-such-model", "no-such-model"},
+  };
+  for (const Bad& bad : bad_inputs) {
+    INFO("ppsim " << bad.arguments);
+    testing::CommandResult result = run_ppsim(bad.arguments);
+    INFO("stderr: " << result.err);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err.rfind("ppsim: error: ", 0) == 0);
+    CHECK(result.err.find(bad.expected) != std::string::npos);
+  }
+}
+
+TEST_CASE("CLI plan: --emit writes the best plan's launcher file") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "ppsim_cli_plan_emit";
+  fs::remove_all(dir);
+  testing::CommandResult result =
+      run_ppsim(std::string(kSmallPlan) + " --emit megatron --out " + dir.string());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  fs::path script = dir / "megatron_launch.sh";
+  CHECK(fs::is_regular_file(script));
+  CHECK(result.out.find("# wrote " + script.string()) != std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ppsim
