@@ -73,7 +73,7 @@ std::string plan_report_text(const ModelSpec& model, const ClusterSpec& cluster,
   int64_t top = static_cast<int64_t>(std::max<size_t>(result.plans.size(), 1));
   out += search_summary(result, top);
   out += "#\n";
-  const char* row = "{} {:>4} {:>10} {:>10} {:>5} {:>7} {:>4} {:>8}  {:<44} {}\n";
+  const char* row = "{} {:>4} {:>10} {:>10} {:>5} {:>7} {:>4} {:>8}  {:<46} {}\n";
   out += fmt::format(fmt::runtime(row), "#", "rank", "step", "tokens/s", "MFU", "peak", "fits",
                      "cost", "why", "plan");
   out += fmt::format(fmt::runtime(row), "#", "", "(s)", "(tok/s)", "(%)", "(GiB)", "",

@@ -182,9 +182,9 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
         const Breakdown& next = plans[1].metrics.breakdown_s;
         std::pair<double, const char*> gains[] = {
             {next.bubble - mine.bubble, "less bubble than #2"},
-            {next.exposed_comm - mine.exposed_comm, "less exposed communication than #2"},
+            {next.exposed_comm - mine.exposed_comm, "less exposed comm than #2"},
             {next.compute - mine.compute, "less compute than #2"},
-            {next.optimizer - mine.optimizer, "faster optimizer step than #2"}};
+            {next.optimizer - mine.optimizer, "faster optimizer than #2"}};
         auto best = std::max_element(std::begin(gains), std::end(gains),
                                      [](const auto& a, const auto& b) { return a.first < b.first; });
         if (best->first > 0) reasons.push_back(best->second);
@@ -195,7 +195,7 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
         reasons.push_back("least bubble");
       }
       if (unique_min([](const RankedPlan& p) { return p.metrics.breakdown_s.exposed_comm; }, i)) {
-        reasons.push_back("least exposed communication");
+        reasons.push_back("least exposed comm");
       }
       if (plan.plan.recompute == Recompute::kNone &&
           std::any_of(plans.begin(), plans.end(), [](const RankedPlan& p) {

@@ -1,0 +1,56 @@
+// How fast the planner searches: the full space, memory screen, bounds and simulations.
+//
+// Cases from the planner issue (targets on a 2-core machine):
+// - Llama-3.1-405B on 16,384 H100s (dgx-h100:2048), global batch 2048 sequences of 8192
+//   tokens (Llama 3's 16M-token batch): under 60 s;
+// - Llama-3-70B on 256 H100s (dgx-h100-32), global batch 256: under 5 s.
+// Each iteration runs search_plans() with the default space and top 10 on all hardware
+// threads. Counters: plans considered, fitting, candidates after dominance, plans simulated, and
+// the best step time found.
+#include <benchmark/benchmark.h>
+
+#include "simulator/planner.h"
+
+namespace ppsim {
+namespace {
+
+void search_case(benchmark::State& state, const char* model_name, const char* cluster_name,
+                 int64_t global_batch) {
+  ModelSpec model = load_model_spec(model_name);
+  ClusterSpec cluster = load_cluster_spec(cluster_name);
+  PlannerOptions options;
+  options.space.global_batch_size = global_batch;
+  options.top = 10;
+  options.threads = 0;
+  PlanSearchResult result;
+  for (auto _ : state) {
+    result = search_plans(model, cluster, options);
+    benchmark::DoNotOptimize(result.plans.data());
+  }
+  state.counters["shapes"] = static_cast<double>(result.stats.shapes);
+  state.counters["considered"] = static_cast<double>(result.stats.considered);
+  state.counters["fitting"] = static_cast<double>(result.stats.fitting);
+  state.counters["candidates"] = static_cast<double>(result.stats.candidates);
+  state.counters["simulated"] = static_cast<double>(result.stats.simulated);
+  state.counters["best_step_s"] =
+      result.plans.empty() ? 0.0 : result.plans.front().metrics.iteration_time_s;
+}
+
+void BM_PlanLlama405bOn16384H100(benchmark::State& state) {
+  search_case(state, "llama3.1-405b", "dgx-h100:2048", 2048);
+}
+void BM_PlanLlama70bOn256H100(benchmark::State& state) {
+  search_case(state, "llama3-70b", "dgx-h100-32", 256);
+}
+void BM_PlanLlama70bOn32H100Default(benchmark::State& state) {
+  search_case(state, "llama3-70b", "dgx-h100-4", 256);
+}
+
+BENCHMARK(BM_PlanLlama405bOn16384H100)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_PlanLlama70bOn256H100)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_PlanLlama70bOn32H100Default)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+}  // namespace
+}  // namespace ppsim
+
+BENCHMARK_MAIN();
