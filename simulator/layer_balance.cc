@@ -68,9 +68,8 @@ std::optional<std::vector<int64_t>> greedy_split(const std::vector<StageTimeMode
     int64_t most = units - used - later;
     int64_t take = s + 1 == p ? most : min_units;
     if (s + 1 < p) {
-      while (take + 1 <= most &&
-             stage_seconds(stages[s], used * granularity, (used + take + 1) * granularity) <=
-                 limit) {
+      while (take + 1 <= most && stage_seconds(stages[s], used * granularity,
+                                               (used + take + 1) * granularity) <= limit) {
         ++take;
       }
     }
@@ -85,9 +84,8 @@ std::optional<std::vector<int64_t>> greedy_split(const std::vector<StageTimeMode
 
 }  // namespace
 
-std::vector<int64_t> time_balanced_split(const std::vector<StageTimeModel>& stages,
-                                         int64_t layers, int64_t granularity,
-                                         int64_t min_units) {
+std::vector<int64_t> time_balanced_split(const std::vector<StageTimeModel>& stages, int64_t layers,
+                                         int64_t granularity, int64_t min_units) {
   int64_t p = static_cast<int64_t>(stages.size());
   PPSIM_CHECK(p >= 1 && granularity >= 1 && layers % granularity == 0);
   int64_t units = layers / granularity;
@@ -102,7 +100,8 @@ std::vector<int64_t> time_balanced_split(const std::vector<StageTimeModel>& stag
     low = std::max(low, stage.extra_seconds);
     high = std::max(high, stage_seconds(stage, 0, layers));
   }
-  std::optional<std::vector<int64_t>> best = greedy_split(stages, units, granularity, min_units, high);
+  std::optional<std::vector<int64_t>> best =
+      greedy_split(stages, units, granularity, min_units, high);
   PPSIM_CHECK(best.has_value(), "the whole model on one stage is an upper bound");
   for (int iteration = 0; iteration < 100 && high - low > 1e-12 * high; ++iteration) {
     double middle = 0.5 * (low + high);

@@ -126,8 +126,8 @@ std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const Se
         stages[s].layer_prefix.push_back(stages[s].layer_prefix.back() + layer.total());
       }
       if (s == 0) stages[s].extra_seconds += seconds->embedding.total();
-      bool v_shaped = shape.schedule == ScheduleKind::kZbv ||
-                      shape.schedule == ScheduleKind::kDualPipeV;
+      bool v_shaped =
+          shape.schedule == ScheduleKind::kZbv || shape.schedule == ScheduleKind::kDualPipeV;
       if (s == (v_shaped ? 0 : shape.pp - 1)) stages[s].extra_seconds += seconds->head.total();
     }
     add(time_balanced_split(stages, model.num_layers, granularity));
@@ -158,7 +158,8 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
   int64_t gpus = space.gpus > 0 ? space.gpus : cluster.num_gpus();
   int64_t seq = space.seq_length.value_or(model.seq_length);
   int64_t gpus_per_node = cluster.nodes.front().gpus_per_node;
-  for (const NodeGroup& group : cluster.nodes) gpus_per_node = std::min(gpus_per_node, group.gpus_per_node);
+  for (const NodeGroup& group : cluster.nodes)
+    gpus_per_node = std::min(gpus_per_node, group.gpus_per_node);
   std::vector<int64_t> tps = space.tp.empty() ? divisors(gpus_per_node) : space.tp;
   std::vector<Plan> shapes;
   for (int64_t tp : tps) {

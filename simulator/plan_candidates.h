@@ -20,10 +20,11 @@
 //   placement one node group per stage on clusters with several groups (contiguous blocks of
 //             stages per group, every order of groups; SearchSpace::heterogeneous), or the
 //             cluster's order (empty);
-//   layers    balanced (layer_balance.h) in units of the chunks per rank; when uneven_layers,
-//             also time-balanced (each stage's GPU type's per-layer seconds, the embedding on the
-//             first chunk's stage and the head on the last's) and the ends trimmed by 1 ..
-//             max_edge_trim units each; duplicates dropped. A split equal to the default
+//   layers    balanced (layer_balance.h) in units of the chunks per rank; when uneven_layers
+//             or the stages are placed, also time-balanced (each stage's GPU type's per-layer
+//             seconds, the embedding on the first chunk's stage and the head on the last's);
+//             when uneven_layers, also the ends trimmed by 1 .. max_edge_trim units each;
+//             duplicates dropped. A split equal to the default
 //             (stage_layer_counts) is written as an empty stage_layers.
 // Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, offload_optimizer,
 // each over the values SearchSpace lists.
@@ -50,21 +51,21 @@ struct SearchSpace {
   std::optional<int64_t> seq_length;  // Overrides the model's when set.
   Precision precision = Precision::kBf16;
   // Pipeline schedules tried when pp > 1. Default: all the simulator has.
-  std::vector<ScheduleKind> schedules = {ScheduleKind::kGpipe,  ScheduleKind::kOneFOneB,
-                                         ScheduleKind::kInterleaved1F1B, ScheduleKind::kZbH1,
-                                         ScheduleKind::kZbH2,   ScheduleKind::kZbv,
-                                         ScheduleKind::kDualPipeV};
-  int64_t max_micro_batch_size = 16;    // Largest micro-batch size tried.
-  int64_t max_vpp = 8;                  // Largest interleaved chunk count tried.
+  std::vector<ScheduleKind> schedules = {
+      ScheduleKind::kGpipe,    ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
+      ScheduleKind::kZbH1,     ScheduleKind::kZbH2,     ScheduleKind::kZbv,
+      ScheduleKind::kDualPipeV};
+  int64_t max_micro_batch_size = 16;      // Largest micro-batch size tried.
+  int64_t max_vpp = 8;                    // Largest interleaved chunk count tried.
   int64_t min_tokens_per_cp_rank = 1024;  // cp is at most seq / this (and 1 is always tried).
-  bool cross_node_workers = false;  // Allow tp*cp above the GPUs per node (cp across nodes).
-  std::vector<int64_t> tp;              // Tensor-parallel degrees to try; empty = every divisor.
+  bool cross_node_workers = false;        // Allow tp*cp above the GPUs per node (cp across nodes).
+  std::vector<int64_t> tp;                // Tensor-parallel degrees to try; empty = every divisor.
   std::vector<Recompute> recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   std::vector<bool> sequence_parallel = {true, false};  // Tried when tp > 1.
   std::vector<int> zero_stages = {0, 1, 2, 3};
   std::vector<bool> offload_optimizer = {false, true};
-  bool uneven_layers = true;   // Time-balanced and end-trimmed layer splits besides balanced.
-  int64_t max_edge_trim = 2;   // Units moved off the first / last stage, at most.
+  bool uneven_layers = true;  // Time-balanced and end-trimmed layer splits besides balanced.
+  int64_t max_edge_trim = 2;  // Units moved off the first / last stage, at most.
   // Clusters of several node groups: choose a group per stage and balance layers by each stage's
   // GPU type (true); or plan as if the cluster were homogeneous (false): GPUs in cluster order,
   // layers balanced with the first group's costs for every stage.

@@ -23,16 +23,18 @@ std::string search_summary(const PlanSearchResult& result, int64_t top) {
       "offload), {} fit in memory\n",
       stats.considered, stats.shapes, stats.fitting);
   if (stats.unsimulable > 0) {
-    text += fmt::format("#          {} plans left out: the simulator's schedule lowering "
-                        "deadlocks on their send streams\n",
-                        stats.unsimulable);
+    text += fmt::format(
+        "#          {} plans left out: the simulator's schedule lowering "
+        "deadlocks on their send streams\n",
+        stats.unsimulable);
   }
   text += fmt::format("#          {} dropped by dominance{}\n", stats.dominated,
                       rules.empty() ? "" : " (" + rules + ")");
-  text += fmt::format("#          {} candidates: {} simulated, {} never simulated (a lower bound "
-                      "on their objective exceeds the {} best found)\n",
-                      stats.candidates, stats.simulated, stats.bounded_out,
-                      top == 1 ? std::string("best") : fmt::format("top {}", top));
+  text += fmt::format(
+      "#          {} candidates: {} simulated, {} never simulated (a lower bound "
+      "on their objective exceeds the {} best found)\n",
+      stats.candidates, stats.simulated, stats.bounded_out,
+      top == 1 ? std::string("best") : fmt::format("top {}", top));
   return text;
 }
 
@@ -60,12 +62,12 @@ std::string plan_report_text(const ModelSpec& model, const ClusterSpec& cluster,
                              const EmittedFiles& emitted) {
   std::string out = "# ppsim plan\n";
   ParameterCounts counts = count_parameters(model);
-  out += fmt::format("# model    {}: {} parameters ({} active), {} layers, hidden {}, {:.3g} "
-                     "GFLOP per token at sequence {}\n",
-                     model.name, human_count(counts.total), human_count(counts.active),
-                     model.num_layers, model.hidden_size,
-                     training_flops_per_token(model, request.seq_length) / 1e9,
-                     request.seq_length);
+  out += fmt::format(
+      "# model    {}: {} parameters ({} active), {} layers, hidden {}, {:.3g} "
+      "GFLOP per token at sequence {}\n",
+      model.name, human_count(counts.total), human_count(counts.active), model.num_layers,
+      model.hidden_size, training_flops_per_token(model, request.seq_length) / 1e9,
+      request.seq_length);
   out += fmt::format("# cluster  {}\n", describe_cluster(cluster));
   out += fmt::format("# batch    {} sequences of {} tokens per step on {} GPUs\n",
                      request.global_batch_size, request.seq_length, request.gpus);
@@ -76,17 +78,17 @@ std::string plan_report_text(const ModelSpec& model, const ClusterSpec& cluster,
   const char* row = "{} {:>4} {:>10} {:>10} {:>5} {:>7} {:>4} {:>8}  {:<46} {}\n";
   out += fmt::format(fmt::runtime(row), "#", "rank", "step", "tokens/s", "MFU", "peak", "fits",
                      "cost", "why", "plan");
-  out += fmt::format(fmt::runtime(row), "#", "", "(s)", "(tok/s)", "(%)", "(GiB)", "",
-                     "($/step)", "", "");
+  out += fmt::format(fmt::runtime(row), "#", "", "(s)", "(tok/s)", "(%)", "(GiB)", "", "($/step)",
+                     "", "");
   for (size_t i = 0; i < result.plans.size(); ++i) {
     const RankedPlan& plan = result.plans[i];
-    std::string cost = plan.dollars_per_step > 0 ? fmt::format("{:.4f}", plan.dollars_per_step)
-                                                 : std::string("-");
-    out += fmt::format(fmt::runtime(row), " ", i + 1, fmt::format("{:.4f}", plan.metrics.iteration_time_s),
-                       fmt::format("{:.0f}", plan.metrics.tokens_per_s),
-                       fmt::format("{:.1f}", 100 * plan.metrics.mfu),
-                       gib(plan.metrics.peak_memory_bytes), plan.metrics.fits ? "yes" : "no",
-                       cost, plan.why, plan_to_inline(plan.plan));
+    std::string cost =
+        plan.dollars_per_step > 0 ? fmt::format("{:.4f}", plan.dollars_per_step) : std::string("-");
+    out += fmt::format(
+        fmt::runtime(row), " ", i + 1, fmt::format("{:.4f}", plan.metrics.iteration_time_s),
+        fmt::format("{:.0f}", plan.metrics.tokens_per_s),
+        fmt::format("{:.1f}", 100 * plan.metrics.mfu), gib(plan.metrics.peak_memory_bytes),
+        plan.metrics.fits ? "yes" : "no", cost, plan.why, plan_to_inline(plan.plan));
   }
   if (result.plans.empty()) {
     if (result.closest) {
@@ -100,11 +102,11 @@ std::string plan_report_text(const ModelSpec& model, const ClusterSpec& cluster,
   const StepMetrics& metrics = best.metrics;
   out += "#\n";
   out += fmt::format("# best     {}\n", plan_to_inline(best.plan));
-  out += fmt::format("# breakdown of its step on the critical worker (s): compute {:.4f}, bubble "
-                     "{:.4f}, exposed_comm {:.4f}, optimizer {:.4f}; bubble {:.1f}%\n",
-                     metrics.breakdown_s.compute, metrics.breakdown_s.bubble,
-                     metrics.breakdown_s.exposed_comm, metrics.breakdown_s.optimizer,
-                     metrics.bubble_pct);
+  out += fmt::format(
+      "# breakdown of its step on the critical worker (s): compute {:.4f}, bubble "
+      "{:.4f}, exposed_comm {:.4f}, optimizer {:.4f}; bubble {:.1f}%\n",
+      metrics.breakdown_s.compute, metrics.breakdown_s.bubble, metrics.breakdown_s.exposed_comm,
+      metrics.breakdown_s.optimizer, metrics.bubble_pct);
   const char* stage_row = "# {:>7} {:>6} {:<16} {:>10} {:>10} {:>10}\n";
   out += fmt::format(fmt::runtime(stage_row), "stage", "layers", "gpu", "busy(s)", "peak(GiB)",
                      "cap(GiB)");
@@ -116,7 +118,8 @@ std::string plan_report_text(const ModelSpec& model, const ClusterSpec& cluster,
   for (const std::string& path : emitted.paths) {
     out += fmt::format("# wrote {} ({} launcher for the best plan)\n", path, emitted.format);
   }
-  for (const std::string& warning : emitted.warnings) out += fmt::format("# warning: {}\n", warning);
+  for (const std::string& warning : emitted.warnings)
+    out += fmt::format("# warning: {}\n", warning);
   out += fmt::format("# OK: best step {:.4f} s, {:.0f} tokens/s, MFU {:.1f}%, peak {} GiB\n",
                      metrics.iteration_time_s, metrics.tokens_per_s, 100 * metrics.mfu,
                      gib(metrics.peak_memory_bytes));

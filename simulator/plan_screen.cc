@@ -14,11 +14,11 @@ namespace ppsim {
 
 // step_builder.cc's constants for what its tasks move and how fast the optimizer runs (kept in
 // sync by hand; tests/planner_test.cc fails if a bound ever exceeds a simulated step).
-constexpr double kStepParameterBytes = 2;            // bf16 parameters gathered.
-constexpr double kStepGradientBytes = 4;             // fp32 gradients reduced.
-constexpr double kStepAdamBytesPerParameter = 34;    // Bytes the Adam step touches per parameter.
-constexpr double kStepCpuAdamParametersPerS = 1e9;   // Offloaded CPU Adam.
-constexpr double kStepDefaultPcieBytesPerS = 25e9;   // When the GPU spec has no PCIe figure.
+constexpr double kStepParameterBytes = 2;           // bf16 parameters gathered.
+constexpr double kStepGradientBytes = 4;            // fp32 gradients reduced.
+constexpr double kStepAdamBytesPerParameter = 34;   // Bytes the Adam step touches per parameter.
+constexpr double kStepCpuAdamParametersPerS = 1e9;  // Offloaded CPU Adam.
+constexpr double kStepDefaultPcieBytesPerS = 25e9;  // When the GPU spec has no PCIe figure.
 
 // One compute action of a rank's order, compactly.
 struct CompactAction {
@@ -48,12 +48,12 @@ struct SendQueue {
 struct ScheduleProfile {
   int32_t ranks = 1, microbatches = 1, chunks_per_rank = 1;
   std::vector<int32_t> chunk_rank;
-  std::vector<std::vector<CompactAction>> order;        // Per rank: its compute actions.
-  std::vector<SendQueue> queues;  // Every send stream, by (sender, first use).
+  std::vector<std::vector<CompactAction>> order;  // Per rank: its compute actions.
+  std::vector<SendQueue> queues;                  // Every send stream, by (sender, first use).
   // Per direction and consumer slot: (rank, index into order[rank] of the compute action just
   // before the RECV, -1 for none); rank -1 when the producer sits on the same rank (no RECV).
   std::vector<std::pair<int32_t, int32_t>> recv_point[2];
-  std::vector<std::vector<int32_t>> local_chunks;       // Per rank: its chunks, increasing.
+  std::vector<std::vector<int32_t>> local_chunks;            // Per rank: its chunks, increasing.
   std::vector<std::vector<std::vector<int32_t>>> occupancy;  // Per rank: Pareto vectors.
   bool deadlocks = false;  // The lowered graph cannot run (a cycle through send streams).
 };
@@ -83,7 +83,8 @@ void add_pareto(std::vector<std::vector<int32_t>>& set, const std::vector<int32_
 
 // Replays the compute orders with the given per-chunk seconds: each rank runs its next compute
 // action once its inputs exist; transfers take no time but keep their stream order (one FIFO
-// stream per sender, receiver and direction, as schedule_lowering.cc) and rendezvous. Returns when each rank's compute stream ends, or nullopt on a deadlock.
+// stream per sender, receiver and direction, as schedule_lowering.cc) and rendezvous. Returns when
+// each rank's compute stream ends, or nullopt on a deadlock.
 std::optional<std::vector<double>> replay_compute(const ScheduleProfile& profile,
                                                   const std::vector<PassSeconds>& chunk) {
   const int32_t p = profile.ranks, m = profile.microbatches;
@@ -114,8 +115,8 @@ std::optional<std::vector<double>> replay_compute(const ScheduleProfile& profile
       size_t& k = next_send[q];
       while (k < queue.sends.size()) {
         const CompactSend& send = queue.sends[k];
-        double produced = queue.direction == 0 ? forward_end[send.from_slot]
-                                               : backward_end[send.from_slot];
+        double produced =
+            queue.direction == 0 ? forward_end[send.from_slot] : backward_end[send.from_slot];
         double meet = rendezvous_end(queue.direction, send.to_slot);
         if (produced < 0 || meet < 0) break;
         stream_clock[q] = std::max({stream_clock[q], produced, meet});
@@ -170,8 +171,7 @@ std::optional<std::vector<double>> replay_compute(const ScheduleProfile& profile
   return clock;
 }
 
-std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int32_t m,
-                                              int32_t v) {
+std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int32_t m, int32_t v) {
   PipelineSchedule schedule = build_pipeline_schedule(kind, p, m, v);
   auto profile = std::make_shared<ScheduleProfile>();
   profile->ranks = p;
@@ -208,11 +208,20 @@ std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int3
       int32_t slot = action.chunk * m + action.microbatch;
       int32_t before = static_cast<int32_t>(profile->order[r].size()) - 1;
       switch (action.kind) {
-        case ActionKind::kRecvForward: profile->recv_point[0][slot] = {r, before}; break;
-        case ActionKind::kRecvBackward: profile->recv_point[1][slot] = {r, before}; break;
-        case ActionKind::kSendForward: enqueue(r, 0, {slot, slot + m}); break;
-        case ActionKind::kSendBackward: enqueue(r, 1, {slot, slot - m}); break;
-        default: break;
+        case ActionKind::kRecvForward:
+          profile->recv_point[0][slot] = {r, before};
+          break;
+        case ActionKind::kRecvBackward:
+          profile->recv_point[1][slot] = {r, before};
+          break;
+        case ActionKind::kSendForward:
+          enqueue(r, 0, {slot, slot + m});
+          break;
+        case ActionKind::kSendBackward:
+          enqueue(r, 1, {slot, slot - m});
+          break;
+        default:
+          break;
       }
       if (!is_compute(action.kind)) continue;
       profile->order[r].push_back({action.kind, action.chunk, action.microbatch});
@@ -222,13 +231,18 @@ std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int3
           ++counts[local];
           add_pareto(profile->occupancy[r], counts);
           break;
-        case ActionKind::kBackward: --counts[local]; break;
+        case ActionKind::kBackward:
+          --counts[local];
+          break;
         case ActionKind::kBackwardInput:
           --counts[local];
           ++counts[local_count + local];
           break;
-        case ActionKind::kBackwardWeight: --counts[local_count + local]; break;
-        default: break;
+        case ActionKind::kBackwardWeight:
+          --counts[local_count + local];
+          break;
+        default:
+          break;
       }
     }
   }
@@ -285,8 +299,8 @@ const CostModel& PlanScreen::cost_model(int64_t group) const {
   auto it = cost_models_.find(group);
   if (it == cost_models_.end()) {
     it = cost_models_
-             .emplace(group, std::make_unique<CostModel>(cluster_.nodes[group].gpu,
-                                                          options_.efficiency))
+             .emplace(group,
+                      std::make_unique<CostModel>(cluster_.nodes[group].gpu, options_.efficiency))
              .first;
   }
   return *it->second;
@@ -309,10 +323,9 @@ std::shared_ptr<const ScheduleProfile> PlanScreen::schedule_profile(ScheduleKind
 }
 
 std::shared_ptr<const PlanScreen::LayerBytes> PlanScreen::layer_bytes(const Plan& plan) const {
-  auto key = std::make_tuple(plan.tp, plan.cp, plan.micro_batch_size,
-                             effective_seq_length(plan, model_), plan.ep,
-                             plan.sequence_parallel && plan.tp > 1,
-                             static_cast<int>(plan.recompute));
+  auto key = std::make_tuple(
+      plan.tp, plan.cp, plan.micro_batch_size, effective_seq_length(plan, model_), plan.ep,
+      plan.sequence_parallel && plan.tp > 1, static_cast<int>(plan.recompute));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = bytes_.find(key);
@@ -360,12 +373,12 @@ std::shared_ptr<const LayerSeconds> PlanScreen::layer_seconds(const Plan& plan,
   double tensor = tokens * model_.hidden_size * kActivationElementBytes;
   double tp_comm = 0;
   if (plan.tp > 1) {
-    tp_comm = plan.sequence_parallel
-                  ? tp_collective_seconds(Collective::kAllGather, tensor, plan.tp, nodes, options_) +
-                        tp_collective_seconds(Collective::kReduceScatter, tensor, plan.tp, nodes,
-                                              options_)
-                  : 2 * tp_collective_seconds(Collective::kAllReduce, tensor, plan.tp, nodes,
-                                              options_);
+    tp_comm =
+        plan.sequence_parallel
+            ? tp_collective_seconds(Collective::kAllGather, tensor, plan.tp, nodes, options_) +
+                  tp_collective_seconds(Collective::kReduceScatter, tensor, plan.tp, nodes,
+                                        options_)
+            : 2 * tp_collective_seconds(Collective::kAllReduce, tensor, plan.tp, nodes, options_);
   }
   double recompute_comm = plan.recompute == Recompute::kFull ? tp_comm : 0;
   for (int64_t layer = 0; layer < model_.num_layers; ++layer) {
@@ -403,8 +416,9 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
     : screen_(screen), shape_(shape) {
   const ModelSpec& model = screen.model();
   int32_t p = static_cast<int32_t>(shape.pp);
-  profile_ = screen.schedule_profile(shape.schedule, p, static_cast<int32_t>(num_microbatches(shape)),
-                                     static_cast<int32_t>(shape.vpp));
+  profile_ =
+      screen.schedule_profile(shape.schedule, p, static_cast<int32_t>(num_microbatches(shape)),
+                              static_cast<int32_t>(shape.vpp));
   std::vector<int64_t> layers = stage_layer_counts(shape, model);
   int64_t first = 0;
   for (int32_t c = 0; c < static_cast<int32_t>(profile_->chunk_rank.size()); ++c) {
@@ -503,9 +517,9 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
       return bytes_per_param *
              (shard ? dense_params_[r] / dense_group + expert_params_[r] / expert_group : total);
     };
-    double static_bytes = sharded(kWeightBytesPerParam, zero >= 3) +
-                          sharded(kGradientBytesPerParam, zero >= 2) +
-                          (plan.offload_optimizer ? 0.0 : sharded(kOptimizerBytesPerParam, zero >= 1));
+    double static_bytes =
+        sharded(kWeightBytesPerParam, zero >= 3) + sharded(kGradientBytesPerParam, zero >= 2) +
+        (plan.offload_optimizer ? 0.0 : sharded(kOptimizerBytesPerParam, zero >= 1));
     double transient = acts.stage_transient[r];
     if (zero >= 3) transient += kWeightBytesPerParam * largest_layer_params_[r];
     if (zero >= 2) transient += kGradientBytesPerParam * largest_layer_params_[r];
@@ -534,7 +548,8 @@ std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
   for (int32_t c = 0; c < chunks; ++c) {
     int64_t group = stage_group_[profile.chunk_rank[c]];
     auto it = by_group.find(group);
-    if (it == by_group.end()) it = by_group.emplace(group, screen_.layer_seconds(plan, group)).first;
+    if (it == by_group.end())
+      it = by_group.emplace(group, screen_.layer_seconds(plan, group)).first;
     const LayerSeconds& seconds = *it->second;
     PassSeconds& sum = chunk[c];
     for (int64_t layer = chunk_first_[c]; layer < chunk_first_[c] + chunk_layers_[c]; ++layer) {
@@ -558,12 +573,12 @@ std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
     if (plan.zero_stage == 3 && n > 1 && !options.ideal_links) {
       const NodeGroup& nodes = screen_.cluster().nodes[group];
       int64_t per_node = std::max<int64_t>(1, nodes.gpus_per_node / plan.tp);
-      double gather = dp_collective_seconds(Collective::kAllGather,
-                                            chunk_parameters_[c] * kStepParameterBytes, n,
-                                            per_node, nodes, options);
+      double gather =
+          dp_collective_seconds(Collective::kAllGather, chunk_parameters_[c] * kStepParameterBytes,
+                                n, per_node, nodes, options);
       double scatter = dp_collective_seconds(Collective::kReduceScatter,
-                                             chunk_parameters_[c] * kStepGradientBytes, n,
-                                             per_node, nodes, options);
+                                             chunk_parameters_[c] * kStepGradientBytes, n, per_node,
+                                             nodes, options);
       double exposed_forward = std::max(0.0, gather - sum.forward) * m;
       double exposed_backward =
           std::max(0.0, gather + scatter - sum.backward_input - sum.backward_weight);
@@ -580,8 +595,8 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
   for (size_t c = 0; c < chunk_parameters_.size(); ++c) {
     if (profile_->chunk_rank[c] == rank) parameters += chunk_parameters_[c];
   }
-  double shard = plan.zero_stage >= 1 ? parameters / static_cast<double>(plan.dp * plan.cp)
-                                      : parameters;
+  double shard =
+      plan.zero_stage >= 1 ? parameters / static_cast<double>(plan.dp * plan.cp) : parameters;
   if (plan.offload_optimizer) {
     double pcie = gpu.pcie_bandwidth > 0 ? gpu.pcie_bandwidth : kStepDefaultPcieBytesPerS;
     return shard * (kStepGradientBytes + kStepParameterBytes) / pcie +

@@ -23,8 +23,9 @@
 // B/I(c, mb) for B/I(c+1, mb), W for I; between ranks the data travels as a transfer on the
 // sender's send stream to that peer for its direction (FIFO), which also waits for the receiver
 // to reach its RECV (schedule_lowering.h). (A lowering that shares one stream between peers only
-// adds constraints, so the bound holds for it too.) The bound replays that order, transfers taking no time, with each
-// compute task's duration as the simulator sets it, minus what the bound leaves out:
+// adds constraints, so the bound holds for it too.) The bound replays that order, transfers taking
+// no time, with each compute task's duration as the simulator sets it, minus what the bound leaves
+// out:
 //   counted       layer compute (CostModel: fwd, recompute + b, w), embedding and head, the
 //                 tensor-parallel collectives inside each layer and ZeRO-3's exposed gather
 //                 and reduce-scatter excess (the same collective_cost calls as step_builder.cc),
@@ -111,12 +112,12 @@ class PlanScreen {
 
   // Per-layer activation bytes for a plan's activation settings (internal).
   struct LayerBytes {
-    std::vector<double> saved_prefix;    // Prefix sums of layer_activation_bytes().total().
-    std::vector<double> stash_prefix;    // Prefix sums of norm_and_gemm_inputs.
+    std::vector<double> saved_prefix;       // Prefix sums of layer_activation_bytes().total().
+    std::vector<double> stash_prefix;       // Prefix sums of norm_and_gemm_inputs.
     std::vector<double> recompute_working;  // Per layer.
-    double embedding = 0;     // embedding_activation_bytes.
-    double loss = 0;          // loss_activation_bytes.
-    double loss_working = 0;  // loss_working_bytes.
+    double embedding = 0;                   // embedding_activation_bytes.
+    double loss = 0;                        // loss_activation_bytes.
+    double loss_working = 0;                // loss_working_bytes.
   };
   std::shared_ptr<const LayerBytes> layer_bytes(const Plan& plan) const;
 
@@ -129,13 +130,16 @@ class PlanScreen {
   mutable std::mutex mutex_;
   mutable std::map<int64_t, std::unique_ptr<CostModel>> cost_models_;
   mutable std::map<std::tuple<int, int32_t, int32_t, int32_t>,
-                   std::shared_ptr<const ScheduleProfile>> profiles_;
+                   std::shared_ptr<const ScheduleProfile>>
+      profiles_;
   // Keyed by (tp, cp, mbs, seq, ep, sequence parallel, recompute).
   mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int>,
-                   std::shared_ptr<const LayerBytes>> bytes_;
+                   std::shared_ptr<const LayerBytes>>
+      bytes_;
   // Keyed by (group, tp, cp, mbs, seq, ep, sequence parallel, recompute, precision).
   mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int>,
-                   std::shared_ptr<const LayerSeconds>> seconds_;
+                   std::shared_ptr<const LayerSeconds>>
+      seconds_;
 };
 
 // The screen of one shape (a plan's structure: degrees, micro-batch size, schedule, vpp, layer
@@ -172,9 +176,9 @@ class ShapeScreen {
   // Per (sequence_parallel, recompute, ZeRO-3): chunk seconds and the ranks' compute ends.
   struct Clocks {
     std::vector<PassSeconds> chunk;
-    double chain = 0;           // One microbatch forward and back through every chunk.
-    std::vector<double> busy;   // Per rank: head + m x its work (busy_bound).
-    std::vector<double> replay; // Per rank: its compute stream's end in the replay, once run.
+    double chain = 0;            // One microbatch forward and back through every chunk.
+    std::vector<double> busy;    // Per rank: head + m x its work (busy_bound).
+    std::vector<double> replay;  // Per rank: its compute stream's end in the replay, once run.
   };
   const Clocks& clocks(const Plan& plan, bool replay) const;
 
@@ -184,7 +188,7 @@ class ShapeScreen {
   std::vector<int64_t> chunk_first_, chunk_layers_;  // Per chunk (forward order).
   std::vector<double> chunk_parameters_;  // Per chunk: parameters per GPU (step_builder.cc).
   std::vector<double> dense_params_, expert_params_, largest_layer_params_;  // Per stage.
-  std::vector<double> workspace_bytes_, capacity_bytes_;                      // Per stage.
+  std::vector<double> workspace_bytes_, capacity_bytes_;                     // Per stage.
   std::vector<int64_t> stage_group_;  // Node group of each stage's replica-0 worker.
   mutable std::map<std::pair<bool, int>, std::unique_ptr<Activations>> activations_;
   mutable std::map<std::tuple<bool, int, bool>, std::unique_ptr<Clocks>> clocks_;

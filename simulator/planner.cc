@@ -83,10 +83,11 @@ class P90Evaluator : public TimeEvaluator {
     return evaluation;
   }
   std::string note() const override {
-    return fmt::format("objective p90: 90th percentile step time over seeded Monte-Carlo draws "
-                       "(seed {}) of the cluster's straggler model; cluster '{}' has none, so the "
-                       "step is deterministic and p90 = the simulated iteration time",
-                       seed_, cluster_.name);
+    return fmt::format(
+        "objective p90: 90th percentile step time over seeded Monte-Carlo draws "
+        "(seed {}) of the cluster's straggler model; cluster '{}' has none, so the "
+        "step is deterministic and p90 = the simulated iteration time",
+        seed_, cluster_.name);
   }
 
  private:
@@ -173,7 +174,7 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
     std::vector<std::string> reasons;
     const RankedPlan& plan = plans[i];
     if (i == 0) {
-      reasons.push_back(objective == Objective::kCost   ? "cheapest step"
+      reasons.push_back(objective == Objective::kCost  ? "cheapest step"
                         : objective == Objective::kP90 ? "lowest p90 step time"
                                                        : "fastest step");
       // Where it gains most over the runner-up.
@@ -185,8 +186,9 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
             {next.exposed_comm - mine.exposed_comm, "less exposed comm than #2"},
             {next.compute - mine.compute, "less compute than #2"},
             {next.optimizer - mine.optimizer, "faster optimizer than #2"}};
-        auto best = std::max_element(std::begin(gains), std::end(gains),
-                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+        auto best =
+            std::max_element(std::begin(gains), std::end(gains),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
         if (best->first > 0) reasons.push_back(best->second);
       }
     }
@@ -198,14 +200,15 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
         reasons.push_back("least exposed comm");
       }
       if (plan.plan.recompute == Recompute::kNone &&
-          std::any_of(plans.begin(), plans.end(), [](const RankedPlan& p) {
-            return p.plan.recompute != Recompute::kNone;
-          })) {
+          std::any_of(plans.begin(), plans.end(),
+                      [](const RankedPlan& p) { return p.plan.recompute != Recompute::kNone; })) {
         reasons.push_back("no recompute needed");
       }
-      if (unique_min([](const RankedPlan& p) {
-            return static_cast<double>(p.plan.tp * p.plan.pp * p.plan.cp);
-          }, i)) {
+      if (unique_min(
+              [](const RankedPlan& p) {
+                return static_cast<double>(p.plan.tp * p.plan.pp * p.plan.cp);
+              },
+              i)) {
         reasons.push_back("fewest model-parallel GPUs");
       }
       if (unique_min([](const RankedPlan& p) { return p.metrics.peak_memory_bytes; }, i)) {
@@ -234,12 +237,13 @@ std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<P
     if (!fits[i] || y.sequence_parallel != x.sequence_parallel) continue;
     bool zero_ok = y.zero_stage == x.zero_stage || (y.zero_stage == 1 && x.zero_stage == 2) ||
                    (one_rank && y.zero_stage == 0);
-    if (!zero_ok || y.recompute > x.recompute || y.offload_optimizer > x.offload_optimizer) continue;
+    if (!zero_ok || y.recompute > x.recompute || y.offload_optimizer > x.offload_optimizer)
+      continue;
     if (y.zero_stage == x.zero_stage && y.recompute == x.recompute &&
         y.offload_optimizer == x.offload_optimizer) {
       continue;  // x itself.
     }
-    const char* rule = y.recompute < x.recompute                 ? kRuleRecompute
+    const char* rule = y.recompute < x.recompute                   ? kRuleRecompute
                        : y.offload_optimizer < x.offload_optimizer ? kRuleOffload
                        : one_rank                                  ? kRuleOneRank
                                                                    : kRuleZero2;
@@ -258,12 +262,15 @@ const std::vector<std::string>& objective_names() {
 }
 
 std::unique_ptr<PlanEvaluator> make_evaluator(Objective objective, const ModelSpec& model,
-                                              const ClusterSpec& cluster,
-                                              const StepOptions& step, uint64_t seed) {
+                                              const ClusterSpec& cluster, const StepOptions& step,
+                                              uint64_t seed) {
   switch (objective) {
-    case Objective::kTime: return std::make_unique<TimeEvaluator>(model, cluster, step);
-    case Objective::kCost: return std::make_unique<CostEvaluator>(model, cluster, step);
-    case Objective::kP90: return std::make_unique<P90Evaluator>(model, cluster, step, seed);
+    case Objective::kTime:
+      return std::make_unique<TimeEvaluator>(model, cluster, step);
+    case Objective::kCost:
+      return std::make_unique<CostEvaluator>(model, cluster, step);
+    case Objective::kP90:
+      return std::make_unique<P90Evaluator>(model, cluster, step, seed);
   }
   PPSIM_CHECK(false, "unknown objective");
 }
@@ -289,7 +296,8 @@ double plan_dollars_per_second(const ClusterSpec& cluster, const Plan& plan) {
     for (size_t g = 0; g < cluster.nodes.size(); ++g) {
       int64_t lo = std::max(start, group_first[g]);
       int64_t hi = std::min(start + per_stage, group_first[g] + cluster.nodes[g].num_gpus());
-      if (hi > lo) dollars_per_hour += static_cast<double>(hi - lo) * cluster.nodes[g].price_per_gpu_hour;
+      if (hi > lo)
+        dollars_per_hour += static_cast<double>(hi - lo) * cluster.nodes[g].price_per_gpu_hour;
     }
   }
   return dollars_per_hour / 3600.0;
@@ -384,9 +392,9 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
       if (!simulated[i]) continue;
       ++stats.simulated;
       if (!evaluations[i].metrics.fits) continue;
-      ranked.insert(std::upper_bound(ranked.begin(), ranked.end(), static_cast<size_t>(i),
-                                     ranked_before),
-                    static_cast<size_t>(i));
+      ranked.insert(
+          std::upper_bound(ranked.begin(), ranked.end(), static_cast<size_t>(i), ranked_before),
+          static_cast<size_t>(i));
       if (ranked.size() > top) ranked.resize(top);
     }
     next += count;
@@ -398,7 +406,8 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
     plan.plan = candidates[index].plan;
     plan.metrics = std::move(evaluations[index].metrics);
     plan.objective = evaluations[index].objective;
-    plan.dollars_per_step = plan.metrics.iteration_time_s * plan_dollars_per_second(cluster, plan.plan);
+    plan.dollars_per_step =
+        plan.metrics.iteration_time_s * plan_dollars_per_second(cluster, plan.plan);
     plan.time_bound_s = candidates[index].time_bound;
     result.plans.push_back(std::move(plan));
   }

@@ -86,16 +86,16 @@ class PlanEvaluator {
 
 // The evaluator of `objective`, simulating with `step` options. `seed` seeds Monte-Carlo draws.
 std::unique_ptr<PlanEvaluator> make_evaluator(Objective objective, const ModelSpec& model,
-                                              const ClusterSpec& cluster,
-                                              const StepOptions& step, uint64_t seed);
+                                              const ClusterSpec& cluster, const StepOptions& step,
+                                              uint64_t seed);
 
 // Dollars per second of the GPUs `plan` occupies (0 when their groups carry no price).
 double plan_dollars_per_second(const ClusterSpec& cluster, const Plan& plan);
 
 // A fitting twin that dominates a plan, and the rule (one of the header's) that says so.
 struct Dominance {
-  size_t twin = 0;           // Index into the twins given.
-  const char* rule = "";     // "lighter recompute fits", ...
+  size_t twin = 0;        // Index into the twins given.
+  const char* rule = "";  // "lighter recompute fits", ...
 };
 
 // The first of `twins` (knob variants of x's shape; fits[i] says whether twin i fits) that
@@ -113,12 +113,12 @@ struct SearchProgress {
 struct PlannerOptions {
   SearchSpace space;
   Objective objective = Objective::kTime;
-  int64_t top = 10;          // Plans to return (the search is exact for all of them).
-  int threads = 0;           // 0 = one per hardware thread.
-  uint64_t seed = 0;         // For Monte-Carlo evaluators.
-  StepOptions step;          // How candidates are simulated (the `simulate` defaults).
-  int64_t batch_size = 32;   // Candidates simulated per batch; fixed, so results do not
-                             // depend on the thread count.
+  int64_t top = 10;         // Plans to return (the search is exact for all of them).
+  int threads = 0;          // 0 = one per hardware thread.
+  uint64_t seed = 0;        // For Monte-Carlo evaluators.
+  StepOptions step;         // How candidates are simulated (the `simulate` defaults).
+  int64_t batch_size = 32;  // Candidates simulated per batch; fixed, so results do not
+                            // depend on the thread count.
   std::function<void(const SearchProgress&)> progress;  // Optional.
 };
 
@@ -126,10 +126,10 @@ struct PlannerOptions {
 struct RankedPlan {
   Plan plan;
   StepMetrics metrics;
-  double objective = 0;           // As the evaluator scores it.
-  double dollars_per_step = 0;    // iteration_time_s x plan_dollars_per_second (0: no prices).
-  double time_bound_s = 0;        // The screen's replayed lower bound on its step time.
-  std::string why;                // What sets it apart among the returned plans.
+  double objective = 0;         // As the evaluator scores it.
+  double dollars_per_step = 0;  // iteration_time_s x plan_dollars_per_second (0: no prices).
+  double time_bound_s = 0;      // The screen's replayed lower bound on its step time.
+  std::string why;              // What sets it apart among the returned plans.
 };
 
 // Plans dropped by one dominance rule.
@@ -139,16 +139,16 @@ struct RuleCount {
 };
 
 struct SearchStats {
-  int64_t shapes = 0;      // Shapes enumerated.
-  int64_t considered = 0;  // Plans (shape x knobs) in the space, all valid for plan_problem().
-  int64_t unsimulable = 0; // Of those, plans whose schedule the simulator's lowering cannot run
-                           // (ShapeScreen::deadlocks); left out of everything below.
-  int64_t fitting = 0;     // Of those, fitting in memory (the screen; exact).
-  int64_t dominated = 0;   // Fitting plans dropped by the dominance rules.
+  int64_t shapes = 0;       // Shapes enumerated.
+  int64_t considered = 0;   // Plans (shape x knobs) in the space, all valid for plan_problem().
+  int64_t unsimulable = 0;  // Of those, plans whose schedule the simulator's lowering cannot run
+                            // (ShapeScreen::deadlocks); left out of everything below.
+  int64_t fitting = 0;      // Of those, fitting in memory (the screen; exact).
+  int64_t dominated = 0;    // Fitting plans dropped by the dominance rules.
   std::vector<RuleCount> rules;  // Per rule, in the order of the header.
-  int64_t candidates = 0;  // Fitting plans left for the bound-ordered simulation.
-  int64_t bounded_out = 0; // Candidates not simulated: a bound above the top-th best.
-  int64_t simulated = 0;   // Candidates simulated.
+  int64_t candidates = 0;        // Fitting plans left for the bound-ordered simulation.
+  int64_t bounded_out = 0;       // Candidates not simulated: a bound above the top-th best.
+  int64_t simulated = 0;         // Candidates simulated.
 };
 
 // The plan closest to fitting, when none fits.
@@ -158,7 +158,7 @@ struct ClosestPlan {
 };
 
 struct PlanSearchResult {
-  std::vector<RankedPlan> plans;       // Best first, at most `top`; all fit.
+  std::vector<RankedPlan> plans;  // Best first, at most `top`; all fit.
   SearchStats stats;
   std::optional<ClosestPlan> closest;  // Set when no plan fits (and the space is not empty).
   std::string objective_note;          // The evaluator's note().

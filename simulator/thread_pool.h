@@ -42,12 +42,12 @@ class ThreadPool {
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
-  std::condition_variable wake_;   // Workers wait here for a new loop (or shutdown).
-  std::condition_variable done_;   // The owner waits here for the loop's last index.
+  std::condition_variable wake_;  // Workers wait here for a new loop (or shutdown).
+  std::condition_variable done_;  // The owner waits here for the loop's last index.
   const std::function<void(int64_t)>* body_ = nullptr;  // The current loop; null between loops.
-  int64_t count_ = 0;      // Indices in the current loop.
-  int64_t next_ = 0;       // Next index to claim (guarded by mutex_).
-  int64_t finished_ = 0;   // Indices whose body returned (guarded by mutex_).
+  int64_t count_ = 0;                                   // Indices in the current loop.
+  int64_t next_ = 0;                                    // Next index to claim (guarded by mutex_).
+  int64_t finished_ = 0;     // Indices whose body returned (guarded by mutex_).
   uint64_t generation_ = 0;  // Bumped per loop so sleeping workers see a new one.
   bool stopping_ = false;
 };

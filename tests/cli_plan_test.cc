@@ -1,7 +1,6 @@
 // `ppsim plan` from the command line: JSON fields, the round trip into `simulate --plan`,
 // nothing-fits, bad flags, and --emit.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -22,10 +21,10 @@ TEST_CASE("CLI plan: --json has the documented fields, best first") {
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
   nlohmann::json json = nlohmann::json::parse(result.out);
-  for (const char* key : {"model", "cluster", "gpus", "global_batch_size", "seq_length",
-                          "objective", "objective_note", "shapes", "considered", "fitting",
-                          "dominated", "dominance_rules", "candidates", "simulated",
-                          "bounded_out", "plans"}) {
+  for (const char* key :
+       {"model", "cluster", "gpus", "global_batch_size", "seq_length", "objective",
+        "objective_note", "shapes", "considered", "fitting", "dominated", "dominance_rules",
+        "candidates", "simulated", "bounded_out", "plans"}) {
     INFO(key);
     CHECK(json.contains(key));
   }
@@ -35,9 +34,9 @@ TEST_CASE("CLI plan: --json has the documented fields, best first") {
   REQUIRE(plans.size() == 3);
   double previous = 0;
   for (const nlohmann::json& plan : plans) {
-    for (const char* key : {"rank", "plan", "iteration_time_s", "tokens_per_s", "mfu",
-                            "peak_memory_bytes", "fits", "objective", "why", "breakdown_s",
-                            "stages"}) {
+    for (const char* key :
+         {"rank", "plan", "iteration_time_s", "tokens_per_s", "mfu", "peak_memory_bytes", "fits",
+          "objective", "why", "breakdown_s", "stages"}) {
       INFO(key);
       CHECK(plan.contains(key));
     }
@@ -53,9 +52,8 @@ TEST_CASE("CLI plan: the best plan's JSON runs as is in simulate --plan") {
   REQUIRE(planned.exit_code == 0);
   nlohmann::json best = nlohmann::json::parse(planned.out)["plans"][0];
   std::string plan_json = best["plan"].dump();
-  testing::CommandResult simulated =
-      run_ppsim("simulate --model llama3.2-1b --cluster dgx-h100-1 --json --plan '" + plan_json +
-                "'");
+  testing::CommandResult simulated = run_ppsim(
+      "simulate --model llama3.2-1b --cluster dgx-h100-1 --json --plan '" + plan_json + "'");
   INFO(simulated.err);
   REQUIRE(simulated.exit_code == 0);
   nlohmann::json step = nlohmann::json::parse(simulated.out);
@@ -68,9 +66,9 @@ TEST_CASE("CLI plan: text report has the table, the breakdown and OK") {
   testing::CommandResult result = run_ppsim(kSmallPlan);
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
-  for (const char* text : {"# ppsim plan", "# objective time", "plans considered", "simulated",
-                           "tokens/s", "MFU", "why", "fastest step", "# breakdown",
-                           "# OK: best step"}) {
+  for (const char* text :
+       {"# ppsim plan", "# objective time", "plans considered", "simulated", "tokens/s", "MFU",
+        "why", "fastest step", "# breakdown", "# OK: best step"}) {
     INFO(text);
     CHECK(result.out.find(text) != std::string::npos);
   }

@@ -27,10 +27,9 @@ TEST_CASE("LayerBalance: balanced split gives the remainder to the middle stages
   CHECK(*balanced_split(10, 4, 1) == Split{2, 3, 3, 2});
   CHECK(*balanced_split(11, 4, 1) == Split{2, 3, 3, 3});
   // In units of 2 layers (two chunks per rank): 126 = 63 units over 16 stages.
-  CHECK(*balanced_split(126, 16, 2) ==
-        Split{6, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8});
-  CHECK_FALSE(balanced_split(7, 2, 2));   // Not a multiple of the granularity.
-  CHECK_FALSE(balanced_split(3, 4, 1));   // Fewer layers than stages.
+  CHECK(*balanced_split(126, 16, 2) == Split{6, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8});
+  CHECK_FALSE(balanced_split(7, 2, 2));  // Not a multiple of the granularity.
+  CHECK_FALSE(balanced_split(3, 4, 1));  // Fewer layers than stages.
 }
 
 TEST_CASE("LayerBalance: trimming moves units off the ends to the smallest other stage") {

@@ -1,12 +1,11 @@
 #include "simulator/planner.h"
 
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <limits>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "simulator/engine.h"
 #include "simulator/units.h"
@@ -57,8 +56,9 @@ BruteForce brute_force(const ModelSpec& model, const ClusterSpec& cluster,
       fits.push_back(memory.fits);
       bool same = memory.fits == simulated.fits;
       for (size_t s = 0; s < simulated.stages.size(); ++s) {
-        same = same && std::abs(memory.stage_peak_bytes[s] - simulated.stages[s].peak_memory_bytes) <=
-                           1e-9 * simulated.stages[s].peak_memory_bytes;
+        same =
+            same && std::abs(memory.stage_peak_bytes[s] - simulated.stages[s].peak_memory_bytes) <=
+                        1e-9 * simulated.stages[s].peak_memory_bytes;
       }
       if (!same && memory_mismatches++ == 0) {
         first_problem = "memory screen differs from the simulator: " + plan_to_inline(plan);
@@ -80,11 +80,10 @@ BruteForce brute_force(const ModelSpec& model, const ClusterSpec& cluster,
         result.undominated.push_back(entry);
       } else if (metrics[dominance->twin].iteration_time_s > metrics[i].iteration_time_s &&
                  rule_violations++ == 0) {
-        first_problem = fmt::format("rule '{}' dropped {} ({} s) for the slower {} ({} s)",
-                                    dominance->rule, plan_to_inline(variants[i]),
-                                    metrics[i].iteration_time_s,
-                                    plan_to_inline(variants[dominance->twin]),
-                                    metrics[dominance->twin].iteration_time_s);
+        first_problem = fmt::format(
+            "rule '{}' dropped {} ({} s) for the slower {} ({} s)", dominance->rule,
+            plan_to_inline(variants[i]), metrics[i].iteration_time_s,
+            plan_to_inline(variants[dominance->twin]), metrics[dominance->twin].iteration_time_s);
       }
     }
   }
@@ -224,7 +223,8 @@ TEST_CASE("Planner: llama3-70b on 64 H100s beats the naive tp 8, pp 8 plan") {
   }
 }
 
-TEST_CASE("Planner: on the mixed A100/H100 cluster, placement and balance beat a homogeneous plan") {
+TEST_CASE(
+    "Planner: on the mixed A100/H100 cluster, placement and balance beat a homogeneous plan") {
   ModelSpec model = load_model_spec("llama3-70b");
   ClusterSpec cluster = load_cluster_spec("mixed-a100-h100");
   PlannerOptions options;
@@ -237,8 +237,8 @@ TEST_CASE("Planner: on the mixed A100/H100 cluster, placement and balance beat a
   REQUIRE(!aware.plans.empty());
   REQUIRE(!homogeneous.plans.empty());
   const RankedPlan& best = aware.plans.front();
-  INFO("heterogeneity-aware " << plan_to_inline(best.plan) << ": "
-                              << best.metrics.iteration_time_s << " s; homogeneous-only "
+  INFO("heterogeneity-aware " << plan_to_inline(best.plan) << ": " << best.metrics.iteration_time_s
+                              << " s; homogeneous-only "
                               << plan_to_inline(homogeneous.plans.front().plan) << ": "
                               << homogeneous.plans.front().metrics.iteration_time_s << " s");
   CHECK(best.metrics.iteration_time_s < homogeneous.plans.front().metrics.iteration_time_s);

@@ -1,8 +1,7 @@
 #include "simulator/thread_pool.h"
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <numeric>
 
 namespace ppsim {

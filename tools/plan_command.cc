@@ -31,6 +31,7 @@ struct Options {
   std::vector<std::string> schedules;
   bool json = false;
   bool homogeneous_only = false;
+  bool cross_node_cp = false;
   std::string emit;
   std::string out;
 };
@@ -81,21 +82,29 @@ class ProgressBar {
 };
 
 // Writes the best plan's launcher file into `directory`; returns its path and warnings.
-std::pair<std::string, std::vector<std::string>> emit_launcher(
-    const Options& options, const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
+std::pair<std::string, std::vector<std::string>> emit_launcher(const Options& options,
+                                                               const ModelSpec& model,
+                                                               const ClusterSpec& cluster,
+                                                               const Plan& plan) {
   LauncherFormat format = parse_launcher_format(options.emit, "--emit");
   namespace fs = std::filesystem;
   std::error_code error;
   fs::create_directories(options.out, error);
   if (error) {
-    throw InputError("--out", "", fmt::format("cannot create folder '{}': {}", options.out,
-                                              error.message()));
+    throw InputError("--out", "",
+                     fmt::format("cannot create folder '{}': {}", options.out, error.message()));
   }
   std::string path = (fs::path(options.out) / launcher_file_name(format)).string();
   LauncherOutput output = export_launcher(format, model, cluster, plan);
   std::ofstream file(path, std::ios::binary);
   if (!file || !(file << output.text)) {
     throw InputError("--out", "", fmt::format("cannot write '{}'", path));
+  }
+  file.close();
+  if (format == LauncherFormat::kMegatron) {
+    std::error_code ignored;  // A script that cannot be made executable still runs with bash.
+    fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                    fs::perm_options::add, ignored);
   }
   return {path, output.warnings};
 }
@@ -109,8 +118,9 @@ int run_plan(const Options& options) {
                                  cluster.name, cluster.num_gpus()));
   }
   if (options.emit.empty() != options.out.empty()) {
-    throw InputError(options.emit.empty() ? "--out" : "--emit", "",
-                     "--emit FORMAT and --out DIR go together (e.g. --emit megatron --out launch/)");
+    throw InputError(
+        options.emit.empty() ? "--out" : "--emit", "",
+        "--emit FORMAT and --out DIR go together (e.g. --emit megatron --out launch/)");
   }
   if (!options.emit.empty()) parse_launcher_format(options.emit, "--emit");  // Fail early.
   PlannerOptions planner;
@@ -130,6 +140,7 @@ int run_plan(const Options& options) {
   if (options.seq_len > 0) planner.space.seq_length = options.seq_len;
   if (!options.schedules.empty()) planner.space.schedules = parse_schedules(options.schedules);
   planner.space.heterogeneous = !options.homogeneous_only;
+  planner.space.cross_node_workers = options.cross_node_cp;
   planner.top = options.top;
   planner.threads = options.threads;
   planner.seed = options.seed;
@@ -156,16 +167,19 @@ int run_plan(const Options& options) {
   if (result.plans.empty()) {
     std::fflush(stdout);
     if (result.closest) {
-      fmt::print(stderr, "ppsim: nothing fits: {} (use more GPUs, GPUs with more memory, or a "
-                         "smaller --global-batch)\n",
+      fmt::print(stderr,
+                 "ppsim: nothing fits: {} (use more GPUs, GPUs with more memory, or a "
+                 "smaller --global-batch)\n",
                  closest_plan_sentence(result));
     } else if (result.stats.considered == 0) {
-      fmt::print(stderr, "ppsim: no valid plan: no factorisation of {} GPUs satisfies the plan "
-                         "rules for {} (try another --gpus or --global-batch)\n",
+      fmt::print(stderr,
+                 "ppsim: no valid plan: no factorisation of {} GPUs satisfies the plan "
+                 "rules for {} (try another --gpus or --global-batch)\n",
                  request.gpus, model.name);
     } else {
-      fmt::print(stderr, "ppsim: no plan fits in the simulation (the memory screen and the "
-                         "simulator disagree; please report this)\n");
+      fmt::print(stderr,
+                 "ppsim: no plan fits in the simulation (the memory screen and the "
+                 "simulator disagree; please report this)\n");
     }
     return kExitNothingFits;
   }
@@ -177,11 +191,13 @@ int run_plan(const Options& options) {
 void add_plan_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
-      "plan", "Find the fastest (or cheapest) parallel plan for a model on a cluster (the main job)");
+      "plan",
+      "Find the fastest (or cheapest) parallel plan for a model on a cluster (the main job)");
   command->add_option("--model", options->model, "Zoo name, model JSON or HF config.json")
       ->capture_default_str();
-  command->add_option("--cluster", options->cluster,
-                      "Zoo name, cluster JSON, or NODE_TYPE:NODES (dgx-h100:4)")
+  command
+      ->add_option("--cluster", options->cluster,
+                   "Zoo name, cluster JSON, or NODE_TYPE:NODES (dgx-h100:4)")
       ->capture_default_str();
   command->add_option("--global-batch", options->global_batch, "Sequences per optimizer step")
       ->capture_default_str()
@@ -193,22 +209,27 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   command->add_option("--top", options->top, "Plans to list (the ranking is exact for all)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1000}));
-  command->add_option("--objective", options->objective,
-                      "time (step time), cost (dollars per step), p90 (90th percentile step "
-                      "time under the cluster's straggler model)")
+  command
+      ->add_option("--objective", options->objective,
+                   "time (step time), cost (dollars per step), p90 (90th percentile step "
+                   "time under the cluster's straggler model)")
       ->capture_default_str();
   command->add_option("--threads", options->threads, "Simulation threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--seed", options->seed, "Seed of the p90 objective's Monte-Carlo draws")
       ->capture_default_str();
-  command->add_option("--schedule", options->schedules,
-                      "Only these pipeline schedules (repeat or comma-separate; default: all)")
+  command
+      ->add_option("--schedule", options->schedules,
+                   "Only these pipeline schedules (repeat or comma-separate; default: all)")
       ->delimiter(',');
   command->add_flag("--json", options->json, "Print JSON (fields in docs/plan.md)");
   command->add_flag("--homogeneous-only", options->homogeneous_only,
                     "Plan a cluster of several GPU types as if it were homogeneous (GPUs in "
                     "cluster order, no per-type layer balance): the baseline heterogeneity-aware "
                     "planning is compared with");
+  command->add_flag("--cross-node-cp", options->cross_node_cp,
+                    "Also try tp*cp above the GPUs per node (context parallelism across nodes; "
+                    "such plans simulate every replica, seconds each at thousands of GPUs)");
   command->add_option("--emit", options->emit,
                       "Write the best plan's launcher file: megatron, deepspeed or torchtitan");
   command->add_option("--out", options->out, "Folder for --emit (created if missing)");
