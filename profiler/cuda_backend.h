@@ -1,7 +1,7 @@
 // The CUDA backend of `ppsim profile`: cuBLASLt GEMMs, attention, memory kernels, pinned
 // host<->device copies and NCCL collectives on the GPUs of this node, timed with CUDA events
 // (warm-up, repeats, median). Plain C++ interface: callers need no CUDA headers, and a build
-// without nvcc links cuda_backend_stub.cc instead, whose run_cuda_profile says so.
+// without nvcc links cuda_backend_absent.cc instead, whose run_cuda_profile says so.
 //
 // Process model: one process drives every local GPU (ncclCommInitAll over devices 0..N-1,
 // like nccl-tests without MPI: -g N). Groups measured: 2, 4 and 8 GPUs (those that fit in N),

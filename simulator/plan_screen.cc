@@ -12,14 +12,6 @@
 
 namespace ppsim {
 
-// step_builder.cc's constants for what its tasks move and how fast the optimizer runs (kept in
-// sync by hand; tests/planner_test.cc fails if a bound ever exceeds a simulated step).
-constexpr double kStepParameterBytes = 2;           // bf16 parameters gathered.
-constexpr double kStepGradientBytes = 4;            // fp32 gradients reduced.
-constexpr double kStepAdamBytesPerParameter = 34;   // Bytes the Adam step touches per parameter.
-constexpr double kStepCpuAdamParametersPerS = 1e9;  // Offloaded CPU Adam.
-constexpr double kStepDefaultPcieBytesPerS = 25e9;  // When the GPU spec has no PCIe figure.
-
 // One compute action of a rank's order, compactly.
 struct CompactAction {
   ActionKind kind;

@@ -19,17 +19,6 @@ namespace {
 // Megatron DDP bucket: max(40M, 1M x dp) parameters (distributed_data_parallel_config.py).
 double bucket_parameters(int64_t dp) { return std::max(40e6, 1e6 * static_cast<double>(dp)); }
 
-// Bytes per parameter the Adam step touches (see step_builder.h).
-constexpr double kAdamBytesPerParameter = 34;
-// Fraction of HBM bandwidth the fused Adam kernels reach (memory-bound, like the cost model's
-// memory-bound ops: EfficiencyTable::memory).
-constexpr double kGradientBytes = 4;  // fp32 gradients (Megatron bf16: accumulate in fp32).
-constexpr double kParameterBytes = 2;  // bf16 parameters gathered after the sharded update.
-// CPU Adam throughput for offloaded optimizer states, parameters per second: DeepSpeed's
-// CPU-Adam (ZeRO-Offload, Ren et al. 2021) updates on the order of 1e9 parameters/s on a
-// two-socket server; an order-of-magnitude default until `ppsim profile` measures it.
-constexpr double kCpuAdamParametersPerSecond = 1e9;
-
 class StepCosts : public LoweringCosts {
  public:
   StepCosts(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
@@ -148,13 +137,20 @@ class StepCosts : public LoweringCosts {
   double collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
                             const NodeGroup& group) const {
     if (options_.ideal_links || size <= 1 || bytes <= 0) return 0;
+    return collective_cost(kind, bytes, collective_group(size, per_node, group),
+                           options_.collective)
+        .seconds;
+  }
+
+  // A group of `size` ranks, `per_node` of them (at most, and dividing size) on each node.
+  static CollectiveGroup collective_group(int64_t size, int64_t per_node, const NodeGroup& group) {
     CollectiveGroup collective;
     collective.size = size;
     collective.ranks_per_node = std::max<int64_t>(1, std::min(per_node, size));
     while (collective.size % collective.ranks_per_node != 0) --collective.ranks_per_node;
     collective.intra = group.intra_node;
     collective.inter = {group.nic_bandwidth_per_gpu(), group.nic.link.latency};
-    return collective_cost(kind, bytes, collective, options_.collective).seconds;
+    return collective;
   }
 
   // Data-parallel ranks of one GPU's gradient group on one node.
@@ -258,10 +254,10 @@ class StepCosts : public LoweringCosts {
     // FSDP prefetches, so only the excess over the chunk's compute shows.
     if (plan_.zero_stage == 3 && plan_.dp * plan_.cp > 1) {
       int64_t n = plan_.dp * plan_.cp;
-      double gather = collective_seconds(Collective::kAllGather, cost.parameters * kParameterBytes,
+      double gather = collective_seconds(Collective::kAllGather, cost.parameters * kStepParameterBytes,
                                          n, dp_ranks_per_node(group), group);
       double scatter = collective_seconds(Collective::kReduceScatter,
-                                          cost.parameters * kGradientBytes, n,
+                                          cost.parameters * kStepGradientBytes, n,
                                           dp_ranks_per_node(group), group);
       // What overlap cannot hide, plus the contention of what it hides (collective_cost.h).
       auto exposed = [this](double comm, double compute) {
@@ -305,7 +301,7 @@ class StepCosts : public LoweringCosts {
       info.resize(graph.num_tasks());
       info[delay_id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
       if (k == 0) graph.add_dependency(ready >= 0 ? ready : last_weight_gradient, delay_id);
-      double bytes = std::min(bucket, cost.parameters - k * bucket) * kGradientBytes;
+      double bytes = std::min(bucket, cost.parameters - k * bucket) * kStepGradientBytes;
       Task task = collective_task(graph, worker, kind, bytes, group_size, group);
       task.group = group_id(graph, fmt::format("sync/{}/{}/{}", step_.layout.workers[step_.layout_worker[worker]].stage, chunk, k));
       TaskId id = graph.add_task(task);
@@ -328,12 +324,7 @@ class StepCosts : public LoweringCosts {
   // One member's share of a data-parallel collective, as a transfer on its dp stream.
   Task collective_task(TaskGraph& graph, int32_t worker, Collective kind, double bytes,
                        int64_t group_size, const NodeGroup& group) const {
-    CollectiveGroup collective;
-    collective.size = group_size;
-    collective.ranks_per_node = std::min<int64_t>(dp_ranks_per_node(group), group_size);
-    while (group_size % collective.ranks_per_node != 0) --collective.ranks_per_node;
-    collective.intra = group.intra_node;
-    collective.inter = {group.nic_bandwidth_per_gpu(), group.nic.link.latency};
+    CollectiveGroup collective = collective_group(group_size, dp_ranks_per_node(group), group);
     CollectiveCost cost = collective_cost(kind, bytes, collective, options_.collective);
     const WorkerSlot& slot = step_.layout.workers[step_.layout_worker[worker]];
     Task task;
@@ -416,11 +407,11 @@ class StepCosts : public LoweringCosts {
     task.kind = TaskKind::kCompute;
     task.stream = compute_stream;
     if (plan_.offload_optimizer) {
-      double pcie = group.gpu.pcie_bandwidth > 0 ? group.gpu.pcie_bandwidth : 25e9;
-      task.work = shard * (kGradientBytes + kParameterBytes) / pcie +
-                  shard / kCpuAdamParametersPerSecond;
+      double pcie = group.gpu.pcie_bandwidth > 0 ? group.gpu.pcie_bandwidth : kStepDefaultPcieBytesPerS;
+      task.work = shard * (kStepGradientBytes + kStepParameterBytes) / pcie +
+                  shard / kStepCpuAdamParametersPerS;
     } else {
-      task.work = shard * kAdamBytesPerParameter /
+      task.work = shard * kStepAdamBytesPerParameter /
                   (group.gpu.memory_bandwidth * options_.efficiency.memory);
     }
     // The framework's per-step host work (cost_model.h): host time, so a slow GPU's speed
@@ -437,7 +428,7 @@ class StepCosts : public LoweringCosts {
     int64_t group_size = plan_.dp * plan_.cp;
     if (plan_.zero_stage >= 1 && plan_.zero_stage < 3 && group_size > 1 && !options_.ideal_links) {
       Task gather = collective_task(graph, worker, Collective::kAllGather,
-                                    parameters * kParameterBytes, group_size, group);
+                                    parameters * kStepParameterBytes, group_size, group);
       gather.group = group_id(graph, fmt::format("gather/{}", slot.stage));
       TaskId gather_id = graph.add_task(gather);
       info.resize(graph.num_tasks());

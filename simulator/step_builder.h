@@ -41,6 +41,19 @@
 
 namespace ppsim {
 
+// What the step's tasks move and how fast its optimizer runs; the planner's lower bounds
+// (plan_screen.cc) use the same figures. Sources in the header comment above.
+inline constexpr double kStepParameterBytes = 2;           // bf16 parameters gathered.
+inline constexpr double kStepGradientBytes = 4;            // fp32 gradients reduced (Megatron
+                                                           // accumulates bf16 training's in fp32).
+inline constexpr double kStepAdamBytesPerParameter = 34;   // Bytes the Adam step touches.
+// CPU Adam for offloaded optimizer states: DeepSpeed's CPU-Adam (ZeRO-Offload, Ren et al. 2021)
+// updates on the order of 1e9 parameters/s on a two-socket server; an order-of-magnitude
+// default until `ppsim profile` measures it.
+inline constexpr double kStepCpuAdamParametersPerS = 1e9;
+inline constexpr double kStepDefaultPcieBytesPerS = 25e9;  // When the GPU spec has no PCIe figure
+                                                           // (PCIe Gen4 x16 per direction).
+
 struct StepOptions {
   // Simulate identical data-parallel replicas once (exact: twins' flows weight the links they
   // share). Replicas are identical when no GPU of them has its own speed factor.
