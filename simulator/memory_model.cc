@@ -206,7 +206,7 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
              (shard ? params.dense / dense_group + params.expert / expert_group : params.total());
     };
     memory.weights_bytes = sharded(kWeightBytesPerParam, zero >= 3);
-    memory.gradients_bytes = sharded(kGradientBytesPerParam, zero >= 2);
+    memory.gradients_bytes = sharded(gradient_bytes_per_param(plan.precision), zero >= 2);
     double optimizer = sharded(kOptimizerBytesPerParam, zero >= 1);
     if (plan.offload_optimizer) {
       memory.host_optimizer_bytes = optimizer;
@@ -214,7 +214,9 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
       memory.optimizer_bytes = optimizer;
     }
     if (zero >= 3) memory.transient_bytes += kWeightBytesPerParam * params.largest_layer;
-    if (zero >= 2) memory.transient_bytes += kGradientBytesPerParam * params.largest_layer;
+    if (zero >= 2) {
+      memory.transient_bytes += gradient_bytes_per_param(plan.precision) * params.largest_layer;
+    }
 
     // Activations: per chunk, per microbatch, times the chunk's in-flight count.
     InflightMicrobatches inflight =

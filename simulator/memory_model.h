@@ -26,7 +26,7 @@
 //
 // Bytes per parameter (mixed-precision Adam as Megatron runs it; the distributed-optimizer
 // docs): 2 (bf16/fp16 weights) + 4 (fp32 main gradients) + 4 (fp32 master weights) + 8 (Adam m
-// and v, fp32) = 18. ZeRO shards over the data-parallel group, D = dp*cp for dense parameters
+// and v, fp32) = 18. fp16 training keeps 2-byte gradients (16 bytes; gradient_bytes_per_param). ZeRO shards over the data-parallel group, D = dp*cp for dense parameters
 // (Megatron's distributed optimizer shards over the data-and-context-parallel group) and
 // D_e = dp*cp/ep for expert parameters (world / (etp*ep*pp)):
 //   zero 0:  2 + 4 + 12          = 18
@@ -62,8 +62,18 @@ namespace ppsim {
 
 // Bytes per parameter of mixed-precision Adam, by part (see above).
 inline constexpr double kWeightBytesPerParam = 2;      // bf16/fp16 (also fp8 plans).
-inline constexpr double kGradientBytesPerParam = 4;    // fp32 main gradients.
+inline constexpr double kGradientBytesPerParam = 4;    // fp32 main gradients (bf16, fp8 plans).
+inline constexpr double kFp16GradientBytesPerParam = 2;  // fp16 main gradients (fp16 plans).
 inline constexpr double kOptimizerBytesPerParam = 12;  // fp32 master weights + Adam m, v.
+
+// Bytes per gradient element a GPU keeps and data-parallel reduces. Megatron-LM forces fp32
+// accumulation and all-reduce for bf16 (arguments.py: "bfloat16 requires gradient accumulation
+// and all-reduce to be done in fp32"), while fp16 keeps main_grad in the parameters' dtype
+// unless --accumulate-allreduce-grads-in-fp32 is given (DistributedDataParallel's grad_dtype).
+// fp8 plans keep bf16 parameters, so fp32 gradients.
+inline double gradient_bytes_per_param(Precision precision) {
+  return precision == Precision::kFp16 ? kFp16GradientBytesPerParam : kGradientBytesPerParam;
+}
 
 // Workspace constants (sources in memory_model.cc).
 inline constexpr double kCudaContextBytes = 0.75 * 1024 * 1024 * 1024;

@@ -510,11 +510,11 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
              (shard ? dense_params_[r] / dense_group + expert_params_[r] / expert_group : total);
     };
     double static_bytes =
-        sharded(kWeightBytesPerParam, zero >= 3) + sharded(kGradientBytesPerParam, zero >= 2) +
+        sharded(kWeightBytesPerParam, zero >= 3) + sharded(gradient_bytes_per_param(plan.precision), zero >= 2) +
         (plan.offload_optimizer ? 0.0 : sharded(kOptimizerBytesPerParam, zero >= 1));
     double transient = acts.stage_transient[r];
     if (zero >= 3) transient += kWeightBytesPerParam * largest_layer_params_[r];
-    if (zero >= 2) transient += kGradientBytesPerParam * largest_layer_params_[r];
+    if (zero >= 2) transient += gradient_bytes_per_param(plan.precision) * largest_layer_params_[r];
     double peak = static_bytes + transient + workspace_bytes_[r] + acts.rank_peak[r];
     screen.stage_peak_bytes.push_back(peak);
     screen.capacity_bytes.push_back(capacity_bytes_[r]);
@@ -569,7 +569,7 @@ std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
           dp_collective_seconds(Collective::kAllGather, chunk_parameters_[c] * kStepParameterBytes,
                                 n, per_node, nodes, options);
       double scatter = dp_collective_seconds(Collective::kReduceScatter,
-                                             chunk_parameters_[c] * kStepGradientBytes, n, per_node,
+                                             chunk_parameters_[c] * gradient_bytes_per_param(plan.precision), n, per_node,
                                              nodes, options);
       double exposed_forward = std::max(0.0, gather - sum.forward) * m;
       double exposed_backward =
@@ -591,7 +591,7 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
       plan.zero_stage >= 1 ? parameters / static_cast<double>(plan.dp * plan.cp) : parameters;
   if (plan.offload_optimizer) {
     double pcie = gpu.pcie_bandwidth > 0 ? gpu.pcie_bandwidth : kStepDefaultPcieBytesPerS;
-    return shard * (kStepGradientBytes + kStepParameterBytes) / pcie +
+    return shard * (gradient_bytes_per_param(plan.precision) + kStepParameterBytes) / pcie +
            shard / kStepCpuAdamParametersPerS;
   }
   return shard * kStepAdamBytesPerParameter /

@@ -506,9 +506,17 @@ int read_zero_stage(const std::string& text, Framework framework, std::vector<st
                                text)};
 }
 
-Precision read_precision(const std::string& text, std::vector<std::string>& defaults) {
+Precision read_precision(const std::string& text, const std::string& framework_text,
+                         std::vector<std::string>& defaults) {
   std::string value = lower(text);
   if (is_missing(value)) {
+    std::string framework = lower(framework_text);
+    if (contains(framework, "zero-bubble") || contains(framework, "zero bubble")) {
+      // sail-sg/zero-bubble-pipeline-parallelism's launch script (examples/
+      // pretrain_zero_bubble.sh) adds --fp16 unless FP32 is set: fp16 keeps 2-byte gradients.
+      defaults.push_back("precision not stated: fp16 (the zero-bubble fork's launch script)");
+      return Precision::kFp16;
+    }
     defaults.push_back("precision not stated: bf16");
     return Precision::kBf16;
   }
@@ -631,7 +639,7 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
     defaults.push_back("sequence_parallel ignored: tp = 1");
   }
   plan.zero_stage = read_zero_stage(row.text("fsdp_zero_distopt"), framework, defaults);
-  plan.precision = read_precision(row.text("precision"), defaults);
+  plan.precision = read_precision(row.text("precision"), row.text("framework"), defaults);
   return plan;
 }
 

@@ -257,7 +257,7 @@ class StepCosts : public LoweringCosts {
       double gather = collective_seconds(Collective::kAllGather, cost.parameters * kStepParameterBytes,
                                          n, dp_ranks_per_node(group), group);
       double scatter = collective_seconds(Collective::kReduceScatter,
-                                          cost.parameters * kStepGradientBytes, n,
+                                          cost.parameters * gradient_bytes_per_param(plan_.precision), n,
                                           dp_ranks_per_node(group), group);
       // What overlap cannot hide, plus the contention of what it hides (collective_cost.h).
       auto exposed = [this](double comm, double compute) {
@@ -301,7 +301,7 @@ class StepCosts : public LoweringCosts {
       info.resize(graph.num_tasks());
       info[delay_id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
       if (k == 0) graph.add_dependency(ready >= 0 ? ready : last_weight_gradient, delay_id);
-      double bytes = std::min(bucket, cost.parameters - k * bucket) * kStepGradientBytes;
+      double bytes = std::min(bucket, cost.parameters - k * bucket) * gradient_bytes_per_param(plan_.precision);
       Task task = collective_task(graph, worker, kind, bytes, group_size, group);
       task.group = group_id(graph, fmt::format("sync/{}/{}/{}", step_.layout.workers[step_.layout_worker[worker]].stage, chunk, k));
       TaskId id = graph.add_task(task);
@@ -408,7 +408,7 @@ class StepCosts : public LoweringCosts {
     task.stream = compute_stream;
     if (plan_.offload_optimizer) {
       double pcie = group.gpu.pcie_bandwidth > 0 ? group.gpu.pcie_bandwidth : kStepDefaultPcieBytesPerS;
-      task.work = shard * (kStepGradientBytes + kStepParameterBytes) / pcie +
+      task.work = shard * (gradient_bytes_per_param(plan_.precision) + kStepParameterBytes) / pcie +
                   shard / kStepCpuAdamParametersPerS;
     } else {
       task.work = shard * kStepAdamBytesPerParameter /

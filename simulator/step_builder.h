@@ -13,7 +13,8 @@
 // - Sends: activations (b * s/cp * h * 2 bytes, split over the tp ranks with sequence
 //   parallelism, whole on each rank without) as flows over the network model's routes.
 // - Gradient sync: per chunk, Megatron's buckets (max(40M, 1M x dp) parameters, fp32 gradients
-//   as Megatron accumulates bf16 training's gradients in fp32): all-reduce, or reduce-scatter
+//   as Megatron accumulates bf16 training's gradients in fp32, fp16 ones for fp16 plans:
+//   gradient_bytes_per_param in memory_model.h): all-reduce, or reduce-scatter
 //   with the distributed optimizer (ZeRO 1-2); hierarchical when the group spans nodes; bucket
 //   k of K is ready (k+1)/K of the way through the chunk's last weight-gradient task, so the
 //   reduction overlaps the backward as Megatron's overlap_grad_reduce does.
@@ -44,8 +45,6 @@ namespace ppsim {
 // What the step's tasks move and how fast its optimizer runs; the planner's lower bounds
 // (plan_screen.cc) use the same figures. Sources in the header comment above.
 inline constexpr double kStepParameterBytes = 2;           // bf16 parameters gathered.
-inline constexpr double kStepGradientBytes = 4;            // fp32 gradients reduced (Megatron
-                                                           // accumulates bf16 training's in fp32).
 inline constexpr double kStepAdamBytesPerParameter = 34;   // Bytes the Adam step touches.
 // CPU Adam for offloaded optimizer states: DeepSpeed's CPU-Adam (ZeRO-Offload, Ren et al. 2021)
 // updates on the order of 1e9 parameters/s on a two-socket server; an order-of-magnitude

@@ -492,6 +492,29 @@ TEST_CASE("MemoryModel: ZeRO stages shard weights, gradients and optimizer state
   }
 }
 
+TEST_CASE("MemoryModel: fp16 keeps 2-byte gradients, bf16 and fp8 fp32 ones (Megatron)") {
+  ModelSpec model = llama2_70b_shape();
+  ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 32);
+  Plan plan = base_plan(8, 4, 8, 1, 512);
+  const double n = stage_parameters(model, plan, 1).total();
+  plan.precision = Precision::kBf16;
+  const StageMemory bf16 = estimate_memory(model, cluster, plan).stages[1];
+  plan.precision = Precision::kFp8;
+  const StageMemory fp8 = estimate_memory(model, cluster, plan).stages[1];
+  plan.precision = Precision::kFp16;
+  const StageMemory fp16 = estimate_memory(model, cluster, plan).stages[1];
+  CHECK(bf16.gradients_bytes == Approx(4 * n));
+  CHECK(fp8.gradients_bytes == Approx(4 * n));
+  CHECK(fp16.gradients_bytes == Approx(2 * n));
+  CHECK(fp16.peak_bytes == Approx(bf16.peak_bytes - 2 * n));
+  // ZeRO-2 shards them, and its transient unsharded layer shrinks the same way.
+  plan.zero_stage = 2;
+  const double largest = stage_parameters(model, plan, 1).largest_layer;
+  const StageMemory fp16_zero2 = estimate_memory(model, cluster, plan).stages[1];
+  CHECK(fp16_zero2.gradients_bytes == Approx(2 * n / 8));
+  CHECK(fp16_zero2.transient_bytes == Approx(2 * largest));
+}
+
 TEST_CASE("MemoryModel: optimizer offload moves master weights and Adam states to the host") {
   ModelSpec model = llama2_70b_shape();
   ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 32);
