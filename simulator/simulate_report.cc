@@ -42,6 +42,7 @@ std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& clus
                      effective_seq_length(plan, model), step.simulated_replicas, plan.dp,
                      step.simulated_replicas == 1 && plan.dp > 1 ? " (identical replicas once)" : "",
                      metrics.tasks, metrics.events);
+  out += provenance_text(step.provenance);
   out += fmt::format("iteration_time_s       {:.6f}\n", metrics.iteration_time_s);
   out += fmt::format("tokens_per_s           {:.1f}\n", metrics.tokens_per_s);
   out += fmt::format("model_tflops_per_gpu   {:.1f}\n", metrics.model_tflops_per_gpu);
@@ -114,6 +115,7 @@ std::string simulate_report_json(const ModelSpec& model, const ClusterSpec& clus
   json["events"] = metrics.events;
   json["tasks"] = metrics.tasks;
   json["simulated_replicas"] = metrics.simulated_replicas;
+  add_provenance_json(json, step.provenance);
   json["critical_path_length"] = metrics.critical_path.size();
   nlohmann::ordered_json path = nlohmann::ordered_json::array();
   for (const CriticalTask& task : metrics.critical_path) {

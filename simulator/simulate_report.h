@@ -5,7 +5,9 @@
 // breakdown_s {compute, bubble, exposed_comm, optimizer}, stages [{index, layers, gpu, busy_s,
 // activation_peak_bytes, peak_memory_bytes, capacity_bytes, fits}], peak_memory_bytes, fits,
 // events (engine events processed), tasks (tasks simulated), simulated_replicas (1 when
-// identical replicas were simulated once), critical_path_length, critical_path [{worker, task,
+// identical replicas were simulated once), cost_source, profile, profile_device, cost_passes
+// {roofline, profile, extrapolated}, comm_costs {modelled, profile, extrapolated},
+// unprofiled_gpus (simulator/cost_provenance.h), critical_path_length, critical_path [{worker, task,
 // start_s, end_s}] (the chain of tasks, each starting when the previous ended, that sets the
 // step time). Definitions: simulator/step_metrics.h.
 #pragma once
