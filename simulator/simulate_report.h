@@ -1,6 +1,7 @@
 // The report of `ppsim simulate`: a simulated step as text or JSON.
 //
-// JSON fields: model, cluster, plan (the plan object), microbatches, seq_length,
+// JSON fields: model, cluster, plan (the plan object), microbatches (per replica; the largest
+// share with replica_microbatches), replica_microbatches (each replica's count), seq_length,
 // iteration_time_s, tokens_per_s, model_tflops_per_gpu, mfu, bubble_pct,
 // breakdown_s {compute, bubble, exposed_comm, optimizer}, stages [{index, layers, gpu, busy_s,
 // activation_peak_bytes, peak_memory_bytes, capacity_bytes, fits}], peak_memory_bytes, fits,

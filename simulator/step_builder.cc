@@ -510,6 +510,7 @@ class StepCosts : public LoweringCosts {
 // Replicas can be simulated once when none of their GPUs has its own speed.
 bool replicas_identical(const Plan& plan, const WorkerLayout& layout, const StepOptions& options) {
   if (!NetworkModel::replicas_symmetric(layout)) return false;
+  if (has_unequal_shares(plan)) return false;
   if (options.gpu_speed.empty()) return true;
   for (int32_t r = 0; r < layout.stages; ++r) {
     for (int32_t d = 0; d < layout.replicas; ++d) {
@@ -529,13 +530,18 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
   Step step;
   step.plan = plan;
   int32_t p = static_cast<int32_t>(plan.pp);
-  int32_t m = static_cast<int32_t>(num_microbatches(plan));
+  std::vector<int64_t> shares = replica_microbatch_counts(plan);
+  int32_t m = static_cast<int32_t>(shares[0]);
   step.schedule = build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp));
   step.layout = build_worker_layout(plan, cluster);
   bool dedup = options.deduplicate_replicas && replicas_identical(plan, step.layout, options);
   step.simulated_replicas = dedup ? 1 : static_cast<int32_t>(plan.dp);
   std::vector<double> speed;
   for (int32_t d = 0; d < step.simulated_replicas; ++d) {
+    step.replica_schedules.push_back(
+        shares[d] == m ? step.schedule
+                       : build_pipeline_schedule(plan.schedule, p, static_cast<int32_t>(shares[d]),
+                                                 static_cast<int32_t>(plan.vpp)));
     for (int32_t r = 0; r < p; ++r) {
       int32_t index = d * p + r;
       step.layout_worker.push_back(index);
@@ -556,7 +562,7 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
   TaskGraph graph;
   NetworkModel network(cluster, step.layout, graph, options.collective, dedup);
   StepCosts costs(model, cluster, plan, options, step, &network);
-  step.lowered = lower_schedule(step.schedule, step.simulated_replicas, speed, costs, std::move(graph));
+  step.lowered = lower_schedule(step.replica_schedules, speed, costs, std::move(graph));
   const MemoryReport& memory = costs.memory();
   for (int32_t index : step.layout_worker) {
     const StageMemory& stage = memory.stages[step.layout.workers[index].stage];

@@ -58,7 +58,8 @@ inline constexpr double kStepDefaultPcieBytesPerS = 25e9;  // When the GPU spec 
 
 struct StepOptions {
   // Simulate identical data-parallel replicas once (exact: twins' flows weight the links they
-  // share). Replicas are identical when no GPU of them has its own speed factor.
+  // share). Replicas are identical when no GPU of them has its own speed factor and they all
+  // run the same number of microbatches (plan.replica_microbatches equal or absent).
   bool deduplicate_replicas = true;
   // Communication costs nothing (schedule studies and exact-formula tests).
   bool ideal_links = false;
@@ -92,7 +93,9 @@ struct ChunkCost {
 
 struct Step {
   Plan plan;
-  PipelineSchedule schedule;
+  PipelineSchedule schedule;  // Replica 0's (all replicas', unless their shares differ).
+  // Per simulated replica: its schedule, with its own microbatch count (plan.replica_microbatches).
+  std::vector<PipelineSchedule> replica_schedules;
   WorkerLayout layout;
   int32_t simulated_replicas = 1;  // 1 when replicas were deduplicated, else dp.
   Lowered lowered;
