@@ -156,13 +156,27 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& sourc
   return cluster;
 }
 
+namespace {
+
+// A cluster read from `path`, its profile path made relative to the file's folder (so a cluster
+// and its profile can move together).
+ClusterSpec load_cluster_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  ClusterSpec cluster = parse_cluster_spec(read_text_file(path), path);
+  cluster.source = path;
+  if (cluster.profile_path && fs::path(*cluster.profile_path).is_relative()) {
+    cluster.profile_path = (fs::path(path).parent_path() / *cluster.profile_path).string();
+  }
+  return cluster;
+}
+
+}  // namespace
+
 ClusterSpec load_cluster_spec(const std::string& path_or_name) {
   namespace fs = std::filesystem;
-  if (fs::is_regular_file(path_or_name)) {
-    return parse_cluster_spec(read_text_file(path_or_name), path_or_name);
-  }
+  if (fs::is_regular_file(path_or_name)) return load_cluster_file(path_or_name);
   std::string zoo_path = zoo_file(kClusterDir, path_or_name);
-  if (!zoo_path.empty()) return parse_cluster_spec(read_text_file(zoo_path), zoo_path);
+  if (!zoo_path.empty()) return load_cluster_file(zoo_path);
   size_t colon = path_or_name.rfind(':');
   if (colon != std::string::npos) {
     std::string count_text = path_or_name.substr(colon + 1);

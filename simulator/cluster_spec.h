@@ -57,6 +57,9 @@ struct ClusterSpec {
   double oversubscription = 1.0;    // Fabric oversubscription ratio (>= 1); JSON
                                     // "inter_node": {"oversubscription"}, default 1 (full bisection).
   std::optional<std::string> profile_path;  // Profile JSON to use for costs; JSON "profile".
+                                    // load_cluster_spec makes a relative path relative to the
+                                    // cluster file's folder (parse_cluster_spec keeps it as is).
+  std::string source;               // The file it was read from; "" for inline NODE_TYPE:NODES.
   std::string description;          // Free text. Optional.
   bool ideal_links = false;         // Communication costs nothing; JSON "ideal_links", default
                                     // false (schedule studies and exact-formula tests).

@@ -235,6 +235,11 @@ LayerCost CostModel::cost(const OpList& ops) const {
     if (profiled && (c.fwd.extrapolated || c.b.extrapolated || c.w.extrapolated)) {
       ++total.extrapolated_ops;
     }
+    for (const PassCost* p : {&c.fwd, &c.b, &c.w}) {
+      if (p->seconds == 0) continue;
+      ++(p->source == CostSource::kProfile ? total.profile_passes : total.roofline_passes);
+      if (p->source == CostSource::kProfile && p->extrapolated) ++total.extrapolated_passes;
+    }
     if (total.note.empty()) total.note = c.note;
   }
   return total;

@@ -169,6 +169,11 @@ struct LayerCost {
   int roofline_ops = 0;   // Ops whose times came from the roofline...
   int profile_ops = 0;    // ...and from a profile.
   int extrapolated_ops = 0;  // Of the profile ops, those with a pass outside the measured range.
+  // The same by pass (forward, input gradient, weight gradient; passes without kernels are not
+  // counted), for reports that say how much of a step was measured.
+  int roofline_passes = 0;
+  int profile_passes = 0;
+  int extrapolated_passes = 0;  // Of the profile passes, those outside the measured range.
   std::string_view note;  // The first op's note, if any (e.g. the fp8 fallback).
 
   double backward() const { return recompute + b + w; }

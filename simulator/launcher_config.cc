@@ -40,6 +40,12 @@ std::string wrap_comment(const std::string& text, const std::string& first,
   return out + line + "\n";
 }
 
+// Microbatches per data-parallel rank as the launchers compute them: the global batch split
+// equally over dp (none of them takes per-replica shares; launch_shape warns when the plan has).
+int64_t launcher_microbatches(const Plan& plan) {
+  return plan.global_batch_size / (plan.micro_batch_size * plan.dp);
+}
+
 std::string join_ints(const std::vector<int64_t>& values, const std::string& separator) {
   std::string text;
   for (size_t i = 0; i < values.size(); ++i)
@@ -102,6 +108,19 @@ Launch launch_shape(const ClusterSpec& cluster, const Plan& plan, const std::str
         "the plan uses {} GPUs, not a whole number of {}-GPU nodes; torchrun starts "
         "--nproc_per_node processes on every node, so start the last node with {} or change dp",
         launch.world, launch.gpus_per_node, launch.world % launch.gpus_per_node));
+  }
+  if (has_unequal_shares(plan)) {
+    warnings.push_back(fmt::format(
+        "the plan gives data-parallel replicas unequal shares of the global batch "
+        "(replica_microbatches {}), but {} splits the global batch equally over the dp ranks "
+        "(gbs / (dp * mbs) = {:g} microbatches each); this file runs equal shares, so the "
+        "simulated step time does not apply (use equal shares, or a data sampler that gives "
+        "each replica its share{})",
+        join_ints(plan.replica_microbatches, ":"), launcher,
+        static_cast<double>(plan.global_batch_size) / (plan.micro_batch_size * plan.dp),
+        plan.global_batch_size % (plan.micro_batch_size * plan.dp) == 0
+            ? ""
+            : "; gbs is not divisible by dp * mbs, so also choose a global batch that is"));
   }
   if (!plan.placement.empty() || cluster.is_heterogeneous()) {
     const int64_t ranks_per_stage = launch.world / plan.pp;
@@ -215,7 +234,7 @@ void megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vecto
           "Megatron-LM has no GPipe schedule (all forwards, then all backwards); the script runs "
           "its 1F1B schedule, which has the same bubble but keeps at most pp = {} microbatches of "
           "activations alive instead of all {}",
-          plan.pp, num_microbatches(plan)));
+          plan.pp, launcher_microbatches(plan)));
       break;
     case ScheduleKind::kZbH1:
     case ScheduleKind::kZbH2:
@@ -266,7 +285,7 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   std::vector<std::string>& warnings = out.warnings;
   const Launch launch = launch_shape(cluster, plan, "Megatron-LM", warnings);
   const int64_t seq = effective_seq_length(plan, model);
-  const int64_t microbatches = num_microbatches(plan);
+  const int64_t microbatches = launcher_microbatches(plan);
 
   std::vector<Arg> model_args = {
       {"--num-layers", std::to_string(model.num_layers)},
@@ -439,7 +458,7 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
   LauncherOutput out;
   std::vector<std::string>& warnings = out.warnings;
   const Launch launch = launch_shape(cluster, plan, "DeepSpeed", warnings);
-  const int64_t microbatches = num_microbatches(plan);
+  const int64_t microbatches = launcher_microbatches(plan);
   std::vector<std::string> notes;  // What the training script sets, in DeepSpeed's own API.
 
   // ZeRO stage: DeepSpeed's pipeline engine asserts stage < 2 (runtime/pipe/engine.py), and
@@ -702,7 +721,7 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   std::vector<std::string> notes;
   const Launch launch = launch_shape(cluster, plan, "torchtitan", warnings);
   const int64_t seq = effective_seq_length(plan, model);
-  const int64_t microbatches = num_microbatches(plan);
+  const int64_t microbatches = launcher_microbatches(plan);
 
   const Flavor* flavor = find_flavor(model);
   // Without a matching flavor, the closest family: Llama 3 for dense models, Qwen3 (GQA,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "simulator/data_root.h"
@@ -98,6 +99,15 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   if (const nlohmann::json* placement = reader.optional_array("placement")) {
     plan.placement = read_int_list(*placement, reader, "placement", 0);
   }
+  const nlohmann::json* shares = reader.optional_array("replica_microbatches");
+  const nlohmann::json* short_shares = reader.optional_array("rmb");
+  if (shares && short_shares) {
+    reader.fail("rmb", "'replica_microbatches' and 'rmb' are the same setting; give only one");
+  }
+  if (shares || short_shares) {
+    plan.replica_microbatches = read_int_list(shares ? *shares : *short_shares, reader,
+                                              shares ? "replica_microbatches" : "rmb", 1);
+  }
   reader.finish();
   // V-shaped schedules hold two chunks per rank by definition.
   plan.vpp = vpp.value_or(is_v_schedule(plan.schedule) ? 2 : 1);
@@ -116,7 +126,8 @@ nlohmann::json inline_value(const std::string& key, const std::string& text,
     if (error != std::errc() || end != piece.data() + piece.size()) return std::nullopt;
     return value;
   };
-  if (key == "stage_layers" || key == "placement") {
+  if (key == "stage_layers" || key == "placement" || key == "replica_microbatches" ||
+      key == "rmb") {
     nlohmann::json list = nlohmann::json::array();
     size_t start = 0;
     while (start <= text.size()) {
@@ -164,6 +175,36 @@ nlohmann::json inline_plan_to_json(const std::string& text, const std::string& s
 }
 
 std::string plan_source_dir() { return data_root() + "/configs/plans"; }
+
+// What is wrong with a plan's replica_microbatches (its length, entries and sum), or nullopt.
+std::optional<std::string> replica_share_problem(const Plan& plan) {
+  const std::vector<int64_t>& shares = plan.replica_microbatches;
+  if (static_cast<int64_t>(shares.size()) != plan.dp) {
+    return fmt::format("replica_microbatches has {} entries but dp={} (give one microbatch count "
+                       "per data-parallel replica)",
+                       shares.size(), plan.dp);
+  }
+  int64_t sum = 0;
+  for (size_t d = 0; d < shares.size(); ++d) {
+    if (shares[d] < 1) {
+      return fmt::format("replica_microbatches[{}] is {}; every replica needs at least 1 "
+                         "microbatch",
+                         d, shares[d]);
+    }
+    sum += shares[d];
+  }
+  if (plan.global_batch_size % plan.micro_batch_size != 0) {
+    return fmt::format("global batch {} is not divisible by mbs = {}", plan.global_batch_size,
+                       plan.micro_batch_size);
+  }
+  int64_t total = plan.global_batch_size / plan.micro_batch_size;
+  if (sum != total) {
+    return fmt::format("replica_microbatches add up to {} but global_batch_size / "
+                       "micro_batch_size = {} / {} = {} (the shares must cover the global batch)",
+                       sum, plan.global_batch_size, plan.micro_batch_size, total);
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -239,6 +280,7 @@ std::string plan_to_json(const Plan& plan) {
   json["precision"] = precision_name(plan.precision);
   if (!plan.stage_layers.empty()) json["stage_layers"] = plan.stage_layers;
   if (!plan.placement.empty()) json["placement"] = plan.placement;
+  if (!plan.replica_microbatches.empty()) json["replica_microbatches"] = plan.replica_microbatches;
   return json.dump();
 }
 
@@ -263,6 +305,7 @@ std::string plan_to_inline(const Plan& plan) {
   };
   if (!plan.stage_layers.empty()) text += ",stage_layers=" + list(plan.stage_layers);
   if (!plan.placement.empty()) text += ",placement=" + list(plan.placement);
+  if (!plan.replica_microbatches.empty()) text += ",rmb=" + list(plan.replica_microbatches);
   return text;
 }
 
@@ -272,7 +315,20 @@ int64_t effective_seq_length(const Plan& plan, const ModelSpec& model) {
 
 int64_t num_microbatches(const Plan& plan) {
   PPSIM_CHECK(plan.micro_batch_size > 0 && plan.dp > 0);
+  if (!plan.replica_microbatches.empty()) {
+    return *std::max_element(plan.replica_microbatches.begin(), plan.replica_microbatches.end());
+  }
   return plan.global_batch_size / (plan.micro_batch_size * plan.dp);
+}
+
+std::vector<int64_t> replica_microbatch_counts(const Plan& plan) {
+  if (!plan.replica_microbatches.empty()) return plan.replica_microbatches;
+  return std::vector<int64_t>(plan.dp, num_microbatches(plan));
+}
+
+bool has_unequal_shares(const Plan& plan) {
+  const std::vector<int64_t>& shares = plan.replica_microbatches;
+  return std::adjacent_find(shares.begin(), shares.end(), std::not_equal_to<>()) != shares.end();
 }
 
 std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model) {
@@ -304,7 +360,9 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
                        "must be a multiple of tp, or tp a multiple of them)",
                        plan.tp, model.num_kv_heads, model.name);
   }
-  if (plan.global_batch_size % (plan.dp * plan.micro_batch_size) != 0) {
+  if (!plan.replica_microbatches.empty()) {
+    if (std::optional<std::string> problem = replica_share_problem(plan)) return *problem;
+  } else if (plan.global_batch_size % (plan.dp * plan.micro_batch_size) != 0) {
     return fmt::format("global batch {} is not divisible by dp*mbs = {}*{} = {}",
                        plan.global_batch_size, plan.dp, plan.micro_batch_size,
                        plan.dp * plan.micro_batch_size);
@@ -349,6 +407,14 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     if (layers[stage] % plan.vpp != 0) {
       return fmt::format("vpp={} does not divide the {} layers of stage {}", plan.vpp,
                          layers[stage], stage);
+    }
+  }
+  for (size_t d = 0; d < plan.replica_microbatches.size(); ++d) {
+    if (std::optional<std::string> problem = schedule_problem(
+            plan.schedule, static_cast<int32_t>(plan.pp),
+            static_cast<int32_t>(plan.replica_microbatches[d]), static_cast<int32_t>(plan.vpp))) {
+      return fmt::format("replica_microbatches[{}] = {}: {}", d, plan.replica_microbatches[d],
+                         *problem);
     }
   }
   int64_t microbatches = num_microbatches(plan);

@@ -3,10 +3,11 @@
 // JSON (configs/plans/*.json; DESIGN.md "Specs"):
 //   {"tp","pp","dp","cp","ep","vpp","micro_batch_size","global_batch_size","seq_length"?,
 //    "schedule","recompute":"none|selective|full","sequence_parallel","zero_stage":0-3,
-//    "offload_optimizer","precision":"bf16|fp16|fp8","stage_layers":[...]?,"placement":[...]?}
+//    "offload_optimizer","precision":"bf16|fp16|fp8","stage_layers":[...]?,"placement":[...]?,
+//    "replica_microbatches":[...]?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs" and "seq" as short forms and lists separated by ':'
-// ("stage_layers=9:10:10:3"):
+// ("stage_layers=9:10:10:3"), and "rmb" short for "replica_microbatches" ("rmb=10:6"):
 //   tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=interleaved-1f1b,vpp=2,precision=fp8
 #pragma once
 
@@ -43,6 +44,10 @@ struct Plan {
   Precision precision = Precision::kBf16;  // GEMM precision. Default "bf16".
   std::vector<int64_t> stage_layers;  // Layers per pipeline stage (pp entries); empty = balanced.
   std::vector<int64_t> placement;     // Cluster node group per pipeline stage; empty = in order.
+  // Microbatches per data-parallel replica (dp entries, each >= 1, summing to gbs / mbs), so
+  // replicas of different speed take different shares of the global batch (heterogeneous
+  // clusters); empty = gbs / (mbs * dp) each. JSON "replica_microbatches", inline "rmb=10:6".
+  std::vector<int64_t> replica_microbatches;
 
   int64_t num_gpus() const { return tp * pp * dp * cp; }
 };
@@ -65,8 +70,13 @@ std::string plan_to_inline(const Plan& plan);
 
 // Sequence length the plan trains at: plan.seq_length or the model's.
 int64_t effective_seq_length(const Plan& plan, const ModelSpec& model);
-// Microbatches per step per replica: gbs / (mbs * dp). REQUIRES: a valid plan.
+// Microbatches per step per replica: gbs / (mbs * dp), or with replica_microbatches the largest
+// share (the replica that runs longest and holds the most activations). REQUIRES: a valid plan.
 int64_t num_microbatches(const Plan& plan);
+// Microbatches of each replica (dp entries): replica_microbatches, or the equal share each.
+std::vector<int64_t> replica_microbatch_counts(const Plan& plan);
+// True when the replicas' microbatch counts differ.
+bool has_unequal_shares(const Plan& plan);
 // Layers per pipeline stage: stage_layers when given, else an even split where the remainder
 // goes to the middle stages (the first and last carry embedding and loss).
 std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model);
@@ -74,7 +84,9 @@ std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model
 // Why the plan cannot run this model on this cluster, or nullopt when it can. Checks:
 // tp*pp*dp*cp == GPUs used (<= cluster GPUs), tp <= GPUs per node, heads and kv heads
 // divisible by tp, gbs divisible by dp*mbs, stages <= layers, vpp divides layers per stage,
-// ep divides experts and dp*cp, sequence divisible by 2*cp, schedule-specific rules.
+// ep divides experts and dp*cp, sequence divisible by 2*cp, schedule-specific rules;
+// replica_microbatches: dp entries, each >= 1 and allowed by the schedule, summing to gbs/mbs
+// (then gbs need only be divisible by mbs).
 std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model,
                                         const ClusterSpec& cluster);
 

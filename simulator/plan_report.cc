@@ -11,6 +11,12 @@
 namespace ppsim {
 namespace {
 
+// The best plan's cost provenance, or the request's (profile only) when none was simulated.
+const CostProvenance& report_provenance(const PlanRequest& request,
+                                        const PlanSearchResult& result) {
+  return result.plans.empty() ? request.costs : result.plans.front().metrics.provenance;
+}
+
 std::string search_summary(const PlanSearchResult& result, int64_t top) {
   const SearchStats& stats = result.stats;
   std::string rules;
@@ -72,6 +78,7 @@ std::string plan_report_text(const ModelSpec& model, const ClusterSpec& cluster,
   out += fmt::format("# batch    {} sequences of {} tokens per step on {} GPUs\n",
                      request.global_batch_size, request.seq_length, request.gpus);
   out += fmt::format("# {}\n", result.objective_note);
+  out += provenance_text(report_provenance(request, result));
   int64_t top = static_cast<int64_t>(std::max<size_t>(result.plans.size(), 1));
   out += search_summary(result, top);
   out += "#\n";
@@ -138,6 +145,7 @@ std::string plan_report_json(const ModelSpec& model, const ClusterSpec& cluster,
   json["seq_length"] = request.seq_length;
   json["objective"] = objective_name(request.objective);
   json["objective_note"] = result.objective_note;
+  add_provenance_json(json, report_provenance(request, result));
   json["shapes"] = stats.shapes;
   json["considered"] = stats.considered;
   json["unsimulable"] = stats.unsimulable;

@@ -8,6 +8,8 @@
 //
 // JSON fields (the same numbers; docs/plan.md):
 //   model, cluster, gpus, global_batch_size, seq_length, objective, objective_note,
+//   cost_source, profile, profile_device, cost_passes, comm_costs, unprofiled_gpus (the best
+//   plan's step; simulator/cost_provenance.h),
 //   shapes, considered, unsimulable, fitting, dominated, dominance_rules {rule: plans dropped},
 //   candidates, simulated, bounded_out,
 //   plans [ best first: {rank, plan (the plan object `simulate --plan` accepts as is),
@@ -35,6 +37,9 @@ struct PlanRequest {
   int64_t global_batch_size = 0;  // Sequences per step.
   int64_t seq_length = 0;         // Tokens per sequence.
   Objective objective = Objective::kTime;
+  // The profile used (path, device, unprofiled GPUs); the report's counts come from the best
+  // plan's step, this only when no plan was simulated.
+  CostProvenance costs;
 };
 
 // Launcher files written for the best plan (`plan --emit`), for the report's footer.

@@ -4,6 +4,7 @@
 
 #include "simulator/activation_memory.h"
 #include "simulator/collective_cost.h"
+#include "simulator/collective_timing.h"
 #include "simulator/error.h"
 #include "simulator/layer_ops.h"
 #include "simulator/memory_model.h"
@@ -246,27 +247,19 @@ std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int3
 // Time of one tensor-parallel collective as step_builder.cc computes it.
 double tp_collective_seconds(Collective kind, double bytes, int64_t tp, const NodeGroup& group,
                              const StepOptions& options) {
-  if (options.ideal_links || tp <= 1 || bytes <= 0) return 0;
-  CollectiveGroup collective;
-  collective.size = tp;
-  collective.ranks_per_node = tp;  // A tensor-parallel group sits on one node.
-  collective.intra = group.intra_node;
-  collective.inter = {group.nic_bandwidth_per_gpu(), group.nic.link.latency};
-  return collective_cost(kind, bytes, collective, options.collective).seconds;
+  // A tensor-parallel group sits on one node.
+  return collective_time(kind, bytes, collective_group(tp, tp, group), options.collective,
+                         profile_for_gpu(options.profile, group.gpu), options.ideal_links)
+      .seconds;
 }
 
 // Time of one data-parallel collective as step_builder.cc computes it: `per_node` ranks of the
 // group on each node (fewer when they do not divide the group).
 double dp_collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
                              const NodeGroup& group, const StepOptions& options) {
-  if (options.ideal_links || size <= 1 || bytes <= 0) return 0;
-  CollectiveGroup collective;
-  collective.size = size;
-  collective.ranks_per_node = std::max<int64_t>(1, std::min(per_node, size));
-  while (collective.size % collective.ranks_per_node != 0) --collective.ranks_per_node;
-  collective.intra = group.intra_node;
-  collective.inter = {group.nic_bandwidth_per_gpu(), group.nic.link.latency};
-  return collective_cost(kind, bytes, collective, options.collective).seconds;
+  return collective_time(kind, bytes, collective_group(size, per_node, group), options.collective,
+                         profile_for_gpu(options.profile, group.gpu), options.ideal_links)
+      .seconds;
 }
 
 // The node group holding global GPU `gpu` (GPUs are numbered group by group).
@@ -292,7 +285,9 @@ const CostModel& PlanScreen::cost_model(int64_t group) const {
   if (it == cost_models_.end()) {
     it = cost_models_
              .emplace(group,
-                      std::make_unique<CostModel>(cluster_.nodes[group].gpu, options_.efficiency))
+                      std::make_unique<CostModel>(
+                          cluster_.nodes[group].gpu, options_.efficiency,
+                          profile_for_gpu(options_.profile, cluster_.nodes[group].gpu)))
              .first;
   }
   return *it->second;

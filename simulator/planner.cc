@@ -8,6 +8,7 @@
 
 #include "simulator/engine.h"
 #include "simulator/error.h"
+#include "simulator/replica_shares.h"
 #include "simulator/thread_pool.h"
 
 namespace ppsim {
@@ -387,6 +388,16 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
       if (bound > threshold) return;
       simulated[next + i] = true;
       evaluations[next + i] = evaluator.evaluate(candidate.plan);
+      // Replicas on GPUs of different speeds: proportional batch shares, kept when better.
+      if (!options.space.heterogeneous) return;
+      if (std::optional<Plan> shared = with_proportional_shares(screen, candidate.plan)) {
+        Evaluation evaluation = evaluator.evaluate(*shared);
+        if (evaluation.metrics.fits &&
+            evaluation.objective < evaluations[next + i].objective) {
+          candidate.plan = *shared;
+          evaluations[next + i] = std::move(evaluation);
+        }
+      }
     });
     for (int64_t i = next; i < next + count; ++i) {
       if (!simulated[i]) continue;

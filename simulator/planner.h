@@ -7,6 +7,9 @@
 //       candidate's replayed bound is computed first and it is simulated only if that bound does
 //       not exceed the top-th best objective found before its batch; stop at the first batch
 //       whose smallest cheap bound exceeds it
+//       (a simulated candidate whose replicas land on GPUs of different speeds is also
+//       simulated with proportional batch shares, replica_shares.h, and keeps them when its
+//       objective improves; heterogeneous space only)
 //   ──> rank by (objective, canonical_before) and explain each of the top plans.
 //
 // Dominance rules. Each drops a fitting plan X only when a *fitting* twin Y (same shape, same
@@ -22,8 +25,10 @@
 //                         (reduce-scatter, sharded update, parameter all-gather); ZeRO-2 only
 //                         changes memory;
 //   one data-parallel rank  dp*cp == 1 and Y is ZeRO-0: sharding over one rank changes no task.
-// The bound makes the search exact: a plan that is not simulated has a bound above the top-th
-// best objective, so its own objective is too. tests/planner_test.cc checks the planner's best
+// The bound makes the search exact over equal batch shares: a plan that is not simulated has a
+// bound above the top-th best objective, so its own objective is too. Proportional shares are
+// tried on the simulated candidates only (the bound does not hold for them: a faster replica
+// taking more of the batch can beat its equal-share bound), so they can only improve on it. tests/planner_test.cc checks the planner's best
 // against simulating every plan of small spaces.
 //
 // Objectives (lower is better; each evaluator also gives a bound from the time bound):

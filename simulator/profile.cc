@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -801,9 +802,32 @@ std::optional<ProfileEstimate> ProfileTable::collective(Collective op, int64_t r
 
 std::optional<ProfileTable> load_profile_for(const ClusterSpec& cluster,
                                              const std::string& flag_value) {
-  if (!flag_value.empty()) return ProfileTable(load_profile(flag_value));
-  if (cluster.profile_path) return ProfileTable(load_profile(*cluster.profile_path));
-  return std::nullopt;
+  if (!flag_value.empty()) {
+    if (!std::filesystem::is_regular_file(flag_value)) {
+      throw InputError("--profile", "",
+                       fmt::format("profile file '{}' not found (write one with `ppsim profile "
+                                   "--out {}`)",
+                                   flag_value, flag_value));
+    }
+    return ProfileTable(load_profile(flag_value));
+  }
+  if (!cluster.profile_path) return std::nullopt;
+  const std::string& path = *cluster.profile_path;
+  if (!std::filesystem::is_regular_file(path)) {
+    throw InputError(cluster.source.empty() ? cluster.name : cluster.source, "/profile",
+                     fmt::format("profile file '{}' not found (a relative path is read from the "
+                                 "cluster file's folder; fix the path or remove the key)",
+                                 path));
+  }
+  return ProfileTable(load_profile(path));
+}
+
+bool profile_applies_to(const Profile& profile, const GpuSpec& gpu) {
+  return profile.device.catalog_gpu.empty() || profile.device.catalog_gpu == gpu.name;
+}
+
+const ProfileTable* profile_for_gpu(const ProfileTable* profile, const GpuSpec& gpu) {
+  return profile && profile_applies_to(profile->profile(), gpu) ? profile : nullptr;
 }
 
 }  // namespace ppsim

@@ -298,9 +298,16 @@ class ProfileTable {
 };
 
 // The profile a command should use: `flag_value` (--profile FILE) when not empty, else the
-// cluster's "profile" path (relative to the working directory), else nullopt.
-// A bad file is an InputError naming it.
+// cluster's "profile" path (load_cluster_spec has made a relative one relative to the cluster
+// file's folder), else nullopt. A missing or malformed file is an InputError naming it (and, for
+// the cluster's path, the cluster file and its "/profile" key).
 std::optional<ProfileTable> load_profile_for(const ClusterSpec& cluster,
                                              const std::string& flag_value);
+
+// Whether a profile's measurements stand for `gpu`: its device's catalog_gpu is `gpu.name`, or
+// it has none (a CPU or unknown device, which the profile format says stands for any GPU).
+bool profile_applies_to(const Profile& profile, const GpuSpec& gpu);
+// `profile` when it applies to `gpu`, else null (those GPUs keep the roofline).
+const ProfileTable* profile_for_gpu(const ProfileTable* profile, const GpuSpec& gpu);
 
 }  // namespace ppsim

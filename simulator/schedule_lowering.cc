@@ -27,9 +27,21 @@ struct ReplicaTasks {
 Lowered lower_schedule(const PipelineSchedule& schedule, int32_t replicas,
                        const std::vector<double>& worker_speed, const LoweringCosts& costs,
                        TaskGraph graph) {
-  const int32_t p = schedule.ranks;
-  const int32_t m = schedule.microbatches;
-  const int32_t chunks = schedule.num_chunks();
+  return lower_schedule(std::vector<PipelineSchedule>(replicas, schedule), worker_speed, costs,
+                        std::move(graph));
+}
+
+Lowered lower_schedule(const std::vector<PipelineSchedule>& replica_schedules,
+                       const std::vector<double>& worker_speed, const LoweringCosts& costs,
+                       TaskGraph graph) {
+  PPSIM_CHECK(!replica_schedules.empty());
+  const int32_t replicas = static_cast<int32_t>(replica_schedules.size());
+  const int32_t p = replica_schedules.front().ranks;
+  const int32_t chunks = replica_schedules.front().num_chunks();
+  for (const PipelineSchedule& schedule : replica_schedules) {
+    PPSIM_CHECK(schedule.ranks == p && schedule.num_chunks() == chunks,
+                "replica schedules differ in more than their microbatch counts");
+  }
   const int32_t workers = replicas * p;
   PPSIM_CHECK(static_cast<int32_t>(worker_speed.size()) == workers);
   Lowered lowered;
@@ -42,7 +54,8 @@ Lowered lower_schedule(const PipelineSchedule& schedule, int32_t replicas,
     lowered.send_forward_stream.push_back(g.add_stream(w, fmt::format("w{}/send_fwd", w)));
     lowered.send_backward_stream.push_back(g.add_stream(w, fmt::format("w{}/send_bwd", w)));
   }
-  auto slot = [m](int32_t chunk, int32_t microbatch) { return chunk * m + microbatch; };
+  // Slots of (chunk, microbatch) within one replica of m microbatches.
+  auto slot_in = [](int32_t m, int32_t chunk, int32_t microbatch) { return chunk * m + microbatch; };
   std::vector<ReplicaTasks> tasks(replicas);
   // For each (replica, receiving chunk, microbatch, direction): the receiver's compute task just
   // before its RECV (the rendezvous point), or -1.
@@ -50,6 +63,11 @@ Lowered lower_schedule(const PipelineSchedule& schedule, int32_t replicas,
 
   // Pass 1: every compute action on its worker's stream, in schedule order.
   for (int32_t d = 0; d < replicas; ++d) {
+    const PipelineSchedule& schedule = replica_schedules[d];
+    const int32_t m = schedule.microbatches;
+    auto slot = [m, &slot_in](int32_t chunk, int32_t microbatch) {
+      return slot_in(m, chunk, microbatch);
+    };
     ReplicaTasks& t = tasks[d];
     t.forward.assign(chunks * m, -1);
     t.input_gradient.assign(chunks * m, -1);
@@ -128,6 +146,11 @@ Lowered lower_schedule(const PipelineSchedule& schedule, int32_t replicas,
   };
   // Pass 2: data dependencies, and a transfer wherever consecutive chunks sit on two ranks.
   for (int32_t d = 0; d < replicas; ++d) {
+    const PipelineSchedule& schedule = replica_schedules[d];
+    const int32_t m = schedule.microbatches;
+    auto slot = [m, &slot_in](int32_t chunk, int32_t microbatch) {
+      return slot_in(m, chunk, microbatch);
+    };
     const ReplicaTasks& t = tasks[d];
     for (int32_t c = 0; c < chunks; ++c) {
       for (int32_t mb = 0; mb < m; ++mb) {

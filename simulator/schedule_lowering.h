@@ -81,5 +81,11 @@ struct Lowered {
 Lowered lower_schedule(const PipelineSchedule& schedule, int32_t replicas,
                        const std::vector<double>& worker_speed, const LoweringCosts& costs,
                        TaskGraph graph = {});
+// The same with one schedule per replica: replica d runs replica_schedules[d] (per-replica
+// batch shares give replicas different microbatch counts).
+// REQUIRES: the schedules differ at most in their microbatch counts (same kind, ranks, chunks).
+Lowered lower_schedule(const std::vector<PipelineSchedule>& replica_schedules,
+                       const std::vector<double>& worker_speed, const LoweringCosts& costs,
+                       TaskGraph graph = {});
 
 }  // namespace ppsim

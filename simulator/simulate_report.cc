@@ -1,6 +1,7 @@
 #include "simulator/simulate_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -36,12 +37,17 @@ std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& clus
                      human_count(count_parameters(model).total));
   out += fmt::format("# cluster  {}\n", describe_cluster(cluster));
   out += fmt::format("# plan     {}\n", plan_to_inline(plan));
+  std::string shares = fmt::format("{}", num_microbatches(plan));
+  if (!plan.replica_microbatches.empty()) {
+    shares = fmt::format("{}", fmt::join(plan.replica_microbatches, ":"));
+  }
   out += fmt::format("# step     {} microbatches of {} x {} tokens per replica; {} of {} replicas "
                      "simulated{}; {} tasks, {} events\n",
-                     num_microbatches(plan), plan.micro_batch_size,
+                     shares, plan.micro_batch_size,
                      effective_seq_length(plan, model), step.simulated_replicas, plan.dp,
                      step.simulated_replicas == 1 && plan.dp > 1 ? " (identical replicas once)" : "",
                      metrics.tasks, metrics.events);
+  out += provenance_text(step.provenance);
   out += fmt::format("iteration_time_s       {:.6f}\n", metrics.iteration_time_s);
   out += fmt::format("tokens_per_s           {:.1f}\n", metrics.tokens_per_s);
   out += fmt::format("model_tflops_per_gpu   {:.1f}\n", metrics.model_tflops_per_gpu);
@@ -85,6 +91,7 @@ std::string simulate_report_json(const ModelSpec& model, const ClusterSpec& clus
   json["cluster"] = cluster.name;
   json["plan"] = nlohmann::ordered_json::parse(plan_to_json(plan));
   json["microbatches"] = num_microbatches(plan);
+  json["replica_microbatches"] = replica_microbatch_counts(plan);
   json["seq_length"] = effective_seq_length(plan, model);
   json["iteration_time_s"] = metrics.iteration_time_s;
   json["tokens_per_s"] = metrics.tokens_per_s;
@@ -114,6 +121,7 @@ std::string simulate_report_json(const ModelSpec& model, const ClusterSpec& clus
   json["events"] = metrics.events;
   json["tasks"] = metrics.tasks;
   json["simulated_replicas"] = metrics.simulated_replicas;
+  add_provenance_json(json, step.provenance);
   json["critical_path_length"] = metrics.critical_path.size();
   nlohmann::ordered_json path = nlohmann::ordered_json::array();
   for (const CriticalTask& task : metrics.critical_path) {

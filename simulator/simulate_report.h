@@ -1,11 +1,14 @@
 // The report of `ppsim simulate`: a simulated step as text or JSON.
 //
-// JSON fields: model, cluster, plan (the plan object), microbatches, seq_length,
+// JSON fields: model, cluster, plan (the plan object), microbatches (per replica; the largest
+// share with replica_microbatches), replica_microbatches (each replica's count), seq_length,
 // iteration_time_s, tokens_per_s, model_tflops_per_gpu, mfu, bubble_pct,
 // breakdown_s {compute, bubble, exposed_comm, optimizer}, stages [{index, layers, gpu, busy_s,
 // activation_peak_bytes, peak_memory_bytes, capacity_bytes, fits}], peak_memory_bytes, fits,
 // events (engine events processed), tasks (tasks simulated), simulated_replicas (1 when
-// identical replicas were simulated once), critical_path_length, critical_path [{worker, task,
+// identical replicas were simulated once), cost_source, profile, profile_device, cost_passes
+// {roofline, profile, extrapolated}, comm_costs {modelled, profile, extrapolated},
+// unprofiled_gpus (simulator/cost_provenance.h), critical_path_length, critical_path [{worker, task,
 // start_s, end_s}] (the chain of tasks, each starting when the previous ended, that sets the
 // step time). Definitions: simulator/step_metrics.h.
 #pragma once

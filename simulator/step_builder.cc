@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "simulator/activation_memory.h"
+#include "simulator/collective_timing.h"
 #include "simulator/error.h"
 #include "simulator/layer_ops.h"
 #include "simulator/memory_model.h"
@@ -80,6 +82,13 @@ class StepCosts : public LoweringCosts {
     double per_gpu = plan_.sequence_parallel ? tensor / plan_.tp : tensor;
     spec.bytes = per_gpu * plan_.tp * plan_.cp;
     spec.latency = network_->latency(a, b);
+    // A measured sendrecv (one GPU to its peer, on one node or across two) sets the time.
+    const NodeGroup& group = group_of(from);
+    PassCost measured = collective_time(
+        Collective::kSendRecv, per_gpu,
+        collective_group(2, network_->same_node(a, b) ? 2 : 1, group), options_.collective,
+        profile_for_gpu(options_.profile, group.gpu));
+    count_comm(measured);
     auto key = std::make_pair(a, b);
     auto it = routes_.find(key);
     if (it == routes_.end()) {
@@ -95,6 +104,12 @@ class StepCosts : public LoweringCosts {
       it = routes_.emplace(key, network_->route(graph, a, b, twins)).first;
     }
     spec.route = it->second;
+    if (measured.source == CostSource::kProfile) {
+      CalibratedTransfer calibrated =
+          calibrate_transfer(graph, spec.route, spec.latency, spec.bytes, measured.seconds);
+      spec.latency = calibrated.latency;
+      spec.bytes = calibrated.bytes;
+    }
     return spec;
   }
 
@@ -117,6 +132,7 @@ class StepCosts : public LoweringCosts {
   }
 
   const MemoryReport& memory() const { return memory_; }
+  const CostProvenance& provenance() const { return provenance_; }
 
   // Exposed communication inside a compute task of this action.
   double embedded_comm(int32_t worker, const Action& action) const {
@@ -133,24 +149,34 @@ class StepCosts : public LoweringCosts {
     return cluster_.nodes[step_.layout.workers[step_.layout_worker[worker]].node_group];
   }
 
-  // Time of one collective on a group of `size` ranks with `per_node` of them on each node.
+  // Time of one collective on a group of `size` ranks with `per_node` of them on each node:
+  // measured when the profile applies and has it, else alpha-beta (collective_timing.h).
   double collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
                             const NodeGroup& group) const {
-    if (options_.ideal_links || size <= 1 || bytes <= 0) return 0;
-    return collective_cost(kind, bytes, collective_group(size, per_node, group),
-                           options_.collective)
-        .seconds;
+    PassCost cost = collective_time(kind, bytes, collective_group(size, per_node, group),
+                                    options_.collective,
+                                    profile_for_gpu(options_.profile, group.gpu),
+                                    options_.ideal_links);
+    count_comm(cost);
+    return cost.seconds;
   }
 
-  // A group of `size` ranks, `per_node` of them (at most, and dividing size) on each node.
-  static CollectiveGroup collective_group(int64_t size, int64_t per_node, const NodeGroup& group) {
-    CollectiveGroup collective;
-    collective.size = size;
-    collective.ranks_per_node = std::max<int64_t>(1, std::min(per_node, size));
-    while (collective.size % collective.ranks_per_node != 0) --collective.ranks_per_node;
-    collective.intra = group.intra_node;
-    collective.inter = {group.nic_bandwidth_per_gpu(), group.nic.link.latency};
-    return collective;
+  void count_comm(const PassCost& cost) const {
+    if (cost.seconds <= 0) return;
+    if (cost.source == CostSource::kProfile) {
+      ++provenance_.profile_comm;
+      if (cost.extrapolated) ++provenance_.extrapolated_comm;
+    } else {
+      ++provenance_.modelled_comm;
+    }
+  }
+
+  // Adds a chunk's op passes to the provenance, once per (GPU type, chunk).
+  void count_passes(const std::string& gpu, int32_t chunk, const LayerCost& cost) const {
+    if (counted_.count({gpu, chunk}) > 0) return;
+    provenance_.roofline_passes += cost.roofline_passes;
+    provenance_.profile_passes += cost.profile_passes;
+    provenance_.extrapolated_passes += cost.extrapolated_passes;
   }
 
   // Data-parallel ranks of one GPU's gradient group on one node.
@@ -170,7 +196,11 @@ class StepCosts : public LoweringCosts {
     const NodeGroup& group = cluster_.nodes[group_index];
     auto model_it = cost_models_.find(group.gpu.name);
     if (model_it == cost_models_.end()) {
-      model_it = cost_models_.emplace(group.gpu.name, CostModel(group.gpu, options_.efficiency)).first;
+      model_it = cost_models_
+                     .emplace(group.gpu.name,
+                              CostModel(group.gpu, options_.efficiency,
+                                        profile_for_gpu(options_.profile, group.gpu)))
+                     .first;
     }
     const CostModel& costs = model_it->second;
     ChunkCost cost;
@@ -191,6 +221,7 @@ class StepCosts : public LoweringCosts {
     double recompute_comm = plan_.recompute == Recompute::kFull ? tp_comm : 0;
     for (int64_t layer = cost.first_layer; layer < cost.first_layer + cost.layers; ++layer) {
       LayerCost layer_cost = costs.layer_cost(model_, shape_, layer);
+      count_passes(group.gpu.name, chunk, layer_cost);
       double comm_fwd = tp_comm, comm_bwd = tp_comm + recompute_comm;
       OpList ops = layer_ops(model_, shape_, layer);
       // Expert-parallel all-to-all: dispatch and combine, forward and backward.
@@ -234,6 +265,7 @@ class StepCosts : public LoweringCosts {
     }
     if (chunk == 0) {
       LayerCost embedding = costs.embedding_cost(model_, shape_);
+      count_passes(group.gpu.name, chunk, embedding);
       cost.forward += embedding.fwd;
       cost.backward_input += embedding.b;
       cost.backward_weight += embedding.w;
@@ -243,6 +275,7 @@ class StepCosts : public LoweringCosts {
     }
     if (chunk == step_.schedule.num_chunks() - 1) {
       LayerCost head = costs.head_cost(model_, shape_);
+      count_passes(group.gpu.name, chunk, head);
       cost.forward += head.fwd;
       cost.backward_input += head.recompute + head.b;
       cost.backward_weight += head.w;
@@ -274,6 +307,7 @@ class StepCosts : public LoweringCosts {
     // Framework per-microbatch dispatch (cost_model.h), once per forward and per backward.
     cost.forward += options_.efficiency.microbatch_overhead;
     cost.backward_input += options_.efficiency.microbatch_overhead;
+    counted_.insert({group.gpu.name, chunk});
     return cost;
   }
 
@@ -339,6 +373,16 @@ class StepCosts : public LoweringCosts {
     } else {
       task.work = cost.intra_bytes * slot.num_gpus;
       task.route = intra_node_route(graph, worker);
+    }
+    // A measured collective of this group shape sets the time the flow takes alone.
+    PassCost measured = collective_time(kind, bytes, collective, options_.collective,
+                                        profile_for_gpu(options_.profile, group.gpu));
+    count_comm(measured);
+    if (measured.source == CostSource::kProfile) {
+      CalibratedTransfer calibrated =
+          calibrate_transfer(graph, task.route, task.latency, task.work, measured.seconds);
+      task.latency = calibrated.latency;
+      task.work = calibrated.bytes;
     }
     return task;
   }
@@ -452,6 +496,8 @@ class StepCosts : public LoweringCosts {
   std::vector<int64_t> chunk_first_, chunk_layers_;
   MemoryReport memory_;
   mutable std::map<std::string, CostModel> cost_models_;
+  mutable CostProvenance provenance_;
+  mutable std::set<std::pair<std::string, int32_t>> counted_;  // (GPU type, chunk) passes counted.
   mutable std::map<std::pair<int32_t, int32_t>, ChunkCost> chunk_costs_;
   mutable std::map<std::pair<int32_t, int32_t>, RouteId> routes_;
   mutable std::map<int32_t, RouteId> inter_routes_;
@@ -464,6 +510,7 @@ class StepCosts : public LoweringCosts {
 // Replicas can be simulated once when none of their GPUs has its own speed.
 bool replicas_identical(const Plan& plan, const WorkerLayout& layout, const StepOptions& options) {
   if (!NetworkModel::replicas_symmetric(layout)) return false;
+  if (has_unequal_shares(plan)) return false;
   if (options.gpu_speed.empty()) return true;
   for (int32_t r = 0; r < layout.stages; ++r) {
     for (int32_t d = 0; d < layout.replicas; ++d) {
@@ -483,13 +530,18 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
   Step step;
   step.plan = plan;
   int32_t p = static_cast<int32_t>(plan.pp);
-  int32_t m = static_cast<int32_t>(num_microbatches(plan));
+  std::vector<int64_t> shares = replica_microbatch_counts(plan);
+  int32_t m = static_cast<int32_t>(shares[0]);
   step.schedule = build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp));
   step.layout = build_worker_layout(plan, cluster);
   bool dedup = options.deduplicate_replicas && replicas_identical(plan, step.layout, options);
   step.simulated_replicas = dedup ? 1 : static_cast<int32_t>(plan.dp);
   std::vector<double> speed;
   for (int32_t d = 0; d < step.simulated_replicas; ++d) {
+    step.replica_schedules.push_back(
+        shares[d] == m ? step.schedule
+                       : build_pipeline_schedule(plan.schedule, p, static_cast<int32_t>(shares[d]),
+                                                 static_cast<int32_t>(plan.vpp)));
     for (int32_t r = 0; r < p; ++r) {
       int32_t index = d * p + r;
       step.layout_worker.push_back(index);
@@ -510,7 +562,7 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
   TaskGraph graph;
   NetworkModel network(cluster, step.layout, graph, options.collective, dedup);
   StepCosts costs(model, cluster, plan, options, step, &network);
-  step.lowered = lower_schedule(step.schedule, step.simulated_replicas, speed, costs, std::move(graph));
+  step.lowered = lower_schedule(step.replica_schedules, speed, costs, std::move(graph));
   const MemoryReport& memory = costs.memory();
   for (int32_t index : step.layout_worker) {
     const StageMemory& stage = memory.stages[step.layout.workers[index].stage];
@@ -518,6 +570,18 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
                                        stage.optimizer_bytes + stage.transient_bytes +
                                        stage.workspace_bytes);
     step.capacity_bytes.push_back(stage.capacity_bytes);
+  }
+  step.provenance = costs.provenance();
+  if (options.profile) {
+    step.provenance.profile_path = options.profile_path;
+    step.provenance.profile_device = options.profile->profile().device.name;
+    step.provenance.profile_gpu = options.profile->profile().device.catalog_gpu;
+    std::set<std::string> unprofiled;
+    for (const WorkerSlot& slot : step.layout.workers) {
+      const GpuSpec& gpu = cluster.nodes[slot.node_group].gpu;
+      if (!profile_applies_to(options.profile->profile(), gpu)) unprofiled.insert(gpu.name);
+    }
+    step.provenance.unprofiled_gpus.assign(unprofiled.begin(), unprofiled.end());
   }
   step.embedded_comm_seconds.assign(step.lowered.graph.num_tasks(), 0.0);
   for (TaskId id = 0; id < step.lowered.graph.num_tasks(); ++id) {

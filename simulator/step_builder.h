@@ -33,10 +33,12 @@
 
 #include "simulator/cluster_spec.h"
 #include "simulator/collective_cost.h"
+#include "simulator/cost_provenance.h"
 #include "simulator/cost_model.h"
 #include "simulator/model_spec.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/plan.h"
+#include "simulator/profile.h"
 #include "simulator/schedule_lowering.h"
 #include "simulator/worker_layout.h"
 
@@ -55,7 +57,8 @@ inline constexpr double kStepDefaultPcieBytesPerS = 25e9;  // When the GPU spec 
 
 struct StepOptions {
   // Simulate identical data-parallel replicas once (exact: twins' flows weight the links they
-  // share). Replicas are identical when no GPU of them has its own speed factor.
+  // share). Replicas are identical when no GPU of them has its own speed factor and they all
+  // run the same number of microbatches (plan.replica_microbatches equal or absent).
   bool deduplicate_replicas = true;
   // Communication costs nothing (schedule studies and exact-formula tests).
   bool ideal_links = false;
@@ -63,7 +66,13 @@ struct StepOptions {
   std::vector<double> gpu_speed;
   EfficiencyTable efficiency;        // Compute efficiencies (defaults: cost_model.h).
   CollectiveEfficiency collective;   // Link efficiencies (defaults: collective_cost.h).
+  // Measured costs (ppsim profile): op passes through CostModel, collectives and transfers
+  // through collective_timing.h, for the GPUs the profile applies to (profile_for_gpu); null:
+  // roofline and alpha-beta only. Not owned; must outlive build_step.
+  const ProfileTable* profile = nullptr;
+  std::string profile_path;  // The file `profile` came from, for reports. "" without one.
 };
+
 
 // Per chunk and GPU type: seconds at speed 1 and bytes.
 struct ChunkCost {
@@ -83,7 +92,9 @@ struct ChunkCost {
 
 struct Step {
   Plan plan;
-  PipelineSchedule schedule;
+  PipelineSchedule schedule;  // Replica 0's (all replicas', unless their shares differ).
+  // Per simulated replica: its schedule, with its own microbatch count (plan.replica_microbatches).
+  std::vector<PipelineSchedule> replica_schedules;
   WorkerLayout layout;
   int32_t simulated_replicas = 1;  // 1 when replicas were deduplicated, else dp.
   Lowered lowered;
@@ -94,6 +105,7 @@ struct Step {
   // Per task: exposed communication seconds inside a compute task (0 for others).
   std::vector<double> embedded_comm_seconds;
   std::vector<std::string> worker_names;  // "stage 2 replica 0 (GPUs 16-23, H100-SXM-80GB)".
+  CostProvenance provenance;
 };
 
 // REQUIRES: plan_problem(plan, model, cluster) is nullopt; schedule_problem(...) is nullopt.

@@ -83,6 +83,7 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
   metrics.events = timeline.events;
   metrics.tasks = graph.num_tasks();
   metrics.simulated_replicas = step.simulated_replicas;
+  metrics.provenance = step.provenance;
   int64_t seq = effective_seq_length(plan, model);
   if (timeline.makespan > 0) {
     metrics.tokens_per_s = static_cast<double>(plan.global_batch_size) * seq / timeline.makespan;

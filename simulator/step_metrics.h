@@ -71,6 +71,7 @@ struct StepMetrics {
   int64_t tasks = 0;
   int32_t simulated_replicas = 1;
   std::vector<CriticalTask> critical_path;  // In time order.
+  CostProvenance provenance;                // Where the step's costs came from (Step's).
 };
 
 StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,

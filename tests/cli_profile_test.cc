@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "simulator/json_reader.h"
 #include "simulator/profile.h"
 #include "tests/test_helpers.h"
@@ -69,6 +71,118 @@ TEST_CASE("CLI profile: --backend cuda without a GPU says so and exits 2") {
   INFO(result.err);
   CHECK((no_device || no_build));
   CHECK_THAT(result.err, Catch::Contains("use --backend cpu"));
+}
+
+
+// One CPU profile per test run, shared by the tests that consume it.
+const std::string& cpu_profile() {
+  static const std::string path = [] {
+    std::string out = temp_path("shared_cpu_profile.json");
+    auto result = run_ppsim("profile --backend cpu --quick -w 1 -n 3 --out " + out);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return out;
+  }();
+  return path;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
+// dgx-h100-1 with a "profile" key.
+std::string cluster_with_profile(const std::string& profile) {
+  return R"({"name": "one-node", "profile": ")" + profile + R"(",
+  "nodes": [{"count": 1, "gpus_per_node": 8, "gpu": "H100-SXM-80GB",
+             "intra_node": {"bandwidth_GBps": 450, "latency_us": 2.5},
+             "nic": {"bandwidth_Gbps": 400, "per_gpu": true, "latency_us": 5}}]})";
+}
+
+const char* kSmallPlan =
+    "--model llama3-8b --cluster dgx-h100-1 --plan tp=2,pp=2,dp=2,mbs=1,gbs=16 --json";
+
+TEST_CASE("CLI simulate --profile: measured costs replace the roofline and the report says so") {
+  auto roofline = run_ppsim(std::string("simulate ") + kSmallPlan);
+  REQUIRE(roofline.exit_code == 0);
+  auto profiled = run_ppsim(std::string("simulate ") + kSmallPlan + " --profile " + cpu_profile());
+  INFO(profiled.err);
+  REQUIRE(profiled.exit_code == 0);
+  nlohmann::json a = nlohmann::json::parse(roofline.out);
+  nlohmann::json b = nlohmann::json::parse(profiled.out);
+  CHECK(a["cost_source"] == "roofline");
+  CHECK(a["profile"].is_null());
+  CHECK(b["cost_source"] == "profile");
+  CHECK(b["profile"] == cpu_profile());
+  CHECK(b["cost_passes"]["profile"].get<int64_t>() > 0);
+  CHECK(b["cost_passes"]["roofline"] == 0);
+  // The CPU measured small shapes only: the model's passes are all beyond them.
+  CHECK(b["cost_passes"]["extrapolated"] == b["cost_passes"]["profile"]);
+  CHECK(b["comm_costs"]["profile"].get<int64_t>() > 0);  // 2-rank threads collectives.
+  CHECK(b["iteration_time_s"].get<double>() != Approx(a["iteration_time_s"].get<double>()));
+  auto text = run_ppsim(std::string("simulate --model llama3-8b --cluster dgx-h100-1 "
+                                    "--plan tp=2,pp=2,dp=2,mbs=1,gbs=16 --profile ") +
+                        cpu_profile());
+  CHECK_THAT(text.out, Catch::Contains("# costs    profile (profile " + cpu_profile()));
+  CHECK_THAT(text.out, Catch::Contains("lie outside the profile's measured range"));
+}
+
+TEST_CASE("CLI simulate: a cluster's relative profile path is read from the cluster's folder") {
+  std::string folder = temp_path("cluster_dir");
+  REQUIRE(std::system(("mkdir -p " + folder + " && cp " + cpu_profile() + " " + folder +
+                       "/measured.json").c_str()) == 0);
+  write_text(folder + "/cluster.json", cluster_with_profile("measured.json"));
+  auto from_spec = run_ppsim("simulate --model llama3-8b --cluster " + folder +
+                             "/cluster.json --plan tp=2,pp=2,dp=2,mbs=1,gbs=16 --json");
+  INFO(from_spec.err);
+  REQUIRE(from_spec.exit_code == 0);
+  nlohmann::json json = nlohmann::json::parse(from_spec.out);
+  CHECK(json["cost_source"] == "profile");
+  CHECK(json["profile"] == folder + "/measured.json");
+  // The flag wins over the spec.
+  write_text(folder + "/broken.json", cluster_with_profile("missing.json"));
+  auto flag = run_ppsim("simulate --model llama3-8b --cluster " + folder +
+                        "/broken.json --plan tp=2,pp=2,dp=2,mbs=1,gbs=16 --json --profile " +
+                        cpu_profile());
+  CHECK(flag.exit_code == 0);
+  std::system(("rm -rf " + folder).c_str());
+}
+
+TEST_CASE("CLI simulate/plan: a missing or malformed profile exits 2 naming the file and path") {
+  std::string bad = temp_path("malformed_profile.json");
+  write_text(bad, R"({"format": "ppsim-profile", "version": 1, "backend": "cpu", "gemm": 3})");
+  auto malformed = run_ppsim(std::string("simulate ") + kSmallPlan + " --profile " + bad);
+  CHECK(malformed.exit_code == 2);
+  CHECK_THAT(malformed.err,
+             Catch::Contains("ppsim: error: " + bad + ": /device: required key is missing"));
+  auto missing_flag = run_ppsim("plan --model llama3-8b --cluster dgx-h100-1 --global-batch 8 "
+                                "--profile /nonexistent/p.json");
+  CHECK(missing_flag.exit_code == 2);
+  CHECK_THAT(missing_flag.err, Catch::Contains("--profile: profile file '/nonexistent/p.json' "
+                                               "not found"));
+  std::string cluster = temp_path("cluster_missing_profile.json");
+  write_text(cluster, cluster_with_profile("no_such_profile.json"));
+  auto missing_spec = run_ppsim("simulate --model llama3-8b --cluster " + cluster +
+                                " --plan tp=2,pp=2,dp=2,mbs=1,gbs=16");
+  CHECK(missing_spec.exit_code == 2);
+  CHECK_THAT(missing_spec.err, Catch::Contains(cluster + ": /profile: profile file"));
+  CHECK_THAT(missing_spec.err, Catch::Contains("no_such_profile.json' not found"));
+  std::remove(bad.c_str());
+  std::remove(cluster.c_str());
+}
+
+TEST_CASE("CLI plan --profile: the search runs on measured costs and reports them") {
+  auto result = run_ppsim("plan --model llama3-8b --cluster dgx-h100-1 --global-batch 8 --top 2 "
+                          "--threads 1 --json --profile " + cpu_profile());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  nlohmann::json json = nlohmann::json::parse(result.out);
+  CHECK(json["cost_source"] == "profile");
+  CHECK(json["profile"] == cpu_profile());
+  CHECK(json["plans"].size() == 2);
+  CHECK(json["cost_passes"]["profile"].get<int64_t>() > 0);
 }
 
 }  // namespace

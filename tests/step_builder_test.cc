@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "simulator/engine.h"
+#include "simulator/layer_ops.h"
+#include "simulator/profile.h"
 #include "simulator/step_metrics.h"
+#include "tests/test_helpers.h"
 
 namespace ppsim {
 namespace {
@@ -207,6 +210,130 @@ TEST_CASE("Step: the same inputs give the same timeline") {
   CHECK(a.timeline.start == b.timeline.start);
   CHECK(a.timeline.end == b.timeline.end);
   CHECK(a.metrics.events == b.metrics.events);
+}
+
+
+// A profile whose every lookup lands below its one measured point, so each pass takes that
+// point's time (the latency floor, profile.h): GEMM 1 ms, attention 2 ms forward and 5 ms
+// backward, memory-bound kernels 0.3 ms.
+Profile flat_profile() {
+  Profile profile;
+  profile.backend = "cpu";
+  profile.device.name = "synthetic";
+  GemmSample gemm;
+  gemm.dtype = "bf16";
+  gemm.m = gemm.n = gemm.k = 1e6;
+  gemm.seconds = 1e-3;
+  profile.gemm.push_back(gemm);
+  for (bool backward : {false, true}) {
+    AttentionSample attention;
+    attention.dtype = "bf16";
+    attention.backward = backward;
+    attention.impl = "eigen";
+    attention.batch_heads = 1;
+    attention.seq_len = 1e6;
+    attention.head_dim = 16;
+    attention.flops = 1e18;
+    attention.seconds = backward ? 5e-3 : 2e-3;
+    profile.attention.push_back(attention);
+  }
+  profile.memory.push_back(MemorySample{"copy", 1e15, 3e-4});
+  return profile;
+}
+
+TEST_CASE("Step: with a profile, an F task lasts the sum of its measured passes") {
+  ModelSpec model = testing::tiny_dense_model();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1, 8);
+  ProfileTable table(flat_profile());
+  StepOptions options;
+  options.ideal_links = true;
+  options.profile = &table;
+  options.profile_path = "synthetic.json";
+  Simulated s = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", options);
+  // The forward of the whole model (one stage): per op with forward kernels, its class's
+  // measured time plus one launch gap per kernel (cost_model.h), then the framework's
+  // per-microbatch dispatch once (step_builder.h).
+  OpShape shape = op_shape(s.step.plan, model);
+  int gemms = 0, attentions = 0, memory_ops = 0, kernels = 0;
+  auto count = [&](const OpList& ops) {
+    for (const Op& op : ops) {
+      if (op.kernels_fwd == 0) continue;
+      kernels += op.kernels_fwd;
+      if (op.op_class == OpClass::kGemm) ++gemms;
+      if (op.op_class == OpClass::kAttention) ++attentions;
+      if (op.op_class == OpClass::kMemoryBound) ++memory_ops;
+    }
+  };
+  count(embedding_ops(model, shape));
+  for (int64_t layer = 0; layer < model.num_layers; ++layer) count(layer_ops(model, shape, layer));
+  count(head_ops(model, shape));
+  // Two layers of 4 GEMMs (QKV, output projection, gate/up, down) and one attention each, plus
+  // the output layer's GEMM.
+  CHECK(gemms == 2 * 4 + 1);
+  CHECK(attentions == 2);
+  const EfficiencyTable& e = options.efficiency;
+  double expected = gemms * 1e-3 + attentions * 2e-3 + memory_ops * 3e-4 +
+                    kernels * e.kernel_overhead + e.microbatch_overhead;
+  CHECK(mean_duration(s, 0, ActionKind::kForward) == Approx(expected).epsilon(1e-9));
+  CHECK(s.step.provenance.source() == CostSource::kProfile);
+  CHECK(s.step.provenance.roofline_passes == 0);
+  CHECK(s.step.provenance.profile_passes > 0);
+  CHECK(s.step.provenance.extrapolated_passes == s.step.provenance.profile_passes);
+  // Without the profile the roofline prices the same task differently.
+  Simulated roofline = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", StepOptions{});
+  CHECK(roofline.step.provenance.source() == CostSource::kRoofline);
+  CHECK(mean_duration(roofline, 0, ActionKind::kForward) != Approx(expected).epsilon(1e-3));
+}
+
+TEST_CASE("Step: a profile of another GPU type leaves those GPUs on the roofline") {
+  ModelSpec model = testing::tiny_dense_model();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1, 8);
+  Profile profile = flat_profile();
+  profile.device.catalog_gpu = "A100-SXM-80GB";
+  ProfileTable table(profile);
+  StepOptions options;
+  options.ideal_links = true;
+  options.profile = &table;
+  options.profile_path = "a100.json";
+  Simulated with = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", options);
+  Simulated without = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", StepOptions{});
+  CHECK(with.metrics.iteration_time_s == without.metrics.iteration_time_s);
+  CHECK(with.step.provenance.source() == CostSource::kRoofline);
+  CHECK(with.step.provenance.unprofiled_gpus == std::vector<std::string>{"H100-SXM-80GB"});
+  CHECK_THAT(unprofiled_gpus_warning(with.step.provenance),
+             Catch::Contains("measured on A100-SXM-80GB; H100-SXM-80GB GPUs keep the roofline"));
+}
+
+TEST_CASE("Step: a measured collective sets the tensor-parallel time inside the task") {
+  ModelSpec model = testing::tiny_dense_model();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1, 8);
+  Profile profile;
+  profile.backend = "cpu";
+  profile.device.name = "synthetic";
+  // All-reduce on 2 ranks of one node: 50 us at every size up to 1 MB (the tiny model's
+  // activations are 32 x 64 x 2 = 4 KiB).
+  for (double bytes : {1.0, 1e6}) {
+    profile.collectives.push_back(
+        CollectiveSample{Collective::kAllReduce, 2, 2, "intra_node", bytes, 50e-6});
+  }
+  ProfileTable table(profile);
+  StepOptions options;
+  options.profile = &table;
+  Simulated measured = run(model, cluster, "tp=2,pp=1,dp=1,mbs=1,gbs=4", options);
+  Simulated modelled = run(model, cluster, "tp=2,pp=1,dp=1,mbs=1,gbs=4", StepOptions{});
+  // Per layer 2 all-reduces forward (Megatron), 2 layers: the forward's exposed communication.
+  double forward_comm = 0;
+  for (TaskId id = 0; id < measured.step.lowered.graph.num_tasks(); ++id) {
+    const TaskInfo& info = measured.step.lowered.info[id];
+    if (info.kind == ActionKind::kForward && info.role == TaskInfo::Role::kAction) {
+      forward_comm = measured.step.embedded_comm_seconds[id];
+      break;
+    }
+  }
+  CHECK(forward_comm == Approx(2 * 2 * 50e-6));
+  CHECK(measured.step.provenance.profile_comm > 0);
+  CHECK(measured.step.provenance.extrapolated_comm == 0);
+  CHECK(measured.metrics.iteration_time_s != modelled.metrics.iteration_time_s);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "simulator/launcher_config.h"
 #include "simulator/plan_report.h"
 #include "simulator/planner.h"
+#include "simulator/profile.h"
 #include "tools/commands.h"
 
 namespace ppsim {
@@ -34,6 +35,7 @@ struct Options {
   bool cross_node_cp = false;
   std::string emit;
   std::string out;
+  std::string profile;
 };
 
 Objective parse_objective(const std::string& name) {
@@ -145,6 +147,25 @@ int run_plan(const Options& options) {
   planner.threads = options.threads;
   planner.seed = options.seed;
   planner.step.ideal_links = cluster.ideal_links;
+  std::optional<ProfileTable> profile = load_profile_for(cluster, options.profile);
+  CostProvenance profile_costs;
+  if (profile) {
+    planner.step.profile = &*profile;
+    planner.step.profile_path = options.profile.empty() ? *cluster.profile_path : options.profile;
+    profile_costs.profile_path = planner.step.profile_path;
+    profile_costs.profile_device = profile->profile().device.name;
+    profile_costs.profile_gpu = profile->profile().device.catalog_gpu;
+    for (const NodeGroup& group : cluster.nodes) {
+      if (!profile_applies_to(profile->profile(), group.gpu) &&
+          std::find(profile_costs.unprofiled_gpus.begin(), profile_costs.unprofiled_gpus.end(),
+                    group.gpu.name) == profile_costs.unprofiled_gpus.end()) {
+        profile_costs.unprofiled_gpus.push_back(group.gpu.name);
+      }
+    }
+    std::sort(profile_costs.unprofiled_gpus.begin(), profile_costs.unprofiled_gpus.end());
+    std::string warning = unprofiled_gpus_warning(profile_costs);
+    if (!warning.empty()) fmt::print(stderr, "ppsim: warning: {}\n", warning);
+  }
   ProgressBar bar;
   planner.progress = [&bar](const SearchProgress& progress) { bar.update(progress); };
   PlanSearchResult result = search_plans(model, cluster, planner);
@@ -155,6 +176,7 @@ int run_plan(const Options& options) {
   request.global_batch_size = options.global_batch;
   request.seq_length = options.seq_len > 0 ? options.seq_len : model.seq_length;
   request.objective = planner.objective;
+  request.costs = profile_costs;
   EmittedFiles emitted;
   if (!result.plans.empty() && !options.emit.empty()) {
     auto [path, warnings] = emit_launcher(options, model, cluster, result.plans.front().plan);
@@ -223,6 +245,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                    "Only these pipeline schedules (repeat or comma-separate; default: all)")
       ->delimiter(',');
   command->add_flag("--json", options->json, "Print JSON (fields in docs/plan.md)");
+  command->add_option("--profile", options->profile,
+                      "Profile JSON (ppsim profile) whose measured costs replace the roofline "
+                      "in the search and its bounds; wins over the cluster spec's \"profile\"");
   command->add_flag("--homogeneous-only", options->homogeneous_only,
                     "Plan a cluster of several GPU types as if it were homogeneous (GPUs in "
                     "cluster order, no per-type layer balance): the baseline heterogeneity-aware "

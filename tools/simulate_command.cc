@@ -7,6 +7,7 @@
 #include "simulator/chrome_trace.h"
 #include "simulator/engine.h"
 #include "simulator/error.h"
+#include "simulator/profile.h"
 #include "simulator/simulate_report.h"
 #include "simulator/step_builder.h"
 #include "simulator/timeline_svg.h"
@@ -16,7 +17,7 @@ namespace ppsim {
 namespace {
 
 struct Options {
-  std::string model, cluster, plan, trace, svg;
+  std::string model, cluster, plan, trace, svg, profile;
   bool json = false;
   bool all_replicas = false;
   bool ideal_links = false;
@@ -42,7 +43,14 @@ int run_simulate(const Options& options) {
   StepOptions step_options;
   step_options.deduplicate_replicas = !options.all_replicas;
   step_options.ideal_links = options.ideal_links || cluster.ideal_links;
+  std::optional<ProfileTable> profile = load_profile_for(cluster, options.profile);
+  if (profile) {
+    step_options.profile = &*profile;
+    step_options.profile_path = options.profile.empty() ? *cluster.profile_path : options.profile;
+  }
   Step step = build_step(model, cluster, plan, step_options);
+  std::string profile_warning = unprofiled_gpus_warning(step.provenance);
+  if (!profile_warning.empty()) fmt::print(stderr, "ppsim: warning: {}\n", profile_warning);
   // The schedule's dependency graph is checked (Boost.Graph) before it is trusted; a failure is
   // a bug in the schedule builder, not bad input.
   if (std::optional<std::string> problem = check_schedule(step.schedule)) {
@@ -79,6 +87,9 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
                       "Plan JSON file, shipped plan name, or inline tp=8,pp=4,dp=1,mbs=1,gbs=64")
       ->required();
   command->add_flag("--json", options->json, "Print JSON (fields documented in the README)");
+  command->add_option("--profile", options->profile,
+                      "Profile JSON (ppsim profile) whose measured costs replace the roofline; "
+                      "wins over the cluster spec's \"profile\"");
   command->add_option("--trace", options->trace, "Write a Chrome trace (open in Perfetto)");
   command->add_option("--svg", options->svg, "Write the pipeline timeline as SVG");
   command->add_option("--seed", options->seed,
