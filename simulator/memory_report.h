@@ -6,8 +6,13 @@
 //   activations_bytes, activations_per_microbatch_bytes, microbatches_in_flight, logits_bytes,
 //   transient_bytes (one-at-a-time buffers: ZeRO gathers, recompute working set), workspace_bytes, peak_bytes, capacity_bytes, host_optimizer_bytes, fits}],
 //   peak_bytes (largest stage peak), capacity_bytes (that stage's GPU memory),
-//   worst_stage, fits (every stage fits), over_bytes (how far the worst stage exceeds its
-//   capacity; 0 when it fits).
+//   worst_stage, fits (every stage fits, and every node's host memory), over_bytes (how far the
+//   worst stage exceeds its capacity; 0 when it fits).
+// With offload_optimizer, also per stage host_gradient_bytes (the host's fp32 gradient buffer
+// per GPU), and host_memory: {nodes: [{node, node_group, gpus, bytes, capacity_bytes, fits}],
+// peak_bytes, fits, worst_node, over_bytes}: per node the offloaded optimizer states and
+// gradient buffers of the plan's GPUs on it against NodeGroup::host_memory_bytes
+// (optimizer_offload.h).
 #pragma once
 
 #include <string>
@@ -17,7 +22,12 @@
 #include "simulator/model_spec.h"
 #include "simulator/plan.h"
 
+#include <nlohmann/json.hpp>
+
 namespace ppsim {
+
+// The "host_memory" object above (shared with simulate's report).
+nlohmann::ordered_json host_memory_json(const HostMemoryReport& host);
 
 std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluster,
                                const Plan& plan, const MemoryReport& report);

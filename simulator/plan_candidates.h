@@ -22,12 +22,15 @@
 //             cluster's order (empty);
 //   layers    balanced (layer_balance.h) in units of the chunks per rank; when uneven_layers
 //             or the stages are placed, also time-balanced (each stage's GPU type's per-layer
-//             seconds, the embedding on the first chunk's stage and the head on the last's);
+//             seconds, the embedding on the first chunk's stage and the head on the last's),
+//             and when that split overflows a stage's GPU memory even with the space's
+//             lightest-memory knobs, the time-balanced split within each stage's memory
+//             (memory_capped_split in plan_candidates.cc; layer_balance.h's max_layers);
 //             when uneven_layers, also the ends trimmed by 1 .. max_edge_trim units each;
 //             duplicates dropped. A split equal to the default
 //             (stage_layer_counts) is written as an empty stage_layers.
-// Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, offload_optimizer,
-// each over the values SearchSpace lists.
+// Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, optimizer offload
+// fraction (0 = none), each over the values SearchSpace lists.
 // Order: shapes by (tp, cp, pp, ep, mbs, schedule, vpp, placement, split) as listed above, then
 // knobs by (recompute, sequence_parallel, zero_stage, offload) in SearchSpace order. The planner
 // breaks exact ties in its objective by canonical_before(), which does not depend on this order.
@@ -63,7 +66,9 @@ struct SearchSpace {
   std::vector<Recompute> recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   std::vector<bool> sequence_parallel = {true, false};  // Tried when tp > 1.
   std::vector<int> zero_stages = {0, 1, 2, 3};
-  std::vector<bool> offload_optimizer = {false, true};
+  // Optimizer offload fractions tried (0 = no offload; optimizer_offload.h): the quarters
+  // Deep Optimizer States sweeps. The planner keeps offload only where it is fastest.
+  std::vector<double> offload_fractions = {0, 0.25, 0.5, 0.75, 1};
   bool uneven_layers = true;  // Time-balanced and end-trimmed layer splits besides balanced.
   int64_t max_edge_trim = 2;  // Units moved off the first / last stage, at most.
   // Clusters of several node groups: choose a group per stage and balance layers by each stage's
@@ -88,7 +93,7 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
 
 // A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, mbs, schedule, vpp,
 // stage_layers (empty first, then lexicographic), placement (likewise), recompute (none first),
-// sequence_parallel (false first), zero_stage, offload (false first), precision.
+// sequence_parallel (false first), zero_stage, offload fraction (0 first), precision.
 bool canonical_before(const Plan& a, const Plan& b);
 
 }  // namespace ppsim
