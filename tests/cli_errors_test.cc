@@ -64,6 +64,8 @@ const BadInput kBadInputs[] = {
     {"inspect no/such/model.json", "'no/such/model.json' is neither a file nor a zoo model"},
     {"memory --model llama3-8b --cluster dgx-h100-4 --plan ''", "--plan: the plan is empty"},
     {"memory --model llama3-8b --cluster dgx-h100-4 --plan gbs=8 --bogus", "--bogus"},
+    {"simulate --model llama3-8b --cluster dgx-h100-1 --plan tp=8,gbs=8,offload=1.5",
+     "--plan: /offload: expected a number"},
 };
 
 TEST_CASE("CLI: bad input exits 2 with a message naming the problem and where") {
