@@ -1,6 +1,7 @@
 #include "simulator/plan_candidates.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "simulator/error.h"
 #include "simulator/layer_balance.h"
@@ -298,11 +299,63 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
   return variants;
 }
 
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
+                                const ShapeScreen& screen) {
+  std::vector<Plan> variants = knob_variants(shape, space);
+  if (!space.smallest_fitting_offload) return variants;
+  std::vector<bool> sp_values = shape.tp > 1 ? space.sequence_parallel : std::vector<bool>{false};
+  auto with_fraction = [](Plan plan, double fraction) {
+    plan.offload_optimizer = fraction > 0;
+    plan.offload_fraction = fraction > 0 ? fraction : 1.0;
+    return plan;
+  };
+  for (Recompute recompute : space.recompute) {
+    for (bool sp : sp_values) {
+      for (int zero : space.zero_stages) {
+        Plan base = shape;
+        base.recompute = recompute;
+        base.sequence_parallel = sp;
+        base.zero_stage = zero;
+        MemoryScreen none = screen.memory(with_fraction(base, 0));
+        if (none.fits) continue;
+        MemoryScreen full = screen.memory(with_fraction(base, 1));
+        // Per stage, peak(f) = peak(0) - f * (peak(0) - peak(1)): the smallest f under capacity.
+        double needed = 0;
+        for (size_t r = 0; r < none.stage_peak_bytes.size(); ++r) {
+          double over = none.stage_peak_bytes[r] - none.capacity_bytes[r];
+          if (over <= 0) continue;
+          double saved = none.stage_peak_bytes[r] - full.stage_peak_bytes[r];
+          needed = saved > 0 ? std::max(needed, over / saved) : 2.0;
+        }
+        if (needed > 1) continue;
+        auto listed = [&space](double fraction) {
+          return std::find(space.offload_fractions.begin(), space.offload_fractions.end(),
+                           fraction) != space.offload_fractions.end();
+        };
+        // Rounding can leave a stage a few bytes over; the next step up then fits.
+        int64_t steps = std::max<int64_t>(
+            1, static_cast<int64_t>(std::ceil(needed * kOffloadFractionSteps - 1e-9)));
+        Plan plan = with_fraction(base, static_cast<double>(steps) / kOffloadFractionSteps);
+        if (!screen.memory(plan).fits && steps < kOffloadFractionSteps) {
+          plan = with_fraction(base, static_cast<double>(steps + 1) / kOffloadFractionSteps);
+        }
+        if (!listed(plan.offload_fraction) && screen.memory(plan).fits) {
+          variants.push_back(std::move(plan));
+        }
+      }
+    }
+  }
+  return variants;
+}
+
 std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& cluster,
                                   const SearchSpace& space, const PlanScreen& screen) {
   std::vector<Plan> plans;
   for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
-    for (Plan& plan : knob_variants(shape, space)) plans.push_back(std::move(plan));
+    ShapeScreen shape_screen(screen, shape);
+    std::vector<Plan> variants = shape_screen.deadlocks() ? knob_variants(shape, space)
+                                                          : knob_variants(shape, space, shape_screen);
+    for (Plan& plan : variants) plans.push_back(std::move(plan));
   }
   return plans;
 }

@@ -47,6 +47,7 @@
 namespace ppsim {
 
 class PlanScreen;
+class ShapeScreen;
 
 struct SearchSpace {
   int64_t gpus = 0;                   // GPUs every plan uses; 0 = all of the cluster.
@@ -69,6 +70,10 @@ struct SearchSpace {
   // Optimizer offload fractions tried (0 = no offload; optimizer_offload.h): the quarters
   // Deep Optimizer States sweeps. The planner keeps offload only where it is fastest.
   std::vector<double> offload_fractions = {0, 0.25, 0.5, 0.75, 1};
+  // Also try, per (recompute, sequence_parallel, zero_stage) that does not fit without offload,
+  // the smallest fraction (a multiple of 1 / kOffloadFractionSteps) that fits: what Deep Optimizer
+  // States argues for, since the GPU's share of the update is the fast one.
+  bool smallest_fitting_offload = true;
   bool uneven_layers = true;  // Time-balanced and end-trimmed layer splits besides balanced.
   int64_t max_edge_trim = 2;  // Units moved off the first / last stage, at most.
   // Clusters of several node groups: choose a group per stage and balance layers by each stage's
@@ -85,6 +90,17 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
 
 // The knob variants of a shape, in the order above.
 std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space);
+
+// The smallest fitting offload fraction is a multiple of 1 / kOffloadFractionSteps (0.05): fine
+// enough that the GPU keeps nearly all it can, coarse enough to read as a flag value.
+inline constexpr int64_t kOffloadFractionSteps = 20;
+
+// The knob variants, then (when space.smallest_fitting_offload) for each (recompute,
+// sequence_parallel, zero_stage) in order whose plan without offload does not fit: the smallest
+// multiple of 1 / kOffloadFractionSteps whose plan fits (GPU memory is linear in the fraction; the
+// host's too), when no listed fraction equals it. REQUIRES: `screen` is the shape's screen.
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
+                                const ShapeScreen& screen);
 
 // Every plan of the space: each shape's knob variants. For brute-force checks; the planner
 // walks shapes instead.

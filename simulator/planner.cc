@@ -120,7 +120,8 @@ ShapeOutcome screen_shape(const PlanScreen& screen, const PlanEvaluator& evaluat
                           const Plan& shape, const SearchSpace& space) {
   ShapeOutcome outcome;
   ShapeScreen shape_screen(screen, shape);
-  std::vector<Plan> variants = knob_variants(shape, space);
+  std::vector<Plan> variants = shape_screen.deadlocks() ? knob_variants(shape, space)
+                                                        : knob_variants(shape, space, shape_screen);
   outcome.considered = static_cast<int64_t>(variants.size());
   if (shape_screen.deadlocks()) {
     outcome.unsimulable = outcome.considered;

@@ -4,6 +4,7 @@
 
 #include "simulator/engine.h"
 #include "simulator/memory_model.h"
+#include "simulator/plan_candidates.h"
 #include "simulator/planner.h"
 #include "simulator/step_builder.h"
 #include "simulator/step_metrics.h"
@@ -168,7 +169,7 @@ PlannerOptions single_gpu_search() {
 
 TEST_CASE("OptimizerOffload: the planner offloads a model that does not fit without it") {
   // Llama-2-7B on one 80 GB A100: 18 bytes per parameter is 113 GiB, so every plan without
-  // offload is out. The planner offloads, and at the smallest fraction of its list that fits
+  // offload is out. The planner offloads, at the smallest fraction (in steps of 1/20) that fits
   // the plan's other knobs (Deep Optimizer States' argument: the GPU's share of the update is
   // the fast one); full offload of the same plan is slower.
   ModelSpec model = load_model_spec("llama2-7b");
@@ -177,13 +178,20 @@ TEST_CASE("OptimizerOffload: the planner offloads a model that does not fit with
   PlanSearchResult result = search_plans(model, cluster, options);
   REQUIRE(!result.plans.empty());
   const Plan& best = result.plans[0].plan;
+  INFO(plan_to_inline(best));
   CHECK(best.offload_optimizer);
   CHECK(best.offload_fraction < 1.0);
   CHECK(result.plans[0].metrics.fits);
   Plan less = best;
-  less.offload_fraction = best.offload_fraction - 0.25;
+  less.offload_fraction = best.offload_fraction - 1.0 / kOffloadFractionSteps;
   less.offload_optimizer = less.offload_fraction > 0;
   CHECK_FALSE(estimate_memory(model, cluster, less).fits);
+  // Without the smallest-fitting fraction, the best of the quarters offloads more and is slower.
+  options.space.smallest_fitting_offload = false;
+  PlanSearchResult quarters = search_plans(model, cluster, options);
+  REQUIRE(!quarters.plans.empty());
+  CHECK(quarters.plans[0].plan.offload_fraction > best.offload_fraction);
+  CHECK(quarters.plans[0].metrics.iteration_time_s > result.plans[0].metrics.iteration_time_s);
   Plan full = best;
   full.offload_fraction = 1.0;
   Simulated all = run(model, cluster, plan_to_inline(full));
