@@ -115,9 +115,23 @@ std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& clus
                        step.worker_names[first.worker], first.start_s, last.what,
                        step.worker_names[last.worker], last.end_s);
   }
-  out += metrics.fits ? fmt::format("# OK: fits, peak {} GiB\n", gib(metrics.peak_memory_bytes))
-                      : fmt::format("# DOES NOT FIT: peak {} GiB exceeds a stage's capacity\n",
-                                    gib(metrics.peak_memory_bytes));
+  bool host_over = metrics.offload && !metrics.offload->host.fits;
+  bool gpu_over = false;
+  for (const StageResult& stage : metrics.stages) {
+    gpu_over = gpu_over || stage.peak_memory_bytes > stage.capacity_bytes;
+  }
+  if (metrics.fits) {
+    out += fmt::format("# OK: fits, peak {} GiB\n", gib(metrics.peak_memory_bytes));
+  } else if (host_over && !gpu_over) {
+    const HostMemoryReport& host = metrics.offload->host;
+    out += fmt::format("# DOES NOT FIT: node {} needs {} GiB of host memory for the offloaded "
+                       "optimizer, {} GiB over (lower the offload fraction or raise "
+                       "host_memory_GiB)\n",
+                       host.worst_node, gib(host.peak_bytes), gib(host.over_bytes));
+  } else {
+    out += fmt::format("# DOES NOT FIT: peak {} GiB exceeds a stage's capacity\n",
+                       gib(metrics.peak_memory_bytes));
+  }
   return out;
 }
 
