@@ -354,7 +354,8 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     training_args.push_back({"--optimizer-cpu-offload", ""});
     // REFERENCE.md 1.1: --optimizer-offload-fraction, default 1.0.
     if (plan.offload_fraction < 1.0) {
-      training_args.push_back({"--optimizer-offload-fraction", fmt::format("{}", plan.offload_fraction)});
+      training_args.push_back(
+          {"--optimizer-offload-fraction", fmt::format("{}", plan.offload_fraction)});
     }
     training_args.push_back({"--use-precision-aware-optimizer", ""});
   }

@@ -88,8 +88,8 @@ std::optional<std::vector<int64_t>> greedy_split(const std::vector<StageTimeMode
 }  // namespace
 
 std::optional<std::vector<int64_t>> time_balanced_split(const std::vector<StageTimeModel>& stages,
-                                                        int64_t layers,
-                                         int64_t granularity, int64_t min_units) {
+                                                        int64_t layers, int64_t granularity,
+                                                        int64_t min_units) {
   int64_t p = static_cast<int64_t>(stages.size());
   PPSIM_CHECK(p >= 1 && granularity >= 1 && layers % granularity == 0);
   int64_t units = layers / granularity;

@@ -50,8 +50,9 @@ struct StageTimeModel {
 // The contiguous split of `layers` over stages.size() stages minimising max stage time within
 // every stage's max_layers; nullopt when the caps leave no split.
 // REQUIRES: layers % granularity == 0, layers / granularity >= stages.size() * min_units.
-std::optional<std::vector<int64_t>> time_balanced_split(const std::vector<StageTimeModel>& stages, int64_t layers,
-                                         int64_t granularity, int64_t min_units = 1);
+std::optional<std::vector<int64_t>> time_balanced_split(const std::vector<StageTimeModel>& stages,
+                                                        int64_t layers, int64_t granularity,
+                                                        int64_t min_units = 1);
 
 // The slowest stage's time of a split under `stages`.
 double bottleneck_seconds(const std::vector<StageTimeModel>& stages,

@@ -263,7 +263,8 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
   for (const StageMemory& stage : report.stages) {
     host_bytes_per_gpu.push_back(stage.host_optimizer_bytes + stage.host_gradient_bytes);
   }
-  report.host = host_memory_per_node(cluster, build_worker_layout(plan, cluster), host_bytes_per_gpu);
+  report.host =
+      host_memory_per_node(cluster, build_worker_layout(plan, cluster), host_bytes_per_gpu);
   if (!report.host.fits) report.fits = false;
   return report;
 }

@@ -57,11 +57,13 @@ std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluste
   }
   const StageMemory& worst = report.stages.at(report.worst_stage);
   bool gpu_fits = true;
-  for (const StageMemory& stage : report.stages) gpu_fits &= stage.peak_bytes <= stage.capacity_bytes;
+  for (const StageMemory& stage : report.stages)
+    gpu_fits &= stage.peak_bytes <= stage.capacity_bytes;
   if (plan.offload_optimizer) {
-    out += fmt::format("# optimizer offload {:g}: host memory per node (offloaded fp32 master, m, v "
-                       "and gradient buffer of the plan's GPUs on it)\n",
-                       plan.offload_fraction);
+    out += fmt::format(
+        "# optimizer offload {:g}: host memory per node (offloaded fp32 master, m, v "
+        "and gradient buffer of the plan's GPUs on it)\n",
+        plan.offload_fraction);
     for (const NodeHostMemory& node : report.host.nodes) {
       out += fmt::format("#   node {} ({} GPUs): {} GiB of {} GiB host memory{}\n", node.node,
                          node.gpus, gib(node.bytes), gib(node.capacity_bytes),
@@ -79,10 +81,11 @@ std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluste
                        gib(report.over_bytes));
   }
   if (!report.host.fits) {
-    out += fmt::format("# host memory of node {} does NOT fit: {} GiB over (lower the offload "
-                       "fraction, shard the optimizer with zero_stage, or give the node group a "
-                       "larger host_memory_GiB)\n",
-                       report.host.worst_node, gib(report.host.over_bytes));
+    out += fmt::format(
+        "# host memory of node {} does NOT fit: {} GiB over (lower the offload "
+        "fraction, shard the optimizer with zero_stage, or give the node group a "
+        "larger host_memory_GiB)\n",
+        report.host.worst_node, gib(report.host.over_bytes));
   }
   return out;
 }

@@ -42,13 +42,13 @@ inline constexpr double kDefaultPcieBytesPerS = 25e9;
 
 // The split of one GPU's optimizer update.
 struct OffloadSplit {
-  double fraction = 0;           // f, in [0, 1].
-  double gpu_parameters = 0;     // (1 - f) * shard: updated on the GPU.
-  double host_parameters = 0;    // f * shard: updated on the host.
-  double d2h_bytes = 0;          // Gradients down: host_parameters * 4.
-  double h2d_bytes = 0;          // Parameters up: host_parameters * 2.
-  double host_bytes = 0;         // Host memory: host_parameters * (12 + 4).
-  double pcie_bytes_per_s = 0;   // The GPU's PCIe link, per direction.
+  double fraction = 0;                   // f, in [0, 1].
+  double gpu_parameters = 0;             // (1 - f) * shard: updated on the GPU.
+  double host_parameters = 0;            // f * shard: updated on the host.
+  double d2h_bytes = 0;                  // Gradients down: host_parameters * 4.
+  double h2d_bytes = 0;                  // Parameters up: host_parameters * 2.
+  double host_bytes = 0;                 // Host memory: host_parameters * (12 + 4).
+  double pcie_bytes_per_s = 0;           // The GPU's PCIe link, per direction.
   double cpu_adam_parameters_per_s = 0;  // This GPU's share of its node's CPU Adam rate.
 
   double d2h_seconds() const { return host_parameters > 0 ? d2h_bytes / pcie_bytes_per_s : 0; }
@@ -62,10 +62,10 @@ struct OffloadSplit {
 // the tasks step_builder.cc added for it, for reports.
 struct WorkerOffload {
   OffloadSplit split;
-  std::vector<TaskId> d2h;   // Gradient copies, one per bucket, in order.
-  TaskId cpu_adam = -1;      // The host's Adam.
-  TaskId h2d = -1;           // The updated parameters' copy back.
-  TaskId gpu_update = -1;    // The GPU's own part of the update (the optimizer task).
+  std::vector<TaskId> d2h;  // Gradient copies, one per bucket, in order.
+  TaskId cpu_adam = -1;     // The host's Adam.
+  TaskId h2d = -1;          // The updated parameters' copy back.
+  TaskId gpu_update = -1;   // The GPU's own part of the update (the optimizer task).
 };
 
 // REQUIRES: shard_parameters >= 0, gpus_sharing_host >= 1.
@@ -80,11 +80,11 @@ std::vector<int64_t> plan_gpus_per_node(const WorkerLayout& layout);
 
 // Host memory of one node the plan uses.
 struct NodeHostMemory {
-  int32_t node = 0;            // Global node index (node groups in cluster order).
-  int32_t node_group = 0;      // Index into cluster.nodes.
-  int64_t gpus = 0;            // The plan's GPUs on it.
-  double bytes = 0;            // Offloaded optimizer states and gradient buffers of those GPUs.
-  double capacity_bytes = 0;   // NodeGroup::host_memory_bytes.
+  int32_t node = 0;           // Global node index (node groups in cluster order).
+  int32_t node_group = 0;     // Index into cluster.nodes.
+  int64_t gpus = 0;           // The plan's GPUs on it.
+  double bytes = 0;           // Offloaded optimizer states and gradient buffers of those GPUs.
+  double capacity_bytes = 0;  // NodeGroup::host_memory_bytes.
 };
 
 struct HostMemoryReport {

@@ -88,9 +88,9 @@ std::vector<std::vector<int64_t>> placement_options(const ClusterSpec& cluster,
 Plan lightest_memory_knobs(const Plan& shape, const SearchSpace& space) {
   Plan plan = shape;
   for (Recompute recompute : space.recompute) plan.recompute = std::max(plan.recompute, recompute);
-  plan.sequence_parallel = shape.tp > 1 && std::find(space.sequence_parallel.begin(),
-                                                     space.sequence_parallel.end(),
-                                                     true) != space.sequence_parallel.end();
+  plan.sequence_parallel =
+      shape.tp > 1 && std::find(space.sequence_parallel.begin(), space.sequence_parallel.end(),
+                                true) != space.sequence_parallel.end();
   for (int zero : space.zero_stages) plan.zero_stage = std::max(plan.zero_stage, zero);
   double offload = 0;
   for (double fraction : space.offload_fractions) offload = std::max(offload, fraction);
@@ -104,13 +104,9 @@ Plan lightest_memory_knobs(const Plan& shape, const SearchSpace& space) {
 // below its layers and the split is balanced again, until every stage fits (the memory model
 // decides, with the lightest knobs, so no split a knob could make fit is lost) or no split is
 // left. nullopt when `split` already fits or nothing fits.
-std::optional<std::vector<int64_t>> memory_capped_split(const ModelSpec& model,
-                                                       const SearchSpace& space,
-                                                       const ClusterSpec& cluster,
-                                                       const Plan& shape,
-                                                       std::vector<StageTimeModel> stages,
-                                                       std::vector<int64_t> split,
-                                                       int64_t granularity) {
+std::optional<std::vector<int64_t>> memory_capped_split(
+    const ModelSpec& model, const SearchSpace& space, const ClusterSpec& cluster, const Plan& shape,
+    std::vector<StageTimeModel> stages, std::vector<int64_t> split, int64_t granularity) {
   Plan plan = lightest_memory_knobs(shape, space);
   bool capped = false;
   while (true) {
@@ -353,8 +349,9 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
   std::vector<Plan> plans;
   for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
     ShapeScreen shape_screen(screen, shape);
-    std::vector<Plan> variants = shape_screen.deadlocks() ? knob_variants(shape, space)
-                                                          : knob_variants(shape, space, shape_screen);
+    std::vector<Plan> variants = shape_screen.deadlocks()
+                                     ? knob_variants(shape, space)
+                                     : knob_variants(shape, space, shape_screen);
     for (Plan& plan : variants) plans.push_back(std::move(plan));
   }
   return plans;

@@ -454,7 +454,8 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
   std::vector<int64_t> gpus_per_node = plan_gpus_per_node(layout_);
   host_sharing_gpus_.assign(p, std::numeric_limits<int64_t>::max());
   for (const WorkerSlot& slot : layout_.workers) {
-    host_sharing_gpus_[slot.stage] = std::min(host_sharing_gpus_[slot.stage], gpus_per_node[slot.node]);
+    host_sharing_gpus_[slot.stage] =
+        std::min(host_sharing_gpus_[slot.stage], gpus_per_node[slot.node]);
   }
 }
 
@@ -612,7 +613,8 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
   // the last compute task; the bound takes the fewest GPUs sharing a node's CPU Adam.
   OffloadSplit split = offload_split(plan, screen_.cluster().nodes[stage_group_[rank]], shard,
                                      host_sharing_gpus_[rank]);
-  return std::max(gpu_seconds * (1 - split.fraction), split.cpu_adam_seconds() + split.h2d_seconds());
+  return std::max(gpu_seconds * (1 - split.fraction),
+                  split.cpu_adam_seconds() + split.h2d_seconds());
 }
 
 const ShapeScreen::Clocks& ShapeScreen::clocks(const Plan& plan, bool replay) const {

@@ -54,8 +54,8 @@
 #include "simulator/cluster_spec.h"
 #include "simulator/cost_model.h"
 #include "simulator/model_spec.h"
-#include "simulator/plan.h"
 #include "simulator/optimizer_offload.h"
+#include "simulator/plan.h"
 #include "simulator/step_builder.h"
 #include "simulator/worker_layout.h"
 

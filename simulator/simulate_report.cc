@@ -48,9 +48,8 @@ std::string gpu_types_text(const StepMetrics& metrics) {
 std::string offload_text(const Step& step, const StepMetrics& metrics) {
   if (!metrics.offload) return "";
   const OffloadTraffic& offload = *metrics.offload;
-  std::string out = fmt::format(
-      "# optimizer offload {}: per GPU on {}\n", offload.fraction,
-      step.worker_names[offload.worker]);
+  std::string out = fmt::format("# optimizer offload {}: per GPU on {}\n", offload.fraction,
+                                step.worker_names[offload.worker]);
   out += fmt::format("offload_d2h_GiB        {}\n", gib(offload.d2h_bytes_per_gpu));
   out += fmt::format("offload_h2d_GiB        {}\n", gib(offload.h2d_bytes_per_gpu));
   out += fmt::format("offload_pcie_d2h_s     {:.6f}\n", offload.pcie_d2h_s);
@@ -124,10 +123,11 @@ std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& clus
     out += fmt::format("# OK: fits, peak {} GiB\n", gib(metrics.peak_memory_bytes));
   } else if (host_over && !gpu_over) {
     const HostMemoryReport& host = metrics.offload->host;
-    out += fmt::format("# DOES NOT FIT: node {} needs {} GiB of host memory for the offloaded "
-                       "optimizer, {} GiB over (lower the offload fraction or raise "
-                       "host_memory_GiB)\n",
-                       host.worst_node, gib(host.peak_bytes), gib(host.over_bytes));
+    out += fmt::format(
+        "# DOES NOT FIT: node {} needs {} GiB of host memory for the offloaded "
+        "optimizer, {} GiB over (lower the offload fraction or raise "
+        "host_memory_GiB)\n",
+        host.worst_node, gib(host.peak_bytes), gib(host.over_bytes));
   } else {
     out += fmt::format("# DOES NOT FIT: peak {} GiB exceeds a stage's capacity\n",
                        gib(metrics.peak_memory_bytes));

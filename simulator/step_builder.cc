@@ -102,7 +102,8 @@ class StepCosts : public LoweringCosts {
                      StreamId compute_stream, const Action& action, TaskId after) const override {
     if (action.kind == ActionKind::kGradientSync) {
       gradient_sync(graph, info, worker, action.chunk, after);
-      if (offloaded_fraction(plan_) > 0) offload_gradients(graph, info, worker, action.chunk, after);
+      if (offloaded_fraction(plan_) > 0)
+        offload_gradients(graph, info, worker, action.chunk, after);
       return -1;
     }
     return optimizer_step(graph, info, worker, compute_stream, after);
@@ -321,7 +322,8 @@ class StepCosts : public LoweringCosts {
                          int32_t chunk, TaskId last_weight_gradient) const {
     const ChunkCost& cost = chunk_cost(worker, chunk);
     double bucket = bucket_parameters(plan_.dp);
-    int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
+    int64_t buckets =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
     std::vector<TaskId> ready = reduced_buckets_[{worker, chunk}];
     if (ready.empty()) {
       // Bucket-ready delays as gradient_sync adds them (it added none for this chunk).
@@ -335,7 +337,8 @@ class StepCosts : public LoweringCosts {
         delay.latency = backward_seconds / buckets;
         TaskId delay_id = graph.add_task(delay);
         info.resize(graph.num_tasks());
-        info[delay_id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
+        info[delay_id] =
+            TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
         if (k == 0) graph.add_dependency(before >= 0 ? before : last_weight_gradient, delay_id);
         ready.push_back(delay_id);
       }
@@ -343,7 +346,8 @@ class StepCosts : public LoweringCosts {
     PPSIM_CHECK(static_cast<int64_t>(ready.size()) == buckets);
     WorkerOffload& offload = worker_offload(worker);
     // The GPU offloads the gradients of the parameters it updates: its shard under ZeRO >= 1.
-    double shard_scale = plan_.zero_stage >= 1 ? 1.0 / static_cast<double>(plan_.dp * plan_.cp) : 1.0;
+    double shard_scale =
+        plan_.zero_stage >= 1 ? 1.0 / static_cast<double>(plan_.dp * plan_.cp) : 1.0;
     for (int64_t k = 0; k < buckets; ++k) {
       double parameters = std::min(bucket, cost.parameters - k * bucket) * shard_scale;
       Task copy;
@@ -353,7 +357,8 @@ class StepCosts : public LoweringCosts {
                      offload.split.pcie_bytes_per_s;
       TaskId id = graph.add_task(copy);
       info.resize(graph.num_tasks());
-      info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kOffloadD2H};
+      info[id] =
+          TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kOffloadD2H};
       graph.add_dependency(ready[k], id);
       offload.d2h.push_back(id);
     }
@@ -363,7 +368,8 @@ class StepCosts : public LoweringCosts {
   StreamId offload_stream(TaskGraph& graph, int32_t worker, std::vector<StreamId>& streams,
                           const char* name) const {
     if (streams.empty()) streams.assign(step_.layout_worker.size(), -1);
-    if (streams[worker] < 0) streams[worker] = graph.add_stream(worker, fmt::format("w{}/{}", worker, name));
+    if (streams[worker] < 0)
+      streams[worker] = graph.add_stream(worker, fmt::format("w{}/{}", worker, name));
     return streams[worker];
   }
 
@@ -376,7 +382,8 @@ class StepCosts : public LoweringCosts {
     const WorkerSlot& slot = step_.layout.workers[layout_index];
     double parameters = 0;
     for (int32_t c = 0; c < step_.schedule.num_chunks(); ++c) {
-      if (step_.schedule.chunk_rank[c] == slot.stage) parameters += chunk_cost(worker, c).parameters;
+      if (step_.schedule.chunk_rank[c] == slot.stage)
+        parameters += chunk_cost(worker, c).parameters;
     }
     double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
     if (gpus_per_node_.empty()) gpus_per_node_ = plan_gpus_per_node(step_.layout);
@@ -494,7 +501,8 @@ class StepCosts : public LoweringCosts {
     auto sync = last_sync_.find(worker);
     if (sync != last_sync_.end()) graph.add_dependency(sync->second, id);
     TaskId barrier = id;
-    TaskId host_done = offloaded_fraction(plan_) > 0 ? host_update(graph, info, worker, after, id) : -1;
+    TaskId host_done =
+        offloaded_fraction(plan_) > 0 ? host_update(graph, info, worker, after, id) : -1;
     // The distributed optimizer's updated parameters are all-gathered (bf16).
     int64_t group_size = plan_.dp * plan_.cp;
     if (plan_.zero_stage >= 1 && plan_.zero_stage < 3 && group_size > 1 && !options_.ideal_links) {
@@ -535,7 +543,8 @@ class StepCosts : public LoweringCosts {
     copy.latency = offload.split.h2d_seconds();
     TaskId copy_id = graph.add_task(copy);
     info.resize(graph.num_tasks());
-    info[copy_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOffloadH2D};
+    info[copy_id] =
+        TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOffloadH2D};
     graph.add_dependency(adam_id, copy_id);
     offload.cpu_adam = adam_id;
     offload.h2d = copy_id;

@@ -25,8 +25,9 @@
 //   reduction), the host runs Adam on them once all are there and the last compute task has
 //   ended, and the updated parameters come back over PCIe; the all-gather waits for both.
 // Memory: each F allocates the chunk's activations for one microbatch (the last chunk also its
-// logits), freed by B; a split backward frees all but the GEMM inputs at I and those at W; static memory (weights, gradients, optimizer, workspace) comes from
-// the memory model and is added to the timeline's peak.
+// logits), freed by B; a split backward frees all but the GEMM inputs at I and those at W; static
+// memory (weights, gradients, optimizer, workspace) comes from the memory model and is added to the
+// timeline's peak.
 #pragma once
 
 #include <cstdint>

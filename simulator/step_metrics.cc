@@ -70,9 +70,12 @@ std::string task_label(const Step& step, TaskId id) {
     case TaskInfo::Role::kBucketReady: return fmt::format("bucket_ready[c{}]", info.chunk);
     case TaskInfo::Role::kParamGather: return "param_gather";
     case TaskInfo::Role::kOptimizer: return "optimizer";
-    case TaskInfo::Role::kOffloadD2H: return fmt::format("offload_d2h[c{}]", info.chunk);
-    case TaskInfo::Role::kCpuAdam: return "cpu_adam";
-    case TaskInfo::Role::kOffloadH2D: return "offload_h2d";
+    case TaskInfo::Role::kOffloadD2H:
+      return fmt::format("offload_d2h[c{}]", info.chunk);
+    case TaskInfo::Role::kCpuAdam:
+      return "cpu_adam";
+    case TaskInfo::Role::kOffloadH2D:
+      return "offload_h2d";
     case TaskInfo::Role::kAction: break;
   }
   return action_label(Action{info.kind, info.chunk, info.microbatch});
@@ -151,7 +154,8 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
   if (metrics.offload && critical < static_cast<int32_t>(step.offload.size())) {
     const WorkerOffload& offload = step.offload[critical];
     if (offload.h2d >= 0 && offload.gpu_update >= 0) {
-      breakdown.optimizer += std::max(0.0, timeline.end[offload.h2d] - timeline.end[offload.gpu_update]);
+      breakdown.optimizer +=
+          std::max(0.0, timeline.end[offload.h2d] - timeline.end[offload.gpu_update]);
     }
   }
   breakdown.bubble = std::max(0.0, timeline.makespan - breakdown.compute - breakdown.exposed_comm -

@@ -32,8 +32,8 @@
 
 #include "simulator/cluster_spec.h"
 #include "simulator/gpu_utilisation.h"
-#include "simulator/offload_traffic.h"
 #include "simulator/model_spec.h"
+#include "simulator/offload_traffic.h"
 #include "simulator/plan.h"
 #include "simulator/step_builder.h"
 #include "simulator/timeline.h"

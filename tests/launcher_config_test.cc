@@ -648,8 +648,9 @@ TEST_CASE("Megatron export: shape, precision and optimizer flags") {
   std::string partial = export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
                                       "tp=2,pp=1,dp=4,mbs=1,gbs=32,zero_stage=1,offload=0.5")
                             .text;
-  CHECK(contains(partial, "  --optimizer-cpu-offload\n  --optimizer-offload-fraction 0.5\n"
-                          "  --use-precision-aware-optimizer\n"));
+  CHECK(contains(partial,
+                 "  --optimizer-cpu-offload\n  --optimizer-offload-fraction 0.5\n"
+                 "  --use-precision-aware-optimizer\n"));
   CHECK(!contains(fp8, "--optimizer-offload-fraction"));
 }
 

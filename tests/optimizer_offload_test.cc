@@ -4,11 +4,11 @@
 
 #include "simulator/engine.h"
 #include "simulator/memory_model.h"
+#include "simulator/model_spec.h"
 #include "simulator/plan_candidates.h"
 #include "simulator/planner.h"
 #include "simulator/step_builder.h"
 #include "simulator/step_metrics.h"
-#include "simulator/model_spec.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {
