@@ -25,6 +25,12 @@ std::string role_name(TaskInfo::Role role) {
       return "param_gather";
     case TaskInfo::Role::kOptimizer:
       return "optimizer";
+    case TaskInfo::Role::kOffloadD2H:
+      return "offload_d2h";
+    case TaskInfo::Role::kCpuAdam:
+      return "cpu_adam";
+    case TaskInfo::Role::kOffloadH2D:
+      return "offload_h2d";
   }
   return "action";
 }
@@ -51,6 +57,9 @@ std::string task_trace_name(const TaskInfo& info) {
     case TaskInfo::Role::kGradientReduce:
     case TaskInfo::Role::kBucketReady:
     case TaskInfo::Role::kParamGather:
+    case TaskInfo::Role::kOffloadD2H:
+    case TaskInfo::Role::kCpuAdam:
+    case TaskInfo::Role::kOffloadH2D:
       if (info.chunk < 0) return role_name(info.role);
       return fmt::format("{} c{}", role_name(info.role), info.chunk);
   }

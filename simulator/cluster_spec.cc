@@ -75,6 +75,12 @@ NodeGroup parse_node_group(JsonReader& reader, bool with_count,
   group.nic = parse_nic(reader.required_object("nic"));
   group.price_per_gpu_hour = reader.optional_number("price_per_gpu_hour", 0).value_or(0);
   group.node_type = reader.optional_string("node_type").value_or("");
+  if (std::optional<double> gib = reader.optional_number("host_memory_GiB", 1e-9)) {
+    group.host_memory_bytes = *gib * kGiB;
+  }
+  if (std::optional<double> rate = reader.optional_number("cpu_adam_Gparams_per_s", 1e-9)) {
+    group.cpu_adam_parameters_per_s = *rate * kGiga;
+  }
   reader.allow("description");
   reader.finish();
   return group;

@@ -4,7 +4,8 @@
 //   {"name", "nodes": [{"count", "gpus_per_node", "gpu",
 //                       "intra_node": {"bandwidth_GBps", "latency_us"},
 //                       "nic": {"bandwidth_Gbps", "per_gpu", "latency_us"},
-//                       "gpu_overrides"?: {...}, "price_per_gpu_hour"?, "node_type"?}],
+//                       "gpu_overrides"?: {...}, "price_per_gpu_hour"?, "node_type"?,
+//                       "host_memory_GiB"?, "cpu_adam_Gparams_per_s"?}],
 //    "inter_node": {"oversubscription"}, "gpus"?: {"<GPU name>": {...overrides}},
 //    "profile"?: "path", "description"?, "ideal_links"?: bool}
 // Override objects take "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
@@ -21,6 +22,15 @@
 #include "simulator/gpu_catalog.h"
 
 namespace ppsim {
+
+// Host memory of a node without "host_memory_GiB": 2 TiB, the system memory of a DGX H100 / H200
+// (32 x 64 GiB DIMMs) and of a DGX A100 640GB (the DGX A100 320GB has 1 TiB); NVIDIA DGX
+// datasheets.
+inline constexpr double kDefaultHostMemoryBytes = 2.0 * 1024 * 1024 * 1024 * 1024;
+// CPU Adam of a node without "cpu_adam_Gparams_per_s": DeepSpeed's vectorised CPU-Adam
+// (ZeRO-Offload, Ren et al. 2021) updates on the order of 1e9 parameters/s on a two-socket
+// server; an order-of-magnitude default until a profile measures it (docs/offload.md).
+inline constexpr double kDefaultCpuAdamParametersPerS = 1e9;
 
 // A link class: NVLink/PCIe inside a node, or a NIC.
 struct LinkSpec {
@@ -43,6 +53,12 @@ struct NodeGroup {
   NicSpec nic;                // Inter-node links.
   double price_per_gpu_hour = 0;  // US dollars; JSON "price_per_gpu_hour", default 0 (unknown).
   std::string node_type;      // e.g. "dgx-h100" when built from a node type; may be empty.
+  // Host (CPU) memory of one node, bytes: where offloaded optimizer states live. JSON
+  // "host_memory_GiB", default kDefaultHostMemoryBytes (DGX H100/H200 and DGX A100 640GB).
+  double host_memory_bytes = kDefaultHostMemoryBytes;
+  // Adam updates per second the node's CPUs sustain, shared by all of its GPUs' processes.
+  // JSON "cpu_adam_Gparams_per_s" (1e9 parameters/s), default kDefaultCpuAdamParametersPerS.
+  double cpu_adam_parameters_per_s = kDefaultCpuAdamParametersPerS;
 
   int64_t num_gpus() const { return count * gpus_per_node; }
   // Bytes/s one GPU can send off-node: its NIC, or its share of the node's NICs.

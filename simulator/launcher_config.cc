@@ -371,6 +371,11 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   }
   if (plan.offload_optimizer) {
     training_args.push_back({"--optimizer-cpu-offload", ""});
+    // REFERENCE.md 1.1: --optimizer-offload-fraction, default 1.0.
+    if (plan.offload_fraction < 1.0) {
+      training_args.push_back(
+          {"--optimizer-offload-fraction", fmt::format("{}", plan.offload_fraction)});
+    }
     training_args.push_back({"--use-precision-aware-optimizer", ""});
   }
   if (plan.dp * plan.cp > 1) {
@@ -579,7 +584,11 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
   nlohmann::ordered_json zero;
   zero["stage"] = zero_stage;
   if (zero_stage >= 1 && plan.dp > 1) zero["overlap_comm"] = true;
-  if (plan.offload_optimizer) zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+  if (plan.offload_optimizer) {
+    zero["offload_optimizer"] = {{"device", "cpu"}, {"pin_memory", true}};
+    // REFERENCE.md 2: "ratio", the share of the optimizer step run on the CPU.
+    if (plan.offload_fraction < 1.0) zero["offload_optimizer"]["ratio"] = plan.offload_fraction;
+  }
   json["zero_optimization"] = zero;
   if (plan.pp > 1 && plan.recompute == Recompute::kFull) {
     json["pipeline"] = {{"activation_checkpoint_interval", 1}};

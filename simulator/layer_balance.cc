@@ -66,6 +66,9 @@ std::optional<std::vector<int64_t>> greedy_split(const std::vector<StageTimeMode
   for (int64_t s = 0; s < p; ++s) {
     int64_t later = (p - 1 - s) * min_units;
     int64_t most = units - used - later;
+    int64_t cap = stages[s].max_layers / granularity;
+    if (s + 1 < p) most = std::min(most, cap);
+    if (most < min_units || (s + 1 == p && most > cap)) return std::nullopt;
     int64_t take = s + 1 == p ? most : min_units;
     if (s + 1 < p) {
       while (take + 1 <= most && stage_seconds(stages[s], used * granularity,
@@ -84,8 +87,9 @@ std::optional<std::vector<int64_t>> greedy_split(const std::vector<StageTimeMode
 
 }  // namespace
 
-std::vector<int64_t> time_balanced_split(const std::vector<StageTimeModel>& stages, int64_t layers,
-                                         int64_t granularity, int64_t min_units) {
+std::optional<std::vector<int64_t>> time_balanced_split(const std::vector<StageTimeModel>& stages,
+                                                        int64_t layers, int64_t granularity,
+                                                        int64_t min_units) {
   int64_t p = static_cast<int64_t>(stages.size());
   PPSIM_CHECK(p >= 1 && granularity >= 1 && layers % granularity == 0);
   int64_t units = layers / granularity;
@@ -102,7 +106,9 @@ std::vector<int64_t> time_balanced_split(const std::vector<StageTimeModel>& stag
   }
   std::optional<std::vector<int64_t>> best =
       greedy_split(stages, units, granularity, min_units, high);
-  PPSIM_CHECK(best.has_value(), "the whole model on one stage is an upper bound");
+  // Without caps the whole model on the slowest stage bounds every stage; with caps, failing
+  // at that limit means the caps leave no split.
+  if (!best) return std::nullopt;
   for (int iteration = 0; iteration < 100 && high - low > 1e-12 * high; ++iteration) {
     double middle = 0.5 * (low + high);
     if (auto split = greedy_split(stages, units, granularity, min_units, middle)) {
@@ -112,7 +118,7 @@ std::vector<int64_t> time_balanced_split(const std::vector<StageTimeModel>& stag
       low = middle;
     }
   }
-  return *best;
+  return best;
 }
 
 double bottleneck_seconds(const std::vector<StageTimeModel>& stages,

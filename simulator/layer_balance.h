@@ -16,6 +16,10 @@
 //   test (each stage in order takes as many layers as fit under T, leaving at least
 //   `min_units` units for every later stage), which is exact for contiguous splits and costs
 //   O((stages + layers) log) instead of the DP's O(stages x layers^2).
+//   Memory: a stage may also cap its layers (StageTimeModel::max_layers, what its GPU memory
+//   holds); the greedy then takes at most that many, which keeps it exact (taking the most a
+//   stage allows under T and its cap never hurts later stages), so the split minimises the
+//   bottleneck among the splits every stage's memory holds.
 // Every split returned has each stage a multiple of `granularity` and at least `min_units` units.
 #pragma once
 
@@ -40,12 +44,15 @@ std::optional<std::vector<int64_t>> trimmed_split(const std::vector<int64_t>& ba
 struct StageTimeModel {
   std::vector<double> layer_prefix;  // Size layers + 1, non-decreasing, layer_prefix[0] = 0.
   double extra_seconds = 0;          // Embedding and/or head on this stage.
+  int64_t max_layers = INT64_MAX;    // The most layers this stage's memory holds; default no cap.
 };
 
-// The contiguous split of `layers` over stages.size() stages minimising max stage time.
+// The contiguous split of `layers` over stages.size() stages minimising max stage time within
+// every stage's max_layers; nullopt when the caps leave no split.
 // REQUIRES: layers % granularity == 0, layers / granularity >= stages.size() * min_units.
-std::vector<int64_t> time_balanced_split(const std::vector<StageTimeModel>& stages, int64_t layers,
-                                         int64_t granularity, int64_t min_units = 1);
+std::optional<std::vector<int64_t>> time_balanced_split(const std::vector<StageTimeModel>& stages,
+                                                        int64_t layers, int64_t granularity,
+                                                        int64_t min_units = 1);
 
 // The slowest stage's time of a split under `stages`.
 double bottleneck_seconds(const std::vector<StageTimeModel>& stages,

@@ -7,6 +7,7 @@
 #include "simulator/error.h"
 #include "simulator/inflight_microbatches.h"
 #include "simulator/model_stats.h"
+#include "simulator/worker_layout.h"
 
 // Sources of the workspace constants in memory_model.h:
 // - CUDA context: the first CUDA call of a PyTorch process takes ~723 MiB on the device
@@ -207,12 +208,10 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
     };
     memory.weights_bytes = sharded(kWeightBytesPerParam, zero >= 3);
     memory.gradients_bytes = sharded(gradient_bytes_per_param(plan.precision), zero >= 2);
-    double optimizer = sharded(kOptimizerBytesPerParam, zero >= 1);
-    if (plan.offload_optimizer) {
-      memory.host_optimizer_bytes = optimizer;
-    } else {
-      memory.optimizer_bytes = optimizer;
-    }
+    const double offloaded = offloaded_fraction(plan);
+    memory.host_optimizer_bytes = offloaded * sharded(kHostOptimizerBytesPerParam, zero >= 1);
+    memory.host_gradient_bytes = offloaded * sharded(gradient_bytes_per_param(plan.precision), zero >= 1);
+    memory.optimizer_bytes = (1 - offloaded) * sharded(kOptimizerBytesPerParam, zero >= 1);
     if (zero >= 3) memory.transient_bytes += kWeightBytesPerParam * params.largest_layer;
     if (zero >= 2) {
       memory.transient_bytes += gradient_bytes_per_param(plan.precision) * params.largest_layer;
@@ -262,6 +261,13 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
     }
     report.stages.push_back(std::move(memory));
   }
+  std::vector<double> host_bytes_per_gpu;
+  for (const StageMemory& stage : report.stages) {
+    host_bytes_per_gpu.push_back(stage.host_optimizer_bytes + stage.host_gradient_bytes);
+  }
+  report.host =
+      host_memory_per_node(cluster, build_worker_layout(plan, cluster), host_bytes_per_gpu);
+  if (!report.host.fits) report.fits = false;
   return report;
 }
 

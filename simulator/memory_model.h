@@ -35,8 +35,10 @@
 //   zero 3:  2/D + 4/D + 12/D    = 18/D      (FSDP), plus a transient of one gathered layer
 // ZeRO-2 and -3 also hold one layer's unsharded fp32 gradients transiently before its
 // reduce-scatter. fp8 plans keep bf16 weights (Megatron without --fp8-param-gather): same bytes.
-// offload_optimizer moves the 12 optimizer bytes (master weights and Adam states, sharded as
-// above) to host memory: host_optimizer_bytes; the GPU keeps weights and gradients.
+// offload_optimizer moves the fraction f = offloaded_fraction(plan) of the 12 optimizer bytes
+// (master weights and Adam states, sharded as above) to host memory, with a 4-byte fp32 gradient
+// buffer per offloaded parameter (optimizer_offload.h); the GPU keeps (1 - f) of the optimizer
+// bytes, its weights and gradients. Each node's host memory must hold its GPUs' offloaded bytes.
 //
 // Workspace (one figure per GPU; estimates, see memory_model.cc for sources):
 //   CUDA context and loaded kernels                      0.75 GiB
@@ -56,6 +58,7 @@
 
 #include "simulator/cluster_spec.h"
 #include "simulator/model_spec.h"
+#include "simulator/optimizer_offload.h"
 #include "simulator/plan.h"
 
 namespace ppsim {
@@ -102,7 +105,8 @@ struct StageMemory {
   double weights_bytes = 0;    // Model weights, 2 bytes/param (sharded under ZeRO-3).
   double gradients_bytes = 0;  // fp32 main gradients (sharded under ZeRO-2/3).
   double optimizer_bytes = 0;  // fp32 master weights + Adam states on the GPU (0 when offloaded).
-  double host_optimizer_bytes = 0;  // The same on the host when offload_optimizer is set.
+  double host_optimizer_bytes = 0;  // The offloaded fraction of them, on the host.
+  double host_gradient_bytes = 0;   // fp32 gradient buffer on the host for the offloaded part.
 
   // Activations at the peak: sum over chunks of per-microbatch bytes x microbatches in flight.
   double activations_bytes = 0;
@@ -136,6 +140,9 @@ struct MemoryReport {
   bool fits = true;                 // Every stage's peak <= its capacity.
   int64_t worst_stage = 0;  // Stage with the least headroom (capacity - peak); first on ties.
   double over_bytes = 0;    // max(0, peak - capacity) of worst_stage.
+  // Host memory per node of the offloaded optimizer states (every node's bytes 0 without
+  // offload). `fits` above also requires host.fits.
+  HostMemoryReport host;
 };
 
 // Options the plan does not carry.

@@ -9,6 +9,23 @@
 
 namespace ppsim {
 
+nlohmann::ordered_json host_memory_json(const HostMemoryReport& host) {
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const NodeHostMemory& node : host.nodes) {
+    nodes.push_back({{"node", node.node},
+                     {"node_group", node.node_group},
+                     {"gpus", node.gpus},
+                     {"bytes", node.bytes},
+                     {"capacity_bytes", node.capacity_bytes},
+                     {"fits", node.bytes <= node.capacity_bytes}});
+  }
+  return {{"nodes", nodes},
+          {"peak_bytes", host.peak_bytes},
+          {"fits", host.fits},
+          {"worst_node", host.worst_node},
+          {"over_bytes", host.over_bytes}};
+}
+
 std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluster,
                                const Plan& plan, const MemoryReport& report) {
   std::string out;
@@ -39,14 +56,21 @@ std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluste
                        stage.peak_bytes <= stage.capacity_bytes ? "yes" : "no");
   }
   const StageMemory& worst = report.stages.at(report.worst_stage);
+  bool gpu_fits = true;
+  for (const StageMemory& stage : report.stages)
+    gpu_fits &= stage.peak_bytes <= stage.capacity_bytes;
   if (plan.offload_optimizer) {
-    double host = 0;
-    for (const StageMemory& stage : report.stages) host += stage.host_optimizer_bytes;
-    out += fmt::format("# optimizer offloaded: {} GiB of host memory per pipeline replica's GPUs "
-                       "(summed over stages, per GPU)\n",
-                       gib(host));
+    out += fmt::format(
+        "# optimizer offload {:g}: host memory per node (offloaded fp32 master, m, v "
+        "and gradient buffer of the plan's GPUs on it)\n",
+        plan.offload_fraction);
+    for (const NodeHostMemory& node : report.host.nodes) {
+      out += fmt::format("#   node {} ({} GPUs): {} GiB of {} GiB host memory{}\n", node.node,
+                         node.gpus, gib(node.bytes), gib(node.capacity_bytes),
+                         node.bytes <= node.capacity_bytes ? "" : ": does NOT fit");
+    }
   }
-  if (report.fits) {
+  if (gpu_fits) {
     out += fmt::format("# peak {} GiB on stage {} of {} GiB: fits ({} GiB free)\n",
                        gib(report.peak_bytes), worst.stage, gib(worst.capacity_bytes),
                        gib(worst.capacity_bytes - worst.peak_bytes));
@@ -55,6 +79,13 @@ std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluste
                        "or tp, lower micro_batch_size, recompute, or shard the optimizer)\n",
                        gib(report.peak_bytes), worst.stage, gib(worst.capacity_bytes),
                        gib(report.over_bytes));
+  }
+  if (!report.host.fits) {
+    out += fmt::format(
+        "# host memory of node {} does NOT fit: {} GiB over (lower the offload "
+        "fraction, shard the optimizer with zero_stage, or give the node group a "
+        "larger host_memory_GiB)\n",
+        report.host.worst_node, gib(report.host.over_bytes));
   }
   return out;
 }
@@ -85,6 +116,7 @@ std::string memory_report_json(const ModelSpec& model, const ClusterSpec& cluste
     entry["peak_bytes"] = stage.peak_bytes;
     entry["capacity_bytes"] = stage.capacity_bytes;
     entry["host_optimizer_bytes"] = stage.host_optimizer_bytes;
+    if (plan.offload_optimizer) entry["host_gradient_bytes"] = stage.host_gradient_bytes;
     entry["fits"] = stage.peak_bytes <= stage.capacity_bytes;
     stages.push_back(entry);
   }
@@ -94,6 +126,7 @@ std::string memory_report_json(const ModelSpec& model, const ClusterSpec& cluste
   json["worst_stage"] = report.worst_stage;
   json["fits"] = report.fits;
   json["over_bytes"] = report.over_bytes;
+  if (plan.offload_optimizer) json["host_memory"] = host_memory_json(report.host);
   return json.dump(2) + "\n";
 }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -88,7 +90,24 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
                                               : Recompute::kNone;
   plan.sequence_parallel = reader.optional_bool("sequence_parallel").value_or(false);
   plan.zero_stage = static_cast<int>(reader.optional_int("zero_stage", 0, 3).value_or(0));
-  plan.offload_optimizer = reader.optional_bool("offload_optimizer").value_or(false);
+  std::optional<bool> offload = reader.optional_bool("offload_optimizer");
+  std::optional<double> fraction = reader.optional_number("offload_fraction", 0, 1);
+  std::optional<double> fraction_short = reader.optional_number("offload", 0, 1);
+  if (fraction && fraction_short) {
+    reader.fail("offload", "'offload_fraction' and 'offload' are the same setting; give only one");
+  }
+  const char* fraction_key = fraction ? "offload_fraction" : "offload";
+  if (fraction_short) fraction = fraction_short;
+  plan.offload_optimizer = offload.value_or(fraction.has_value() && *fraction > 0);
+  if (fraction) {
+    if (offload && *offload != (*fraction > 0)) {
+      reader.fail(fraction_key,
+                  fmt::format("{}={:g} contradicts offload_optimizer={}; a fraction above 0 "
+                              "offloads, 0 does not (give one of the two keys, or make them agree)",
+                              fraction_key, *fraction, *offload));
+    }
+    if (*fraction > 0) plan.offload_fraction = *fraction;
+  }
   std::string precision = reader.optional_choice("precision", kPrecisionNames).value_or("bf16");
   plan.precision = precision == "fp8"    ? Precision::kFp8
                    : precision == "fp16" ? Precision::kFp16
@@ -146,6 +165,10 @@ nlohmann::json inline_value(const std::string& key, const std::string& text,
     return list;
   }
   if (std::optional<int64_t> value = as_int(text)) return *value;
+  // Fractions ("offload=0.6"): a whole-text decimal number.
+  char* end = nullptr;
+  double number = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() + text.size() && std::isfinite(number)) return number;
   return text;
 }
 
@@ -277,6 +300,7 @@ std::string plan_to_json(const Plan& plan) {
   json["sequence_parallel"] = plan.sequence_parallel;
   json["zero_stage"] = plan.zero_stage;
   json["offload_optimizer"] = plan.offload_optimizer;
+  if (plan.offload_optimizer) json["offload_fraction"] = plan.offload_fraction;
   json["precision"] = precision_name(plan.precision);
   if (!plan.stage_layers.empty()) json["stage_layers"] = plan.stage_layers;
   if (!plan.placement.empty()) json["placement"] = plan.placement;
@@ -296,7 +320,10 @@ std::string plan_to_inline(const Plan& plan) {
   if (plan.recompute != Recompute::kNone) text += ",recompute=" + recompute_name(plan.recompute);
   if (plan.sequence_parallel) text += ",sequence_parallel=true";
   if (plan.zero_stage != 0) text += fmt::format(",zero_stage={}", plan.zero_stage);
-  if (plan.offload_optimizer) text += ",offload_optimizer=true";
+  if (plan.offload_optimizer) {
+    text += plan.offload_fraction == 1.0 ? ",offload_optimizer=true"
+                                         : fmt::format(",offload={}", plan.offload_fraction);
+  }
   if (plan.precision != Precision::kBf16) text += ",precision=" + precision_name(plan.precision);
   auto list = [](const std::vector<int64_t>& values) {
     std::string joined;
@@ -307,6 +334,10 @@ std::string plan_to_inline(const Plan& plan) {
   if (!plan.placement.empty()) text += ",placement=" + list(plan.placement);
   if (!plan.replica_microbatches.empty()) text += ",rmb=" + list(plan.replica_microbatches);
   return text;
+}
+
+double offloaded_fraction(const Plan& plan) {
+  return plan.offload_optimizer ? plan.offload_fraction : 0.0;
 }
 
 int64_t effective_seq_length(const Plan& plan, const ModelSpec& model) {

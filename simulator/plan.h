@@ -3,11 +3,12 @@
 // JSON (configs/plans/*.json; DESIGN.md "Specs"):
 //   {"tp","pp","dp","cp","ep","vpp","micro_batch_size","global_batch_size","seq_length"?,
 //    "schedule","recompute":"none|selective|full","sequence_parallel","zero_stage":0-3,
-//    "offload_optimizer","precision":"bf16|fp16|fp8","stage_layers":[...]?,"placement":[...]?,
-//    "replica_microbatches":[...]?}
+//    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8","stage_layers":[...]?,
+//    "placement":[...]?,"replica_microbatches":[...]?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
-// inline string, with "mbs", "gbs" and "seq" as short forms and lists separated by ':'
-// ("stage_layers=9:10:10:3"), and "rmb" short for "replica_microbatches" ("rmb=10:6"):
+// inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
+// (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
+// ("stage_layers=9:10:10:3"):
 //   tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=interleaved-1f1b,vpp=2,precision=fp8
 #pragma once
 
@@ -41,6 +42,11 @@ struct Plan {
   int zero_stage = 0;      // 0 none, 1 optimizer states (Megatron distributed optimizer),
                            // 2 + gradients, 3 + parameters (FSDP). Default 0.
   bool offload_optimizer = false;  // Optimizer states and update on the CPU. Default false.
+  // Of the optimizer states (and of the update), the fraction kept on the host when
+  // offload_optimizer is set, in (0, 1]; the GPU keeps and updates the rest (Deep Optimizer
+  // States, Maurya et al. 2024; docs/offload.md). JSON "offload_fraction" or inline "offload";
+  // giving it alone turns offload on (0 turns it off). Default 1 (everything on the host).
+  double offload_fraction = 1.0;
   Precision precision = Precision::kBf16;  // GEMM precision. Default "bf16".
   std::vector<int64_t> stage_layers;  // Layers per pipeline stage (pp entries); empty = balanced.
   std::vector<int64_t> placement;     // Cluster node group per pipeline stage; empty = in order.
@@ -67,6 +73,10 @@ const std::vector<std::string>& schedule_names();
 std::string plan_to_json(const Plan& plan);
 // The plan in the inline form, for tables ("tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=1f1b").
 std::string plan_to_inline(const Plan& plan);
+
+// Fraction of the optimizer states and update on the host: offload_fraction when
+// offload_optimizer is set, else 0.
+double offloaded_fraction(const Plan& plan);
 
 // Sequence length the plan trains at: plan.seq_length or the model's.
 int64_t effective_seq_length(const Plan& plan, const ModelSpec& model);

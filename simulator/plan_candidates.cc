@@ -1,9 +1,11 @@
 #include "simulator/plan_candidates.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "simulator/error.h"
 #include "simulator/layer_balance.h"
+#include "simulator/memory_model.h"
 #include "simulator/plan_screen.h"
 
 namespace ppsim {
@@ -81,6 +83,51 @@ std::vector<std::vector<int64_t>> placement_options(const ClusterSpec& cluster,
   return out;
 }
 
+// The shape with the knobs of the space that need the least GPU memory: the heaviest recompute,
+// sequence parallelism, the highest ZeRO stage and the largest offload fraction it lists.
+Plan lightest_memory_knobs(const Plan& shape, const SearchSpace& space) {
+  Plan plan = shape;
+  for (Recompute recompute : space.recompute) plan.recompute = std::max(plan.recompute, recompute);
+  plan.sequence_parallel =
+      shape.tp > 1 && std::find(space.sequence_parallel.begin(), space.sequence_parallel.end(),
+                                true) != space.sequence_parallel.end();
+  for (int zero : space.zero_stages) plan.zero_stage = std::max(plan.zero_stage, zero);
+  double offload = 0;
+  for (double fraction : space.offload_fractions) offload = std::max(offload, fraction);
+  plan.offload_optimizer = offload > 0;
+  plan.offload_fraction = offload > 0 ? offload : 1.0;
+  return plan;
+}
+
+// The time-balanced split within each stage's GPU memory, when `split` (time-balanced without
+// caps) overflows a stage even with the lightest knobs: such a stage's cap drops to one unit
+// below its layers and the split is balanced again, until every stage fits (the memory model
+// decides, with the lightest knobs, so no split a knob could make fit is lost) or no split is
+// left. nullopt when `split` already fits or nothing fits.
+std::optional<std::vector<int64_t>> memory_capped_split(
+    const ModelSpec& model, const SearchSpace& space, const ClusterSpec& cluster, const Plan& shape,
+    std::vector<StageTimeModel> stages, std::vector<int64_t> split, int64_t granularity) {
+  Plan plan = lightest_memory_knobs(shape, space);
+  bool capped = false;
+  while (true) {
+    plan.stage_layers = split;
+    if (plan_problem(plan, model, cluster)) return std::nullopt;
+    MemoryReport memory = estimate_memory(model, cluster, plan);
+    bool over = false;
+    for (const StageMemory& stage : memory.stages) {
+      if (stage.peak_bytes <= stage.capacity_bytes) continue;
+      over = true;
+      stages[stage.stage].max_layers = split[stage.stage] - granularity;
+    }
+    if (!over) return capped ? std::optional<std::vector<int64_t>>(split) : std::nullopt;
+    std::optional<std::vector<int64_t>> next =
+        time_balanced_split(stages, model.num_layers, granularity);
+    if (!next) return std::nullopt;
+    split = *next;
+    capped = true;
+  }
+}
+
 // The layer splits of a shape (stage_layers values; empty = the default split).
 std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const SearchSpace& space,
                                                 const PlanScreen& screen, const Plan& shape) {
@@ -130,7 +177,13 @@ std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const Se
           shape.schedule == ScheduleKind::kZbv || shape.schedule == ScheduleKind::kDualPipeV;
       if (s == (v_shaped ? 0 : shape.pp - 1)) stages[s].extra_seconds += seconds->head.total();
     }
-    add(time_balanced_split(stages, model.num_layers, granularity));
+    if (auto split = time_balanced_split(stages, model.num_layers, granularity)) {
+      add(*split);
+      if (auto capped = memory_capped_split(model, space, screen.cluster(), shape, stages, *split,
+                                            granularity)) {
+        add(*capped);
+      }
+    }
   }
   if (space.uneven_layers) {
     for (int64_t first = 0; first <= space.max_edge_trim; ++first) {
@@ -227,12 +280,62 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
   for (Recompute recompute : space.recompute) {
     for (bool sp : sp_values) {
       for (int zero : space.zero_stages) {
-        for (bool offload : space.offload_optimizer) {
+        for (double offload : space.offload_fractions) {
           Plan plan = shape;
           plan.recompute = recompute;
           plan.sequence_parallel = sp;
           plan.zero_stage = zero;
-          plan.offload_optimizer = offload;
+          plan.offload_optimizer = offload > 0;
+          plan.offload_fraction = offload > 0 ? offload : 1.0;
+          variants.push_back(std::move(plan));
+        }
+      }
+    }
+  }
+  return variants;
+}
+
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
+                                const ShapeScreen& screen) {
+  std::vector<Plan> variants = knob_variants(shape, space);
+  if (!space.smallest_fitting_offload) return variants;
+  std::vector<bool> sp_values = shape.tp > 1 ? space.sequence_parallel : std::vector<bool>{false};
+  auto with_fraction = [](Plan plan, double fraction) {
+    plan.offload_optimizer = fraction > 0;
+    plan.offload_fraction = fraction > 0 ? fraction : 1.0;
+    return plan;
+  };
+  for (Recompute recompute : space.recompute) {
+    for (bool sp : sp_values) {
+      for (int zero : space.zero_stages) {
+        Plan base = shape;
+        base.recompute = recompute;
+        base.sequence_parallel = sp;
+        base.zero_stage = zero;
+        MemoryScreen none = screen.memory(with_fraction(base, 0));
+        if (none.fits) continue;
+        MemoryScreen full = screen.memory(with_fraction(base, 1));
+        // Per stage, peak(f) = peak(0) - f * (peak(0) - peak(1)): the smallest f under capacity.
+        double needed = 0;
+        for (size_t r = 0; r < none.stage_peak_bytes.size(); ++r) {
+          double over = none.stage_peak_bytes[r] - none.capacity_bytes[r];
+          if (over <= 0) continue;
+          double saved = none.stage_peak_bytes[r] - full.stage_peak_bytes[r];
+          needed = saved > 0 ? std::max(needed, over / saved) : 2.0;
+        }
+        if (needed > 1) continue;
+        auto listed = [&space](double fraction) {
+          return std::find(space.offload_fractions.begin(), space.offload_fractions.end(),
+                           fraction) != space.offload_fractions.end();
+        };
+        // Rounding can leave a stage a few bytes over; the next step up then fits.
+        int64_t steps = std::max<int64_t>(
+            1, static_cast<int64_t>(std::ceil(needed * kOffloadFractionSteps - 1e-9)));
+        Plan plan = with_fraction(base, static_cast<double>(steps) / kOffloadFractionSteps);
+        if (!screen.memory(plan).fits && steps < kOffloadFractionSteps) {
+          plan = with_fraction(base, static_cast<double>(steps + 1) / kOffloadFractionSteps);
+        }
+        if (!listed(plan.offload_fraction) && screen.memory(plan).fits) {
           variants.push_back(std::move(plan));
         }
       }
@@ -245,7 +348,11 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
                                   const SearchSpace& space, const PlanScreen& screen) {
   std::vector<Plan> plans;
   for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
-    for (Plan& plan : knob_variants(shape, space)) plans.push_back(std::move(plan));
+    ShapeScreen shape_screen(screen, shape);
+    std::vector<Plan> variants = shape_screen.deadlocks()
+                                     ? knob_variants(shape, space)
+                                     : knob_variants(shape, space, shape_screen);
+    for (Plan& plan : variants) plans.push_back(std::move(plan));
   }
   return plans;
 }
@@ -260,7 +367,7 @@ bool canonical_before(const Plan& a, const Plan& b) {
   if (int c = compare_lists(a.placement, b.placement)) return c < 0;
   auto knobs = [](const Plan& p) {
     return std::make_tuple(static_cast<int>(p.recompute), p.sequence_parallel, p.zero_stage,
-                           p.offload_optimizer, static_cast<int>(p.precision));
+                           offloaded_fraction(p), static_cast<int>(p.precision));
   };
   return knobs(a) < knobs(b);
 }

@@ -22,12 +22,15 @@
 //             cluster's order (empty);
 //   layers    balanced (layer_balance.h) in units of the chunks per rank; when uneven_layers
 //             or the stages are placed, also time-balanced (each stage's GPU type's per-layer
-//             seconds, the embedding on the first chunk's stage and the head on the last's);
+//             seconds, the embedding on the first chunk's stage and the head on the last's),
+//             and when that split overflows a stage's GPU memory even with the space's
+//             lightest-memory knobs, the time-balanced split within each stage's memory
+//             (memory_capped_split in plan_candidates.cc; layer_balance.h's max_layers);
 //             when uneven_layers, also the ends trimmed by 1 .. max_edge_trim units each;
 //             duplicates dropped. A split equal to the default
 //             (stage_layer_counts) is written as an empty stage_layers.
-// Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, offload_optimizer,
-// each over the values SearchSpace lists.
+// Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, optimizer offload
+// fraction (0 = none), each over the values SearchSpace lists.
 // Order: shapes by (tp, cp, pp, ep, mbs, schedule, vpp, placement, split) as listed above, then
 // knobs by (recompute, sequence_parallel, zero_stage, offload) in SearchSpace order. The planner
 // breaks exact ties in its objective by canonical_before(), which does not depend on this order.
@@ -44,6 +47,7 @@
 namespace ppsim {
 
 class PlanScreen;
+class ShapeScreen;
 
 struct SearchSpace {
   int64_t gpus = 0;                   // GPUs every plan uses; 0 = all of the cluster.
@@ -63,7 +67,13 @@ struct SearchSpace {
   std::vector<Recompute> recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   std::vector<bool> sequence_parallel = {true, false};  // Tried when tp > 1.
   std::vector<int> zero_stages = {0, 1, 2, 3};
-  std::vector<bool> offload_optimizer = {false, true};
+  // Optimizer offload fractions tried (0 = no offload; optimizer_offload.h): the quarters
+  // Deep Optimizer States sweeps. The planner keeps offload only where it is fastest.
+  std::vector<double> offload_fractions = {0, 0.25, 0.5, 0.75, 1};
+  // Also try, per (recompute, sequence_parallel, zero_stage) that does not fit without offload,
+  // the smallest fraction (a multiple of 1 / kOffloadFractionSteps) that fits: what Deep Optimizer
+  // States argues for, since the GPU's share of the update is the fast one.
+  bool smallest_fitting_offload = true;
   bool uneven_layers = true;  // Time-balanced and end-trimmed layer splits besides balanced.
   int64_t max_edge_trim = 2;  // Units moved off the first / last stage, at most.
   // Clusters of several node groups: choose a group per stage and balance layers by each stage's
@@ -81,6 +91,17 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
 // The knob variants of a shape, in the order above.
 std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space);
 
+// The smallest fitting offload fraction is a multiple of 1 / kOffloadFractionSteps (0.05): fine
+// enough that the GPU keeps nearly all it can, coarse enough to read as a flag value.
+inline constexpr int64_t kOffloadFractionSteps = 20;
+
+// The knob variants, then (when space.smallest_fitting_offload) for each (recompute,
+// sequence_parallel, zero_stage) in order whose plan without offload does not fit: the smallest
+// multiple of 1 / kOffloadFractionSteps whose plan fits (GPU memory is linear in the fraction; the
+// host's too), when no listed fraction equals it. REQUIRES: `screen` is the shape's screen.
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
+                                const ShapeScreen& screen);
+
 // Every plan of the space: each shape's knob variants. For brute-force checks; the planner
 // walks shapes instead.
 std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& cluster,
@@ -88,7 +109,7 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
 
 // A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, mbs, schedule, vpp,
 // stage_layers (empty first, then lexicographic), placement (likewise), recompute (none first),
-// sequence_parallel (false first), zero_stage, offload (false first), precision.
+// sequence_parallel (false first), zero_stage, offload fraction (0 first), precision.
 bool canonical_before(const Plan& a, const Plan& b);
 
 }  // namespace ppsim

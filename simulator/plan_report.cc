@@ -57,6 +57,14 @@ std::string closest_plan_sentence(const PlanSearchResult& result) {
   PPSIM_CHECK(result.closest.has_value());
   const ClosestPlan& closest = *result.closest;
   int64_t stage = closest.memory.worst_stage;
+  if (closest.memory.over_bytes <= 0 && !closest.memory.host.fits) {
+    const HostMemoryReport& host = closest.memory.host;
+    return fmt::format(
+        "the closest plan, {}, fits its GPUs but needs {} GiB of host memory on "
+        "node {} for the offloaded optimizer, {} GiB over (lower the offload "
+        "fraction or raise host_memory_GiB)",
+        plan_to_inline(closest.plan), gib(host.peak_bytes), host.worst_node, gib(host.over_bytes));
+  }
   return fmt::format("the closest plan, {}, needs {} GiB on stage {}, {} GiB over its {} GiB",
                      plan_to_inline(closest.plan), gib(closest.memory.stage_peak_bytes[stage]),
                      stage, gib(closest.memory.over_bytes),

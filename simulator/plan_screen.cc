@@ -1,6 +1,7 @@
 #include "simulator/plan_screen.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "simulator/activation_memory.h"
 #include "simulator/collective_cost.h"
@@ -443,6 +444,14 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
     stage_group_.push_back(shape.placement.empty() ? group_of_gpu(screen.cluster(), r * per_stage)
                                                    : shape.placement[r]);
   }
+  // Optimizer offload: the host's memory per node and its CPU Adam shared by the node's GPUs.
+  layout_ = build_worker_layout(shape, screen.cluster());
+  std::vector<int64_t> gpus_per_node = plan_gpus_per_node(layout_);
+  host_sharing_gpus_.assign(p, std::numeric_limits<int64_t>::max());
+  for (const WorkerSlot& slot : layout_.workers) {
+    host_sharing_gpus_[slot.stage] =
+        std::min(host_sharing_gpus_[slot.stage], gpus_per_node[slot.node]);
+  }
 }
 
 ShapeScreen::~ShapeScreen() = default;
@@ -498,15 +507,19 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
   int zero = plan.zero_stage;
   MemoryScreen screen;
   double least_headroom = 0;
+  std::vector<double> host_bytes_per_gpu;
   for (size_t r = 0; r < dense_params_.size(); ++r) {
     double total = dense_params_[r] + expert_params_[r];
     auto sharded = [&](double bytes_per_param, bool shard) {
       return bytes_per_param *
              (shard ? dense_params_[r] / dense_group + expert_params_[r] / expert_group : total);
     };
-    double static_bytes =
-        sharded(kWeightBytesPerParam, zero >= 3) + sharded(gradient_bytes_per_param(plan.precision), zero >= 2) +
-        (plan.offload_optimizer ? 0.0 : sharded(kOptimizerBytesPerParam, zero >= 1));
+    const double offloaded = offloaded_fraction(plan);
+    double static_bytes = sharded(kWeightBytesPerParam, zero >= 3) +
+                          sharded(gradient_bytes_per_param(plan.precision), zero >= 2) +
+                          (1 - offloaded) * sharded(kOptimizerBytesPerParam, zero >= 1);
+    host_bytes_per_gpu.push_back(
+        offloaded * sharded(kHostOptimizerBytesPerParam + gradient_bytes_per_param(plan.precision), zero >= 1));
     double transient = acts.stage_transient[r];
     if (zero >= 3) transient += kWeightBytesPerParam * largest_layer_params_[r];
     if (zero >= 2) transient += gradient_bytes_per_param(plan.precision) * largest_layer_params_[r];
@@ -521,6 +534,10 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
       screen.worst_stage = static_cast<int64_t>(r);
       screen.over_bytes = std::max(0.0, -headroom);
     }
+  }
+  if (offloaded_fraction(plan) > 0) {
+    screen.host = host_memory_per_node(screen_.cluster(), layout_, host_bytes_per_gpu);
+    if (!screen.host.fits) screen.fits = false;
   }
   return screen;
 }
@@ -584,13 +601,15 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
   }
   double shard =
       plan.zero_stage >= 1 ? parameters / static_cast<double>(plan.dp * plan.cp) : parameters;
-  if (plan.offload_optimizer) {
-    double pcie = gpu.pcie_bandwidth > 0 ? gpu.pcie_bandwidth : kStepDefaultPcieBytesPerS;
-    return shard * (gradient_bytes_per_param(plan.precision) + kStepParameterBytes) / pcie +
-           shard / kStepCpuAdamParametersPerS;
-  }
-  return shard * kStepAdamBytesPerParameter /
-         (gpu.memory_bandwidth * screen_.step_options().efficiency.memory);
+  double gpu_seconds = shard * kStepAdamBytesPerParameter /
+                       (gpu.memory_bandwidth * screen_.step_options().efficiency.memory);
+  if (offloaded_fraction(plan) <= 0) return gpu_seconds;
+  // Offload (step_builder.cc): the GPU's part and the host's Adam + copy back both start after
+  // the last compute task; the bound takes the fewest GPUs sharing a node's CPU Adam.
+  OffloadSplit split = offload_split(plan, screen_.cluster().nodes[stage_group_[rank]], shard,
+                                     host_sharing_gpus_[rank]);
+  return std::max(gpu_seconds * (1 - split.fraction),
+                  split.cpu_adam_seconds() + split.h2d_seconds());
 }
 
 const ShapeScreen::Clocks& ShapeScreen::clocks(const Plan& plan, bool replay) const {

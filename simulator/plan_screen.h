@@ -54,8 +54,10 @@
 #include "simulator/cluster_spec.h"
 #include "simulator/cost_model.h"
 #include "simulator/model_spec.h"
+#include "simulator/optimizer_offload.h"
 #include "simulator/plan.h"
 #include "simulator/step_builder.h"
+#include "simulator/worker_layout.h"
 
 namespace ppsim {
 
@@ -67,6 +69,9 @@ struct MemoryScreen {
   bool fits = true;                      // Every stage's peak <= its capacity.
   int64_t worst_stage = 0;               // Least headroom (first on ties).
   double over_bytes = 0;                 // max(0, peak - capacity) of worst_stage.
+  // With optimizer offload: host memory per node (optimizer_offload.h); `fits` also needs
+  // host.fits. Empty without offload.
+  HostMemoryReport host;
 };
 
 // Seconds of one microbatch through one layer (or the pipeline ends) on one GPU type, as the
@@ -190,6 +195,8 @@ class ShapeScreen {
   std::vector<double> dense_params_, expert_params_, largest_layer_params_;  // Per stage.
   std::vector<double> workspace_bytes_, capacity_bytes_;                     // Per stage.
   std::vector<int64_t> stage_group_;  // Node group of each stage's replica-0 worker.
+  WorkerLayout layout_;               // The shape's workers on the cluster.
+  std::vector<int64_t> host_sharing_gpus_;  // Per stage: fewest plan GPUs on one of its nodes.
   mutable std::map<std::pair<bool, int>, std::unique_ptr<Activations>> activations_;
   mutable std::map<std::tuple<bool, int, bool>, std::unique_ptr<Clocks>> clocks_;
 };

@@ -15,7 +15,6 @@ namespace ppsim {
 namespace {
 
 constexpr const char* kRuleRecompute = "lighter recompute fits";
-constexpr const char* kRuleOffload = "fits without optimizer offload";
 constexpr const char* kRuleZero2 = "ZeRO-2 runs as ZeRO-1, which fits";
 constexpr const char* kRuleOneRank = "one data-parallel rank: ZeRO changes nothing";
 
@@ -108,7 +107,7 @@ struct ShapeOutcome {
   std::vector<Candidate> candidates;
   int64_t considered = 0;
   int64_t fitting = 0;
-  std::vector<int64_t> rule_drops = std::vector<int64_t>(4, 0);
+  std::vector<int64_t> rule_drops = std::vector<int64_t>(3, 0);
   std::optional<ClosestPlan> closest;  // Least over among non-fitting variants.
   int64_t unsimulable = 0;
 };
@@ -122,7 +121,8 @@ ShapeOutcome screen_shape(const PlanScreen& screen, const PlanEvaluator& evaluat
                           const Plan& shape, const SearchSpace& space) {
   ShapeOutcome outcome;
   ShapeScreen shape_screen(screen, shape);
-  std::vector<Plan> variants = knob_variants(shape, space);
+  std::vector<Plan> variants = shape_screen.deadlocks() ? knob_variants(shape, space)
+                                                        : knob_variants(shape, space, shape_screen);
   outcome.considered = static_cast<int64_t>(variants.size());
   if (shape_screen.deadlocks()) {
     outcome.unsimulable = outcome.considered;
@@ -139,11 +139,11 @@ ShapeOutcome screen_shape(const PlanScreen& screen, const PlanEvaluator& evaluat
       if (!outcome.closest || closer(candidate, *outcome.closest)) outcome.closest = candidate;
     }
   }
-  const char* rules[] = {kRuleRecompute, kRuleOffload, kRuleZero2, kRuleOneRank};
+  const char* rules[] = {kRuleRecompute, kRuleZero2, kRuleOneRank};
   for (size_t i = 0; i < variants.size(); ++i) {
     if (!fits[i]) continue;
     if (std::optional<Dominance> dominance = find_dominating_twin(variants[i], variants, fits)) {
-      for (size_t r = 0; r < 4; ++r) {
+      for (size_t r = 0; r < 3; ++r) {
         if (dominance->rule == rules[r]) ++outcome.rule_drops[r];
       }
       continue;
@@ -238,16 +238,13 @@ std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<P
     if (!fits[i] || y.sequence_parallel != x.sequence_parallel) continue;
     bool zero_ok = y.zero_stage == x.zero_stage || (y.zero_stage == 1 && x.zero_stage == 2) ||
                    (one_rank && y.zero_stage == 0);
-    if (!zero_ok || y.recompute > x.recompute || y.offload_optimizer > x.offload_optimizer)
+    // Offload is no rule (planner.h): only twins with the same offload fraction compare.
+    if (!zero_ok || y.recompute > x.recompute || offloaded_fraction(y) != offloaded_fraction(x))
       continue;
-    if (y.zero_stage == x.zero_stage && y.recompute == x.recompute &&
-        y.offload_optimizer == x.offload_optimizer) {
-      continue;  // x itself.
-    }
-    const char* rule = y.recompute < x.recompute                   ? kRuleRecompute
-                       : y.offload_optimizer < x.offload_optimizer ? kRuleOffload
-                       : one_rank                                  ? kRuleOneRank
-                                                                   : kRuleZero2;
+    if (y.zero_stage == x.zero_stage && y.recompute == x.recompute) continue;  // x itself.
+    const char* rule = y.recompute < x.recompute ? kRuleRecompute
+                       : one_rank                ? kRuleOneRank
+                                                 : kRuleZero2;
     return Dominance{i, rule};
   }
   return std::nullopt;
@@ -339,12 +336,12 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
   }
   report("screening", stats.shapes, stats.shapes);
   std::vector<Candidate> candidates;
-  stats.rules = {{kRuleRecompute, 0}, {kRuleOffload, 0}, {kRuleZero2, 0}, {kRuleOneRank, 0}};
+  stats.rules = {{kRuleRecompute, 0}, {kRuleZero2, 0}, {kRuleOneRank, 0}};
   for (ShapeOutcome& outcome : outcomes) {
     stats.considered += outcome.considered;
     stats.fitting += outcome.fitting;
     stats.unsimulable += outcome.unsimulable;
-    for (size_t r = 0; r < 4; ++r) {
+    for (size_t r = 0; r < stats.rules.size(); ++r) {
       stats.rules[r].dropped += outcome.rule_drops[r];
       stats.dominated += outcome.rule_drops[r];
     }

@@ -18,17 +18,17 @@
 // path, non-decreasing in task durations), and Y comes first in canonical order on a tie.
 //   lighter recompute     Y has less recompute (none < selective < full): recompute only adds
 //                         forward work (and, for full, its TP collectives) inside backward tasks;
-//   no offload needed     Y keeps the optimizer on the GPU: the offloaded update moves gradients
-//                         and parameters over PCIe and runs CPU Adam, slower than the HBM-bound
-//                         update on every GPU in the catalog;
 //   ZeRO-2 = ZeRO-1 time  Y is ZeRO-1 and X ZeRO-2: the simulator runs both the same way
 //                         (reduce-scatter, sharded update, parameter all-gather); ZeRO-2 only
 //                         changes memory;
 //   one data-parallel rank  dp*cp == 1 and Y is ZeRO-0: sharding over one rank changes no task.
-// The bound makes the search exact over equal batch shares: a plan that is not simulated has a
-// bound above the top-th best objective, so its own objective is too. Proportional shares are
-// tried on the simulated candidates only (the bound does not hold for them: a faster replica
-// taking more of the batch can beat its equal-share bound), so they can only improve on it. tests/planner_test.cc checks the planner's best
+// Twins compare only at the same optimizer offload fraction. Offload is no rule: the GPU's and
+// the host's parts of a split update run side by side (optimizer_offload.h), so a small
+// fraction is not provably slower than none. Offload plans meet the bound instead, whose
+// optimizer term is the larger of the GPU's part and the host's Adam plus copy back: where a
+// plan without offload fits, offload plans lose on that bound and are never simulated.
+// The bound makes the search exact: a plan that is not simulated has a bound above the top-th
+// best objective, so its own objective is too. tests/planner_test.cc checks the planner's best
 // against simulating every plan of small spaces.
 //
 // Objectives (lower is better; each evaluator also gives a bound from the time bound):

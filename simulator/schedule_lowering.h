@@ -48,7 +48,10 @@ struct TaskInfo {
     kGradientReduce,  // One bucket of a chunk's data-parallel gradient reduction.
     kBucketReady,     // The delay until a gradient bucket is ready (part of the backward).
     kParamGather,     // The distributed optimizer's parameter all-gather.
-    kOptimizer,       // The optimizer step.
+    kOptimizer,       // The optimizer step (the GPU's part of it with optimizer offload).
+    kOffloadD2H,      // Offload: one bucket's gradients copied to the host over PCIe.
+    kCpuAdam,         // Offload: the host's part of the Adam update.
+    kOffloadH2D,      // Offload: the updated parameters copied back to the GPU over PCIe.
   } role = Role::kAction;
 };
 

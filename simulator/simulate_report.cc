@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "simulator/memory_report.h"
 #include "simulator/model_stats.h"
 #include "simulator/report_format.h"
 
@@ -25,6 +26,45 @@ std::string critical_summary(const StepMetrics& metrics) {
     text += fmt::format("{}{} x{}", text.empty() ? "" : ", ", kind, counts[kind]);
   }
   return text;
+}
+
+// Per GPU type utilisation (gpu_utilisation.h); printed when the plan uses several types.
+std::string gpu_types_text(const StepMetrics& metrics) {
+  if (metrics.gpu_types.size() < 2) return "";
+  std::string out = "# utilisation per GPU type\n";
+  const char* row = "{} {:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>10}\n";
+  out += fmt::format(fmt::runtime(row), "#", "gpu", "count", "busy", "compute", "idle", "peak",
+                     "capacity");
+  out += fmt::format(fmt::runtime(row), "#", "", "", "(%)", "(s)", "(s)", "(GiB)", "(GiB)");
+  for (const GpuTypeUse& type : metrics.gpu_types) {
+    out += fmt::format(fmt::runtime(row), " ", type.gpu, type.count,
+                       fmt::format("{:.1f}", 100 * type.busy_fraction),
+                       fmt::format("{:.4f}", type.compute_s), fmt::format("{:.4f}", type.idle_s),
+                       gib(type.peak_memory_bytes), gib(type.capacity_bytes));
+  }
+  return out;
+}
+
+// Optimizer offload's traffic and host memory (offload_traffic.h); empty without offload.
+std::string offload_text(const Step& step, const StepMetrics& metrics) {
+  if (!metrics.offload) return "";
+  const OffloadTraffic& offload = *metrics.offload;
+  std::string out = fmt::format("# optimizer offload {}: per GPU on {}\n", offload.fraction,
+                                step.worker_names[offload.worker]);
+  out += fmt::format("offload_d2h_GiB        {}\n", gib(offload.d2h_bytes_per_gpu));
+  out += fmt::format("offload_h2d_GiB        {}\n", gib(offload.h2d_bytes_per_gpu));
+  out += fmt::format("offload_pcie_d2h_s     {:.6f}\n", offload.pcie_d2h_s);
+  out += fmt::format("offload_pcie_h2d_s     {:.6f}\n", offload.pcie_h2d_s);
+  out += fmt::format("offload_cpu_adam_s     {:.6f}\n", offload.cpu_adam_s);
+  out += fmt::format("offload_exposed_s      {:.6f}\n", offload.exposed_s);
+  out += fmt::format("# all GPUs: {} GiB down, {} GiB up over PCIe per step\n",
+                     gib(offload.d2h_bytes_total), gib(offload.h2d_bytes_total));
+  for (const NodeHostMemory& node : offload.host.nodes) {
+    out += fmt::format("# host memory node {} ({} GPUs): {} of {} GiB{}\n", node.node, node.gpus,
+                       gib(node.bytes), gib(node.capacity_bytes),
+                       node.bytes <= node.capacity_bytes ? "" : " DOES NOT FIT");
+  }
+  return out;
 }
 
 }  // namespace
@@ -69,6 +109,8 @@ std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& clus
                        gib(stage.peak_memory_bytes), gib(stage.capacity_bytes),
                        stage.peak_memory_bytes <= stage.capacity_bytes ? "yes" : "no");
   }
+  out += gpu_types_text(metrics);
+  out += offload_text(step, metrics);
   out += fmt::format("# critical path: {} tasks ({})\n", metrics.critical_path.size(),
                      critical_summary(metrics));
   if (!metrics.critical_path.empty()) {
@@ -78,9 +120,24 @@ std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& clus
                        step.worker_names[first.worker], first.start_s, last.what,
                        step.worker_names[last.worker], last.end_s);
   }
-  out += metrics.fits ? fmt::format("# OK: fits, peak {} GiB\n", gib(metrics.peak_memory_bytes))
-                      : fmt::format("# DOES NOT FIT: peak {} GiB exceeds a stage's capacity\n",
-                                    gib(metrics.peak_memory_bytes));
+  bool host_over = metrics.offload && !metrics.offload->host.fits;
+  bool gpu_over = false;
+  for (const StageResult& stage : metrics.stages) {
+    gpu_over = gpu_over || stage.peak_memory_bytes > stage.capacity_bytes;
+  }
+  if (metrics.fits) {
+    out += fmt::format("# OK: fits, peak {} GiB\n", gib(metrics.peak_memory_bytes));
+  } else if (host_over && !gpu_over) {
+    const HostMemoryReport& host = metrics.offload->host;
+    out += fmt::format(
+        "# DOES NOT FIT: node {} needs {} GiB of host memory for the offloaded "
+        "optimizer, {} GiB over (lower the offload fraction or raise "
+        "host_memory_GiB)\n",
+        host.worst_node, gib(host.peak_bytes), gib(host.over_bytes));
+  } else {
+    out += fmt::format("# DOES NOT FIT: peak {} GiB exceeds a stage's capacity\n",
+                       gib(metrics.peak_memory_bytes));
+  }
   return out;
 }
 
@@ -131,6 +188,31 @@ std::string simulate_report_json(const ModelSpec& model, const ClusterSpec& clus
                     {"end_s", task.end_s}});
   }
   json["critical_path"] = path;
+  nlohmann::ordered_json types = nlohmann::ordered_json::array();
+  for (const GpuTypeUse& type : metrics.gpu_types) {
+    types.push_back({{"gpu", type.gpu},
+                     {"count", type.count},
+                     {"busy_fraction", type.busy_fraction},
+                     {"compute_s", type.compute_s},
+                     {"idle_s", type.idle_s},
+                     {"peak_memory_bytes", type.peak_memory_bytes},
+                     {"capacity_bytes", type.capacity_bytes}});
+  }
+  json["gpu_types"] = types;
+  if (metrics.offload) {
+    const OffloadTraffic& offload = *metrics.offload;
+    json["offload"] = {{"fraction", offload.fraction},
+                       {"worker", step.worker_names[offload.worker]},
+                       {"d2h_bytes_per_gpu", offload.d2h_bytes_per_gpu},
+                       {"h2d_bytes_per_gpu", offload.h2d_bytes_per_gpu},
+                       {"d2h_bytes_total", offload.d2h_bytes_total},
+                       {"h2d_bytes_total", offload.h2d_bytes_total},
+                       {"pcie_d2h_s", offload.pcie_d2h_s},
+                       {"pcie_h2d_s", offload.pcie_h2d_s},
+                       {"cpu_adam_s", offload.cpu_adam_s},
+                       {"exposed_s", offload.exposed_s},
+                       {"host_memory", host_memory_json(offload.host)}};
+  }
   return json.dump(2) + "\n";
 }
 

@@ -10,7 +10,13 @@
 // {roofline, profile, extrapolated}, comm_costs {modelled, profile, extrapolated},
 // unprofiled_gpus (simulator/cost_provenance.h), critical_path_length, critical_path [{worker, task,
 // start_s, end_s}] (the chain of tasks, each starting when the previous ended, that sets the
-// step time). Definitions: simulator/step_metrics.h.
+// step time), gpu_types [{gpu, count, busy_fraction, compute_s, idle_s, peak_memory_bytes,
+// capacity_bytes}] (gpu_utilisation.h; the text report prints the table when the plan uses
+// several GPU types), and with optimizer offload, offload {fraction, worker, d2h_bytes_per_gpu,
+// h2d_bytes_per_gpu, d2h_bytes_total, h2d_bytes_total, pcie_d2h_s, pcie_h2d_s, cpu_adam_s,
+// exposed_s, host_memory {nodes [{node, node_group, gpus, bytes, capacity_bytes, fits}],
+// peak_bytes, fits, worst_node, over_bytes}} (offload_traffic.h). Definitions:
+// simulator/step_metrics.h.
 #pragma once
 
 #include <string>

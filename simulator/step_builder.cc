@@ -117,6 +117,8 @@ class StepCosts : public LoweringCosts {
                      StreamId compute_stream, const Action& action, TaskId after) const override {
     if (action.kind == ActionKind::kGradientSync) {
       gradient_sync(graph, info, worker, action.chunk, after);
+      if (offloaded_fraction(plan_) > 0)
+        offload_gradients(graph, info, worker, action.chunk, after);
       return -1;
     }
     return optimizer_step(graph, info, worker, compute_stream, after);
@@ -343,7 +345,85 @@ class StepCosts : public LoweringCosts {
       info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
       graph.add_dependency(delay_id, id);
       last_sync_[worker] = id;
+      reduced_buckets_[{worker, chunk}].push_back(id);
     }
+  }
+
+  // Optimizer offload: each bucket's share of the offloaded gradients goes to the host over the
+  // worker's PCIe (device-to-host) stream once the bucket is reduced, or ready when there is no
+  // reduction task (one data-parallel rank, ZeRO-3, ideal links).
+  void offload_gradients(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                         int32_t chunk, TaskId last_weight_gradient) const {
+    const ChunkCost& cost = chunk_cost(worker, chunk);
+    double bucket = bucket_parameters(plan_.dp);
+    int64_t buckets =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
+    std::vector<TaskId> ready = reduced_buckets_[{worker, chunk}];
+    if (ready.empty()) {
+      // Bucket-ready delays as gradient_sync adds them (it added none for this chunk).
+      TaskId before = graph.stream_predecessor(last_weight_gradient);
+      const Task& weight_task = graph.task(last_weight_gradient);
+      double backward_seconds = weight_task.work / graph.stream(weight_task.stream).speed;
+      for (int64_t k = 0; k < buckets; ++k) {
+        Task delay;
+        delay.kind = TaskKind::kTransfer;
+        delay.stream = timer_stream(graph, worker);
+        delay.latency = backward_seconds / buckets;
+        TaskId delay_id = graph.add_task(delay);
+        info.resize(graph.num_tasks());
+        info[delay_id] =
+            TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
+        if (k == 0) graph.add_dependency(before >= 0 ? before : last_weight_gradient, delay_id);
+        ready.push_back(delay_id);
+      }
+    }
+    PPSIM_CHECK(static_cast<int64_t>(ready.size()) == buckets);
+    WorkerOffload& offload = worker_offload(worker);
+    // The GPU offloads the gradients of the parameters it updates: its shard under ZeRO >= 1.
+    double shard_scale =
+        plan_.zero_stage >= 1 ? 1.0 / static_cast<double>(plan_.dp * plan_.cp) : 1.0;
+    for (int64_t k = 0; k < buckets; ++k) {
+      double parameters = std::min(bucket, cost.parameters - k * bucket) * shard_scale;
+      Task copy;
+      copy.kind = TaskKind::kTransfer;
+      copy.stream = offload_stream(graph, worker, d2h_streams_, "pcie_d2h");
+      copy.latency = offloaded_fraction(plan_) * parameters * gradient_bytes_per_param(plan_.precision) /
+                     offload.split.pcie_bytes_per_s;
+      TaskId id = graph.add_task(copy);
+      info.resize(graph.num_tasks());
+      info[id] =
+          TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kOffloadD2H};
+      graph.add_dependency(ready[k], id);
+      offload.d2h.push_back(id);
+    }
+  }
+
+  // A per-worker stream of offload work (created on first use): PCIe copies one way, host Adam.
+  StreamId offload_stream(TaskGraph& graph, int32_t worker, std::vector<StreamId>& streams,
+                          const char* name) const {
+    if (streams.empty()) streams.assign(step_.layout_worker.size(), -1);
+    if (streams[worker] < 0)
+      streams[worker] = graph.add_stream(worker, fmt::format("w{}/{}", worker, name));
+    return streams[worker];
+  }
+
+  // The worker's offload record with its split (created on first use).
+  WorkerOffload& worker_offload(int32_t worker) const {
+    if (step_.offload.empty()) step_.offload.resize(step_.layout_worker.size());
+    WorkerOffload& offload = step_.offload[worker];
+    if (offload.split.pcie_bytes_per_s > 0) return offload;
+    int32_t layout_index = step_.layout_worker[worker];
+    const WorkerSlot& slot = step_.layout.workers[layout_index];
+    double parameters = 0;
+    for (int32_t c = 0; c < step_.schedule.num_chunks(); ++c) {
+      if (step_.schedule.chunk_rank[c] == slot.stage)
+        parameters += chunk_cost(worker, c).parameters;
+    }
+    double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
+    if (gpus_per_node_.empty()) gpus_per_node_ = plan_gpus_per_node(step_.layout);
+    offload.split = offload_split(plan_, cluster_.nodes[slot.node_group], shard,
+                                  std::max<int64_t>(1, gpus_per_node_[slot.node]));
+    return offload;
   }
 
   // The per-worker stream of bucket-ready delays (created on first use).
@@ -450,14 +530,11 @@ class StepCosts : public LoweringCosts {
     Task task;
     task.kind = TaskKind::kCompute;
     task.stream = compute_stream;
-    if (plan_.offload_optimizer) {
-      double pcie = group.gpu.pcie_bandwidth > 0 ? group.gpu.pcie_bandwidth : kStepDefaultPcieBytesPerS;
-      task.work = shard * (gradient_bytes_per_param(plan_.precision) + kStepParameterBytes) / pcie +
-                  shard / kStepCpuAdamParametersPerS;
-    } else {
-      task.work = shard * kStepAdamBytesPerParameter /
-                  (group.gpu.memory_bandwidth * options_.efficiency.memory);
-    }
+    // With offload the GPU updates only its (1 - f) part (optimizer_offload.h).
+    double gpu_parameters =
+        offloaded_fraction(plan_) > 0 ? worker_offload(worker).split.gpu_parameters : shard;
+    task.work = gpu_parameters * kStepAdamBytesPerParameter /
+                (group.gpu.memory_bandwidth * options_.efficiency.memory);
     // The framework's per-step host work (cost_model.h): host time, so a slow GPU's speed
     // factor does not stretch it (work is divided by the stream's speed).
     task.work += options_.efficiency.step_overhead * graph.stream(compute_stream).speed;
@@ -468,6 +545,8 @@ class StepCosts : public LoweringCosts {
     auto sync = last_sync_.find(worker);
     if (sync != last_sync_.end()) graph.add_dependency(sync->second, id);
     TaskId barrier = id;
+    TaskId host_done =
+        offloaded_fraction(plan_) > 0 ? host_update(graph, info, worker, after, id) : -1;
     // The distributed optimizer's updated parameters are all-gathered (bf16).
     int64_t group_size = plan_.dp * plan_.cp;
     if (plan_.zero_stage >= 1 && plan_.zero_stage < 3 && group_size > 1 && !options_.ideal_links) {
@@ -478,9 +557,42 @@ class StepCosts : public LoweringCosts {
       info.resize(graph.num_tasks());
       info[gather_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
       graph.add_dependency(id, gather_id);
+      if (host_done >= 0) graph.add_dependency(host_done, gather_id);
       barrier = gather_id;
     }
     return barrier;
+  }
+
+  // Optimizer offload's host part: CPU Adam once every gradient copy and the worker's last
+  // compute task have ended (gradient clipping needs all gradients), then the parameters' copy
+  // back. Returns the copy.
+  TaskId host_update(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, TaskId after,
+                     TaskId gpu_update) const {
+    WorkerOffload& offload = worker_offload(worker);
+    offload.gpu_update = gpu_update;
+    Task adam;
+    adam.kind = TaskKind::kTransfer;  // Host time: a delay the GPU's speed factor does not scale.
+    adam.stream = offload_stream(graph, worker, host_streams_, "cpu_adam");
+    adam.latency = offload.split.cpu_adam_seconds();
+    TaskId adam_id = graph.add_task(adam);
+    info.resize(graph.num_tasks());
+    info[adam_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kCpuAdam};
+    if (after >= 0) graph.add_dependency(after, adam_id);
+    for (TaskId copy : offload.d2h) graph.add_dependency(copy, adam_id);
+    auto sync = last_sync_.find(worker);
+    if (sync != last_sync_.end()) graph.add_dependency(sync->second, adam_id);
+    Task copy;
+    copy.kind = TaskKind::kTransfer;
+    copy.stream = offload_stream(graph, worker, h2d_streams_, "pcie_h2d");
+    copy.latency = offload.split.h2d_seconds();
+    TaskId copy_id = graph.add_task(copy);
+    info.resize(graph.num_tasks());
+    info[copy_id] =
+        TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOffloadH2D};
+    graph.add_dependency(adam_id, copy_id);
+    offload.cpu_adam = adam_id;
+    offload.h2d = copy_id;
+    return copy_id;
   }
 
   const ModelSpec& model_;
@@ -505,6 +617,9 @@ class StepCosts : public LoweringCosts {
   mutable std::map<int32_t, TaskId> last_sync_;
   mutable std::vector<StreamId> dp_streams_;
   mutable std::vector<StreamId> timer_streams_;
+  mutable std::map<std::pair<int32_t, int32_t>, std::vector<TaskId>> reduced_buckets_;
+  mutable std::vector<StreamId> d2h_streams_, h2d_streams_, host_streams_;
+  mutable std::vector<int64_t> gpus_per_node_;
 };
 
 // Replicas can be simulated once when none of their GPUs has its own speed.

@@ -20,11 +20,15 @@
 //   reduction overlaps the backward as Megatron's overlap_grad_reduce does.
 // - Optimizer: Adam over the GPU's (sharded) parameters, 34 bytes per parameter at HBM speed
 //   (fp32 master, grad, m, v read; master, m, v and bf16 copy written; grad-norm read), after
-//   every bucket; then the distributed optimizer's parameter all-gather. With offload, the
-//   update runs on the CPU: gradients down and parameters up over PCIe plus CPU Adam time.
+//   every bucket; then the distributed optimizer's parameter all-gather. With offload
+//   (optimizer_offload.h), the GPU updates (1 - f) of its parameters; the gradients of the
+//   other f go to the host over PCIe bucket by bucket as they are ready (after their
+//   reduction), the host runs Adam on them once all are there and the last compute task has
+//   ended, and the updated parameters come back over PCIe; the all-gather waits for both.
 // Memory: each F allocates the chunk's activations for one microbatch (the last chunk also its
-// logits), freed by B; a split backward frees all but the GEMM inputs at I and those at W; static memory (weights, gradients, optimizer, workspace) comes from
-// the memory model and is added to the timeline's peak.
+// logits), freed by B; a split backward frees all but the GEMM inputs at I and those at W; static
+// memory (weights, gradients, optimizer, workspace) comes from the memory model and is added to the
+// timeline's peak.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +40,7 @@
 #include "simulator/cost_provenance.h"
 #include "simulator/cost_model.h"
 #include "simulator/model_spec.h"
+#include "simulator/optimizer_offload.h"
 #include "simulator/pipeline_schedule.h"
 #include "simulator/plan.h"
 #include "simulator/profile.h"
@@ -48,12 +53,8 @@ namespace ppsim {
 // (plan_screen.cc) use the same figures. Sources in the header comment above.
 inline constexpr double kStepParameterBytes = 2;           // bf16 parameters gathered.
 inline constexpr double kStepAdamBytesPerParameter = 34;   // Bytes the Adam step touches.
-// CPU Adam for offloaded optimizer states: DeepSpeed's CPU-Adam (ZeRO-Offload, Ren et al. 2021)
-// updates on the order of 1e9 parameters/s on a two-socket server; an order-of-magnitude
-// default until `ppsim profile` measures it.
-inline constexpr double kStepCpuAdamParametersPerS = 1e9;
-inline constexpr double kStepDefaultPcieBytesPerS = 25e9;  // When the GPU spec has no PCIe figure
-                                                           // (PCIe Gen4 x16 per direction).
+// Optimizer offload's constants (CPU Adam rate, PCIe default, bytes moved) live in
+// optimizer_offload.h and cluster_spec.h.
 
 struct StepOptions {
   // Simulate identical data-parallel replicas once (exact: twins' flows weight the links they
@@ -106,6 +107,8 @@ struct Step {
   std::vector<double> embedded_comm_seconds;
   std::vector<std::string> worker_names;  // "stage 2 replica 0 (GPUs 16-23, H100-SXM-80GB)".
   CostProvenance provenance;
+  // Per lowered worker with optimizer offload: its split and tasks; empty without offload.
+  std::vector<WorkerOffload> offload;
 };
 
 // REQUIRES: plan_problem(plan, model, cluster) is nullopt; schedule_problem(...) is nullopt.

@@ -70,6 +70,12 @@ std::string task_label(const Step& step, TaskId id) {
     case TaskInfo::Role::kBucketReady: return fmt::format("bucket_ready[c{}]", info.chunk);
     case TaskInfo::Role::kParamGather: return "param_gather";
     case TaskInfo::Role::kOptimizer: return "optimizer";
+    case TaskInfo::Role::kOffloadD2H:
+      return fmt::format("offload_d2h[c{}]", info.chunk);
+    case TaskInfo::Role::kCpuAdam:
+      return "cpu_adam";
+    case TaskInfo::Role::kOffloadH2D:
+      return "offload_h2d";
     case TaskInfo::Role::kAction: break;
   }
   return action_label(Action{info.kind, info.chunk, info.microbatch});
@@ -144,8 +150,20 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
                        : 0.0;
   breakdown.exposed_comm = comm[critical] + dp_wait + gather[critical];
   breakdown.optimizer = optimizer[critical];
+  metrics.offload = offload_traffic(model, cluster, step, timeline);
+  if (metrics.offload && !metrics.offload->host.fits) metrics.fits = false;
+  if (metrics.offload && critical < static_cast<int32_t>(step.offload.size())) {
+    const WorkerOffload& offload = step.offload[critical];
+    if (offload.h2d >= 0 && offload.gpu_update >= 0) {
+      breakdown.optimizer +=
+          std::max(0.0, timeline.end[offload.h2d] - timeline.end[offload.gpu_update]);
+    }
+  }
   breakdown.bubble = std::max(0.0, timeline.makespan - breakdown.compute - breakdown.exposed_comm -
                                        breakdown.optimizer);
+  std::vector<double> stage_peaks;
+  for (const StageResult& stage : metrics.stages) stage_peaks.push_back(stage.peak_memory_bytes);
+  metrics.gpu_types = gpu_type_use(cluster, step, timeline, stage_peaks);
   for (TaskId id : path) {
     metrics.critical_path.push_back(CriticalTask{step.lowered.info[id].worker, task_label(step, id),
                                                  timeline.start[id], timeline.end[id]});

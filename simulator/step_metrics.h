@@ -11,21 +11,29 @@
 //     exposed_comm  communication inside its tasks (TP, EP, CP, ZeRO-3 excess) plus the wait from
 //                   its last backward to its optimizer (DP reduction not hidden) plus the
 //                   parameter all-gather after the optimizer
-//     optimizer     its optimizer step
+//     optimizer     its optimizer step; with optimizer offload, the GPU's part plus the host
+//                   part's exposed time (offload_traffic.h) on that worker
 //     bubble        iteration_time_s - compute - exposed_comm - optimizer (pipeline idle time)
 //   stages[i].busy_s      = sum of compute-task durations of stage i (replica 0)
 //   stages[i].peak_memory_bytes = static memory (weights, gradients, optimizer, workspace,
 //                           transients) + the timeline's activation peak of stage i (replica 0;
 //                           the largest over replicas when replicas were simulated)
 //   bubble_pct            = 100 * (1 - sum(stage busy) / (stages * iteration_time_s))
+//   offload               optimizer offload's traffic and host memory (offload_traffic.h);
+//                         absent without offload
+//   gpu_types             per GPU type: count, busy_fraction, compute_s, idle_s,
+//                         peak_memory_bytes, capacity_bytes (gpu_utilisation.h)
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "simulator/cluster_spec.h"
+#include "simulator/gpu_utilisation.h"
 #include "simulator/model_spec.h"
+#include "simulator/offload_traffic.h"
 #include "simulator/plan.h"
 #include "simulator/step_builder.h"
 #include "simulator/timeline.h"
@@ -72,6 +80,8 @@ struct StepMetrics {
   int32_t simulated_replicas = 1;
   std::vector<CriticalTask> critical_path;  // In time order.
   CostProvenance provenance;                // Where the step's costs came from (Step's).
+  std::optional<OffloadTraffic> offload;    // With optimizer offload only.
+  std::vector<GpuTypeUse> gpu_types;        // In the order of their first stage.
 };
 
 StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,

@@ -14,7 +14,6 @@ struct BadInput {
   const char* expected;  // A part of stderr that names the problem and where.
 };
 
-
 const BadInput kBadInputs[] = {
     // Bad JSON, wrong types, negative sizes, unknown keys: file and JSON path.
     {"memory --model tests/data/bad/model_syntax.json --cluster dgx-h100-1 --plan gbs=8",
@@ -29,7 +28,8 @@ const BadInput kBadInputs[] = {
      "model_missing_key.json: /vocab_size: required key is missing (expected an integer)"},
     {"memory --model llama3-8b --cluster tests/data/bad/cluster_unknown_gpu.json --plan gbs=8",
      "cluster_unknown_gpu.json: /nodes/0/gpu: unknown GPU 'H100-SXM'"},
-    {"memory --model llama3-8b --cluster tests/data/bad/cluster_negative_bandwidth.json --plan gbs=8",
+    {"memory --model llama3-8b --cluster tests/data/bad/cluster_negative_bandwidth.json --plan "
+     "gbs=8",
      "cluster_negative_bandwidth.json: /nodes/0/intra_node/bandwidth_GBps: expected a number"},
     {"memory --model llama3-8b --cluster tests/data/bad/cluster_unknown_key.json --plan gbs=8",
      "cluster_unknown_key.json: /nodes/0/nic/speed: unknown key 'speed'"},
@@ -52,7 +52,8 @@ const BadInput kBadInputs[] = {
      "global batch 12 is not divisible by dp*mbs = 4*2 = 8"},
     {"memory --model gpt3-1.3b --cluster dgx-h100-32 --plan pp=25,dp=1,gbs=64",
      "pp=25 stages but gpt3-1.3b has only 24 layers"},
-    {"memory --model llama3-8b --cluster dgx-h100-4 --plan pp=4,vpp=3,gbs=64,schedule=interleaved-1f1b",
+    {"memory --model llama3-8b --cluster dgx-h100-4 --plan "
+     "pp=4,vpp=3,gbs=64,schedule=interleaved-1f1b",
      "vpp=3 does not divide the 8 layers of stage 0"},
     {"memory --model mixtral-8x7b --cluster dgx-h100-4 --plan tp=2,dp=12,ep=3,gbs=48",
      "ep=3 does not divide the 8 experts of mixtral-8x7b"},
@@ -64,6 +65,8 @@ const BadInput kBadInputs[] = {
     {"inspect no/such/model.json", "'no/such/model.json' is neither a file nor a zoo model"},
     {"memory --model llama3-8b --cluster dgx-h100-4 --plan ''", "--plan: the plan is empty"},
     {"memory --model llama3-8b --cluster dgx-h100-4 --plan gbs=8 --bogus", "--bogus"},
+    {"simulate --model llama3-8b --cluster dgx-h100-1 --plan tp=8,gbs=8,offload=1.5",
+     "--plan: /offload: expected a number"},
 };
 
 TEST_CASE("CLI: bad input exits 2 with a message naming the problem and where") {

@@ -51,6 +51,21 @@ TEST_CASE("ClusterSpec: parses node groups with units converted once") {
   CHECK(cluster.nodes[1].price_per_gpu_hour == 2.5);
 }
 
+TEST_CASE("ClusterSpec: host memory and CPU Adam per node group, with documented defaults") {
+  ClusterSpec defaults = parse_cluster_spec(kCluster, "c.json");
+  CHECK(defaults.nodes[0].host_memory_bytes == 2048 * kGiB);  // DGX H100 / A100 640GB: 2 TiB.
+  CHECK(defaults.nodes[0].cpu_adam_parameters_per_s == 1e9);
+  ClusterSpec set = parse_cluster_spec(replace(kCluster, "\"price_per_gpu_hour\": 2.5",
+                                               "\"price_per_gpu_hour\": 2.5, \"host_memory_GiB\": "
+                                               "1024, \"cpu_adam_Gparams_per_s\": 2.5"),
+                                       "c.json");
+  CHECK(set.nodes[1].host_memory_bytes == 1024 * kGiB);
+  CHECK(set.nodes[1].cpu_adam_parameters_per_s == 2.5e9);
+  CHECK(set.nodes[0].host_memory_bytes == 2048 * kGiB);
+  CHECK(error_of(replace(kCluster, "\"price_per_gpu_hour\": 2.5", "\"host_memory_GiB\": 0"))
+            .rfind("c.json: /nodes/1/host_memory_GiB: expected a number in [1e-09", 0) == 0);
+}
+
 TEST_CASE("ClusterSpec: errors carry the JSON path of the node group") {
   CHECK(error_of(replace(kCluster, "\"gpu\": \"H100-SXM-80GB\"", "\"gpu\": \"H100-SXM-80G\""))
             .rfind("c.json: /nodes/1/gpu: unknown GPU 'H100-SXM-80G' (did you mean "

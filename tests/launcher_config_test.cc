@@ -643,6 +643,15 @@ TEST_CASE("Megatron export: shape, precision and optimizer flags") {
                  "  --ckpt-format fsdp_dtensor\n"));
   CHECK(contains(fp8, "  --optimizer-cpu-offload\n  --use-precision-aware-optimizer\n"));
   CHECK(contains(fp8, "unset CUDA_DEVICE_MAX_CONNECTIONS\n"));
+
+  // A partial offload passes its fraction (REFERENCE.md 1.1, default 1.0).
+  std::string partial = export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                                      "tp=2,pp=1,dp=4,mbs=1,gbs=32,zero_stage=1,offload=0.5")
+                            .text;
+  CHECK(contains(partial,
+                 "  --optimizer-cpu-offload\n  --optimizer-offload-fraction 0.5\n"
+                 "  --use-precision-aware-optimizer\n"));
+  CHECK(!contains(fp8, "--optimizer-offload-fraction"));
 }
 
 TEST_CASE("DeepSpeed export: batch, ZeRO and what the pipeline engine rejects") {
@@ -657,6 +666,13 @@ TEST_CASE("DeepSpeed export: batch, ZeRO and what the pipeline engine rejects") 
     CHECK(config["zero_optimization"]["overlap_comm"] == true);
     CHECK(config["bf16"]["enabled"] == true);
     CHECK(output.warnings.empty());
+    CHECK_FALSE(config["zero_optimization"]["offload_optimizer"].contains("ratio"));
+  }
+  SECTION("a partial optimizer offload sets the ratio") {
+    LauncherOutput output = export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1",
+                                          "dp=8,mbs=2,gbs=128,zero_stage=3,offload=0.25");
+    nlohmann::json config = nlohmann::json::parse(output.text);
+    CHECK(config["zero_optimization"]["offload_optimizer"]["ratio"] == 0.25);
   }
   SECTION("pipeline with ZeRO-2: stage 1 and a warning") {
     LauncherOutput output = export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1",

@@ -48,25 +48,43 @@ TEST_CASE("LayerBalance: trimming moves units off the ends to the smallest other
 TEST_CASE("LayerBalance: time-balanced split puts more layers on faster stages") {
   // Stage 0 runs layers at 2 s, stage 1 at 1 s: 12 layers split 4 (8 s) and 8 (8 s).
   std::vector<StageTimeModel> model = stages({2, 1}, {0, 0}, 12);
-  Split split = time_balanced_split(model, 12, 1);
+  Split split = time_balanced_split(model, 12, 1).value();
   CHECK(split == Split{4, 8});
   CHECK(bottleneck_seconds(model, split) == 8);
   // An extra 3 s (the embedding) on stage 0 of four equal stages: it gets fewer layers.
   model = stages({1, 1, 1, 1}, {3, 0, 0, 0}, 16);
-  split = time_balanced_split(model, 16, 1);
+  split = time_balanced_split(model, 16, 1).value();
   CHECK(bottleneck_seconds(model, split) == 5);
   CHECK(split[0] == 2);
   // Granularity: stages hold multiples of 2 layers.
   model = stages({2, 1}, {0, 0}, 12);
-  split = time_balanced_split(model, 12, 2);
+  split = time_balanced_split(model, 12, 2).value();
   CHECK(split[0] % 2 == 0);
   CHECK(split[1] % 2 == 0);
   CHECK(bottleneck_seconds(model, split) == 8);
   // Every stage keeps at least one unit, even when one stage alone would be faster.
   model = stages({100, 1, 1}, {0, 0, 0}, 6);
-  split = time_balanced_split(model, 6, 1);
+  split = time_balanced_split(model, 6, 1).value();
   CHECK(split[0] == 1);
   CHECK(split[0] + split[1] + split[2] == 6);
+}
+
+TEST_CASE("LayerBalance: a stage's memory cap bounds its layers, and the split re-balances") {
+  // Stage 1 is twice as fast (8 of 12 layers without caps) but its memory holds only 6 layers:
+  // it takes 6 and stage 0 the other 6 (12 s, against 8 s without the cap).
+  std::vector<StageTimeModel> model = stages({2, 1}, {0, 0}, 12);
+  model[1].max_layers = 6;
+  Split split = time_balanced_split(model, 12, 1).value();
+  CHECK(split == Split{6, 6});
+  CHECK(bottleneck_seconds(model, split) == 12);
+  // A cap on the first stage too: 5 + 6 < 12 layers leaves no split.
+  model[0].max_layers = 5;
+  CHECK_FALSE(time_balanced_split(model, 12, 1).has_value());
+  // Caps count whole units of the granularity: a cap of 5 with units of 2 layers holds 4.
+  model = stages({2, 1}, {0, 0}, 12);
+  model[1].max_layers = 5;
+  split = time_balanced_split(model, 12, 2).value();
+  CHECK(split == Split{8, 4});
 }
 
 }  // namespace

@@ -63,6 +63,47 @@ TEST_CASE("Plan: round trips through its JSON and inline forms") {
   CHECK(plan_to_json(parse_plan(plan_to_inline(plan), "x")) == plan_to_json(plan));
 }
 
+TEST_CASE("Plan: offload_fraction, its inline short form and round trips") {
+  Plan partial = parse_plan("tp=1,gbs=8,offload=0.6", "x");
+  CHECK(partial.offload_optimizer);
+  CHECK(partial.offload_fraction == 0.6);
+  CHECK(offloaded_fraction(partial) == 0.6);
+  CHECK(plan_to_inline(partial) == "tp=1,pp=1,dp=1,mbs=1,gbs=8,schedule=1f1b,offload=0.6");
+  CHECK(plan_to_json(parse_plan(plan_to_inline(partial), "x")) == plan_to_json(partial));
+  CHECK(plan_to_json(parse_plan(plan_to_json(partial), "x")) == plan_to_json(partial));
+  Plan json = parse_plan(R"({"gbs": 8, "offload_optimizer": true, "offload_fraction": 0.25})", "x");
+  CHECK(json.offload_fraction == 0.25);
+  // offload_optimizer alone offloads everything; the inline form stays as it was.
+  Plan full = parse_plan("gbs=8,offload_optimizer=true", "x");
+  CHECK(full.offload_fraction == 1.0);
+  CHECK(plan_to_inline(full).find(",offload_optimizer=true") != std::string::npos);
+  CHECK(plan_to_json(full).find("\"offload_fraction\":1.0") != std::string::npos);
+  // Fraction 0 is no offload; without offload the JSON has no fraction.
+  Plan none = parse_plan("gbs=8,offload=0", "x");
+  CHECK_FALSE(none.offload_optimizer);
+  CHECK(offloaded_fraction(none) == 0);
+  CHECK(plan_to_json(none).find("offload_fraction") == std::string::npos);
+}
+
+TEST_CASE("Plan: offload_fraction errors name the key") {
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_plan(text, "--plan");
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of("gbs=8,offload=1.5").rfind("--plan: /offload: expected a number", 0) == 0);
+  CHECK(error_of(R"({"gbs": 8, "offload_fraction": -0.1})")
+            .rfind("--plan: /offload_fraction: expected a number", 0) == 0);
+  CHECK(error_of("gbs=8,offload_optimizer=false,offload=0.5") ==
+        "--plan: /offload: offload=0.5 contradicts offload_optimizer=false; a fraction above 0 "
+        "offloads, 0 does not (give one of the two keys, or make them agree)");
+  CHECK(error_of("gbs=8,offload=0.5,offload_fraction=0.5") ==
+        "--plan: /offload: 'offload_fraction' and 'offload' are the same setting; give only one");
+}
+
 TEST_CASE("Plan: V-shaped schedules default to two chunks per rank") {
   CHECK(parse_plan("pp=4,gbs=64,schedule=zbv", "x").vpp == 2);
   CHECK(parse_plan("pp=4,gbs=64,schedule=1f1b", "x").vpp == 1);

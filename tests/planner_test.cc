@@ -45,7 +45,7 @@ BruteForce brute_force(const ModelSpec& model, const ClusterSpec& cluster,
   for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
     ShapeScreen shape_screen(screen, shape);
     if (shape_screen.deadlocks()) continue;
-    std::vector<Plan> variants = knob_variants(shape, space);
+    std::vector<Plan> variants = knob_variants(shape, space, shape_screen);
     std::vector<StepMetrics> metrics;
     std::vector<bool> fits;
     for (const Plan& plan : variants) {
