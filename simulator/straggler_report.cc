@@ -33,8 +33,9 @@ std::string straggler_report_text(const StragglerRun& run) {
     }
     if (run.model.empty()) out += "#   none (the step is the same every iteration)\n";
     for (const std::string& warning : result.warnings) out += "# warning: " + warning + "\n";
-    out += fmt::format("# step time over {} iterations (seed {}; nearest-rank percentiles)\n",
-                       run.options.iterations, run.options.seed);
+    out += fmt::format("# step time over {} iteration{} (seed {}; nearest-rank percentiles)\n",
+                       run.options.iterations, run.options.iterations == 1 ? "" : "s",
+                       run.options.seed);
     out += fmt::format("step_time_p50_s        {:.6f}\n", result.percentiles.p50);
     out += fmt::format("step_time_p90_s        {:.6f}\n", result.percentiles.p90);
     out += fmt::format("step_time_p99_s        {:.6f}\n", result.percentiles.p99);

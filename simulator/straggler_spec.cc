@@ -152,6 +152,15 @@ JitterSpec parse_jitter_text(const std::string& text,
   return jitter;
 }
 
+// The required "factor"; when it is missing, a misspelt key ("facter") is the likelier cause,
+// so unknown keys are reported first (with "did you mean").
+double required_factor(JsonReader& reader) {
+  std::optional<double> factor = reader.optional_number("factor");
+  if (factor) return *factor;
+  reader.finish();
+  reader.fail("factor", "required key is missing (expected a number in (0, 1])");
+}
+
 Straggler parse_straggler_object(JsonReader& reader) {
   Straggler straggler;
   int kinds = reader.has("gpu") + reader.has("node") + reader.has("link");
@@ -164,11 +173,11 @@ Straggler parse_straggler_object(JsonReader& reader) {
   if (reader.has("gpu")) {
     straggler.kind = StragglerKind::kGpu;
     straggler.gpu = reader.required_int("gpu", 0);
-    straggler.factor = reader.required_number("factor");
+    straggler.factor = required_factor(reader);
   } else if (reader.has("node")) {
     straggler.kind = StragglerKind::kNode;
     straggler.node = reader.required_int("node", 0);
-    straggler.factor = reader.required_number("factor");
+    straggler.factor = required_factor(reader);
   } else {
     straggler.kind = StragglerKind::kLink;
     const nlohmann::json& ends = reader.required_array("link");

@@ -80,7 +80,9 @@ TEST_CASE("Sensitivity: data-parallel components appear with dp > 1, and the bas
     reduce = reduce || entry.component == "DP gradient reduce";
     gather = gather || entry.component == "DP parameter all-gather";
     tp = tp || entry.component == "TP collectives (inside compute)";
-    CHECK(entry.step_time_increase_pct >= -1e-9);
+    // Slowing one flow can let another on its links finish a hair sooner (max-min sharing),
+    // so an entry may dip just below zero; never by much.
+    CHECK(entry.step_time_increase_pct >= -0.01);
   }
   CHECK(reduce);
   CHECK(gather);

@@ -168,7 +168,7 @@ TEST_CASE("Stragglers: jitter slows every compute action within its distribution
   // The same seed gives the same draws; another seed others.
   MonteCarloResult again = run(model, cluster, plan, model_of({}, "uniform:0.2"), ideal);
   CHECK(durations(again, 0, ActionKind::kForward) == jittered);
-  MonteCarloResult other = run(model, cluster, plan, model_of({}, "uniform:0.2"), ideal, {}, 7);
+  MonteCarloResult other = run(model, cluster, plan, model_of({}, "uniform:0.2"), ideal, 7);
   CHECK(durations(other, 0, ActionKind::kForward) != jittered);
 }
 
