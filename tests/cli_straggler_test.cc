@@ -109,7 +109,7 @@ TEST_CASE("CLI stragglers: bad specs exit 2 naming the flag or JSON path and the
       {base + " --iterations 0", "--iterations"},
       {"simulate --model llama3.2-1b --cluster " + testing::test_data("bad/cluster_bad_straggler.json") +
            " --plan tp=8,pp=2,dp=1,mbs=1,gbs=16",
-       "/stragglers/0: unknown key 'factr'"},
+       "/stragglers/0/factr: unknown key 'factr' (did you mean 'factor'?)"},
       {"plan --model llama3.2-1b --cluster dgx-h100-1 --objective p90 --straggler gpu=1",
        "--straggler"},
   };
