@@ -7,7 +7,7 @@
 // events (engine events processed), tasks (tasks simulated), simulated_replicas (1 when
 // identical replicas were simulated once), critical_path_length, critical_path [{worker, task,
 // start_s, end_s}] (the chain of tasks, each starting when the previous ended, that sets the
-// step time). Definitions: simulator/step_metrics.h.
+// step time). Definitions: simulator/step_metrics.h. Straggler runs add keys (straggler_report.h).
 #pragma once
 
 #include <string>
