@@ -44,13 +44,15 @@ class P90Evaluator : public PlanEvaluator {
     }
     if (model.jitter) faults += (faults.empty() ? "" : ", ") + jitter_text(*model.jitter);
     if (!model.stochastic()) {
-      return fmt::format("objective p90: step time under the fixed stragglers {} (no jitter or "
-                         "flapping: every iteration is the same step)",
-                         faults);
+      return fmt::format(
+          "objective p90: step time under the fixed stragglers {} (no jitter or "
+          "flapping: every iteration is the same step)",
+          faults);
     }
-    return fmt::format("objective p90: 90th percentile step time over {} seeded Monte-Carlo "
-                       "iterations (seed {}) under stragglers {}",
-                       kP90PlanIterations, seed_, faults);
+    return fmt::format(
+        "objective p90: 90th percentile step time over {} seeded Monte-Carlo "
+        "iterations (seed {}) under stragglers {}",
+        kP90PlanIterations, seed_, faults);
   }
 
  private:

@@ -70,8 +70,7 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
     result.entries.push_back(SensitivityEntry{std::move(component), time, increase});
   };
   // A component acting on the built graph: `change` edits a copy; nothing changed, no entry.
-  auto graph_component = [&](std::string component,
-                             const std::function<bool(TaskGraph&)>& change) {
+  auto graph_component = [&](std::string component, const std::function<bool(TaskGraph&)>& change) {
     TaskGraph copy = graph;
     if (change(copy)) add(std::move(component), simulate_graph(copy).makespan);
   };
@@ -81,11 +80,11 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
   double overhead = options.efficiency.step_overhead;
   for (int32_t stage = 0; stage < step.layout.stages; ++stage) {
     const WorkerSlot& slot = step.layout.at(0, stage);
-    std::string gpus = step.layout.replicas == 1
-                           ? fmt::format("GPUs {}-{}", slot.first_gpu,
-                                         slot.first_gpu + slot.num_gpus - 1)
-                           : fmt::format("{} GPUs, {} per replica", slot.num_gpus * step.layout.replicas,
-                                         slot.num_gpus);
+    std::string gpus =
+        step.layout.replicas == 1
+            ? fmt::format("GPUs {}-{}", slot.first_gpu, slot.first_gpu + slot.num_gpus - 1)
+            : fmt::format("{} GPUs, {} per replica", slot.num_gpus * step.layout.replicas,
+                          slot.num_gpus);
     graph_component(fmt::format("stage {} GPUs ({})", stage, gpus), [&](TaskGraph& copy) {
       for (TaskId id = 0; id < copy.num_tasks(); ++id) {
         if (info[id].worker < 0) continue;
@@ -132,7 +131,8 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
                     [&](TaskGraph& copy) {
                       bool any = false;
                       for (TaskId id = 0; id < copy.num_tasks(); ++id) {
-                        if (!is_send(info[id]) || send_ranks(step, info[id]).first != stage) continue;
+                        if (!is_send(info[id]) || send_ranks(step, info[id]).first != stage)
+                          continue;
                         slow_transfer(copy.mutable_task(id));
                         any = true;
                       }
@@ -151,12 +151,10 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
     });
   };
   if (step.layout.stages > 1) role_component("PP send/recv (all stages)", is_send);
-  role_component("DP gradient reduce", [](const TaskInfo& task) {
-    return task.role == TaskInfo::Role::kGradientReduce;
-  });
-  role_component("DP parameter all-gather", [](const TaskInfo& task) {
-    return task.role == TaskInfo::Role::kParamGather;
-  });
+  role_component("DP gradient reduce",
+                 [](const TaskInfo& task) { return task.role == TaskInfo::Role::kGradientReduce; });
+  role_component("DP parameter all-gather",
+                 [](const TaskInfo& task) { return task.role == TaskInfo::Role::kParamGather; });
   std::string kinds = embedded_kinds(plan, model);
   if (!kinds.empty()) {
     graph_component(kinds + " collectives (inside compute)", [&](TaskGraph& copy) {

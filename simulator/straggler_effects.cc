@@ -124,8 +124,10 @@ double jitter_slowdown(const JitterSpec& jitter, SeededRandom& random) {
   switch (jitter.kind) {
     case JitterKind::kLognormal:
       return std::max(1.0, std::exp(jitter.parameter * random.normal()));
-    case JitterKind::kUniform: return 1.0 + jitter.parameter * random.uniform();
-    case JitterKind::kExponential: return 1.0 + random.exponential(jitter.parameter);
+    case JitterKind::kUniform:
+      return 1.0 + jitter.parameter * random.uniform();
+    case JitterKind::kExponential:
+      return 1.0 + random.exponential(jitter.parameter);
   }
   return 1.0;
 }

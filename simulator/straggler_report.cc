@@ -13,7 +13,8 @@ std::vector<std::pair<std::string, std::string>> faults(const StragglerModel& mo
   for (const Straggler& straggler : model.stragglers) {
     list.emplace_back(straggler_text(straggler), straggler_description(straggler));
   }
-  if (model.jitter) list.emplace_back(jitter_text(*model.jitter), jitter_description(*model.jitter));
+  if (model.jitter)
+    list.emplace_back(jitter_text(*model.jitter), jitter_description(*model.jitter));
   return list;
 }
 

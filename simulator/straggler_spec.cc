@@ -31,9 +31,12 @@ const std::vector<std::string>& jitter_names() {
 // The JSON key of each jitter kind's parameter.
 const char* jitter_parameter_key(JitterKind kind) {
   switch (kind) {
-    case JitterKind::kLognormal: return "sigma";
-    case JitterKind::kUniform: return "max";
-    case JitterKind::kExponential: return "mean";
+    case JitterKind::kLognormal:
+      return "sigma";
+    case JitterKind::kUniform:
+      return "max";
+    case JitterKind::kExponential:
+      return "mean";
   }
   return "";
 }
@@ -71,9 +74,10 @@ std::optional<int64_t> to_index(const std::string& text) {
 // Fails unless factor is in (0, 1].
 void check_factor(double factor, const std::function<void(const std::string&)>& fail) {
   if (!(factor > 0 && factor <= 1)) {
-    fail(fmt::format("factor {} is outside (0, 1]: a straggler runs at that fraction of its "
-                     "nominal speed or bandwidth",
-                     factor));
+    fail(
+        fmt::format("factor {} is outside (0, 1]: a straggler runs at that fraction of its "
+                    "nominal speed or bandwidth",
+                    factor));
   }
 }
 
@@ -108,7 +112,8 @@ Straggler parse_link_flag(const std::string& text, const std::string& body,
     if (!part.empty() && part[0] == '+') {
       std::optional<double> latency = to_number(part.substr(1));
       if (!latency || *latency < 0) {
-        fail(fmt::format("'{}': expected +LATENCY_US, a non-negative number of microseconds", part));
+        fail(
+            fmt::format("'{}': expected +LATENCY_US, a non-negative number of microseconds", part));
       }
       straggler.extra_latency = *latency * kMicrosecond;
     } else if (part.rfind("period=", 0) == 0) {
@@ -145,8 +150,8 @@ JitterSpec parse_jitter_text(const std::string& text,
   std::optional<double> parameter =
       colon == std::string::npos ? std::nullopt : to_number(text.substr(colon + 1));
   if (!parameter || *parameter <= 0) {
-    fail(fmt::format("'{}': {} needs a positive {}", text, name,
-                     jitter_parameter_key(jitter.kind)));
+    fail(
+        fmt::format("'{}': {} needs a positive {}", text, name, jitter_parameter_key(jitter.kind)));
   }
   jitter.parameter = *parameter;
   return jitter;
@@ -242,8 +247,10 @@ bool StragglerModel::has_slow_gpus() const {
 
 std::string straggler_text(const Straggler& straggler) {
   switch (straggler.kind) {
-    case StragglerKind::kGpu: return fmt::format("gpu={}:{}", straggler.gpu, straggler.factor);
-    case StragglerKind::kNode: return fmt::format("node={}:{}", straggler.node, straggler.factor);
+    case StragglerKind::kGpu:
+      return fmt::format("gpu={}:{}", straggler.gpu, straggler.factor);
+    case StragglerKind::kNode:
+      return fmt::format("node={}:{}", straggler.node, straggler.factor);
     case StragglerKind::kLink: {
       std::string text =
           fmt::format("link={}-{}:{}", straggler.node, straggler.other_node, straggler.factor);
@@ -344,9 +351,9 @@ StragglerModel parse_straggler_json(const nlohmann::json& array, const std::stri
     if (element.is_string()) {
       std::string text = element.get<std::string>();
       auto fail = [&](const std::string& message) {
-        throw InputError(source, element_path,
-                         fmt::format("'{}': {}; {}, or jitter=DIST:PARAM", text, message,
-                                     kStragglerForms));
+        throw InputError(
+            source, element_path,
+            fmt::format("'{}': {}; {}, or jitter=DIST:PARAM", text, message, kStragglerForms));
       };
       if (text.rfind("jitter=", 0) == 0) {
         one.jitter = parse_jitter_text(text.substr(7), fail);
@@ -398,8 +405,8 @@ void validate_straggler_model(const StragglerModel& model, const ClusterSpec& cl
     switch (straggler.kind) {
       case StragglerKind::kGpu:
         if (straggler.gpu >= gpus) {
-          fail(fmt::format("GPU rank {} does not exist; cluster '{}' has GPUs 0-{}",
-                           straggler.gpu, cluster.name, gpus - 1));
+          fail(fmt::format("GPU rank {} does not exist; cluster '{}' has GPUs 0-{}", straggler.gpu,
+                           cluster.name, gpus - 1));
         }
         break;
       case StragglerKind::kNode:

@@ -40,8 +40,8 @@ TEST_CASE("CLI stragglers: simulate --iterations adds percentiles and fault cost
   testing::CommandResult other = run_ppsim(arguments + " --seed 9");
   CHECK(nlohmann::json::parse(other.out)["step_time_percentiles_s"] != percentiles);
   // The text report prints them too, before the footer.
-  testing::CommandResult text = run_ppsim(std::string(kSimulate) +
-                                          " --straggler node=2:0.8 --iterations 5");
+  testing::CommandResult text =
+      run_ppsim(std::string(kSimulate) + " --straggler node=2:0.8 --iterations 5");
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("step_time_p90_s") != std::string::npos);
   CHECK(text.out.find("node=2:0.8") != std::string::npos);
@@ -107,7 +107,8 @@ TEST_CASE("CLI stragglers: bad specs exit 2 naming the flag or JSON path and the
       {base + " --straggler node=9:0.5", "nodes 0-3"},
       {base + " --jitter gaussian:0.1", "expected lognormal:SIGMA"},
       {base + " --iterations 0", "--iterations"},
-      {"simulate --model llama3.2-1b --cluster " + testing::test_data("bad/cluster_bad_straggler.json") +
+      {"simulate --model llama3.2-1b --cluster " +
+           testing::test_data("bad/cluster_bad_straggler.json") +
            " --plan tp=8,pp=2,dp=1,mbs=1,gbs=16",
        "/stragglers/0/factr: unknown key 'factr' (did you mean 'factor'?)"},
       {"plan --model llama3.2-1b --cluster dgx-h100-1 --objective p90 --straggler gpu=1",

@@ -65,10 +65,10 @@ TEST_CASE("Straggler flags: jitter distributions") {
 }
 
 TEST_CASE("Straggler flags: bad values name the flag and the expected form") {
-  for (const char* bad : {"gpu=3", "gpu=-1:0.5", "gpu=3:1.5", "gpu=3:0", "gpu=x:0.5",
-                          "disk=1:0.5", "link=0-0:0.5", "link=0:0.5", "link=0-1",
-                          "link=0-1:0.5:period=10", "link=0-1:0.5:duty=0.5:period=10:x",
-                          "link=0-1:0.5:period=10:duty=2", "link=0-1:0.5:+-3", "3:0.5"}) {
+  for (const char* bad :
+       {"gpu=3", "gpu=-1:0.5", "gpu=3:1.5", "gpu=3:0", "gpu=x:0.5", "disk=1:0.5", "link=0-0:0.5",
+        "link=0:0.5", "link=0-1", "link=0-1:0.5:period=10", "link=0-1:0.5:duty=0.5:period=10:x",
+        "link=0-1:0.5:period=10:duty=2", "link=0-1:0.5:+-3", "3:0.5"}) {
     INFO(bad);
     std::string message = error_of([&] { parse_straggler_flag(bad); });
     CHECK(message.find("--straggler") == 0);
@@ -87,12 +87,12 @@ TEST_CASE("Straggler flags: bad values name the flag and the expected form") {
 }
 
 TEST_CASE("Straggler JSON: objects and flag strings in the cluster spec") {
-  ClusterSpec cluster = parse_cluster_spec(
-      cluster_json(R"([{"gpu": 3, "factor": 0.5}, {"node": 1, "factor": 0.9},
+  ClusterSpec cluster =
+      parse_cluster_spec(cluster_json(R"([{"gpu": 3, "factor": 0.5}, {"node": 1, "factor": 0.9},
                        {"link": [0, 1], "factor": 0.5, "extra_latency_us": 10,
                         "period_ms": 200, "duty": 0.25},
                        "gpu=9:0.7", {"jitter": "uniform", "max": 0.1}])"),
-      "c.json");
+                         "c.json");
   const StragglerModel& model = cluster.stragglers;
   REQUIRE(model.stragglers.size() == 4);
   CHECK(straggler_text(model.stragglers[0]) == "gpu=3:0.5");
