@@ -34,8 +34,8 @@ class P90Evaluator : public PlanEvaluator {
     if (model.empty()) {
       return fmt::format(
           "objective p90: 90th percentile step time under the cluster's straggler model; "
-          "cluster '{}' has none (add \"stragglers\" or --straggler/--jitter), so p90 = the "
-          "simulated iteration time",
+          "cluster '{}' has none (add \"stragglers\" or --straggler/--jitter), so the step is "
+          "deterministic and p90 = the simulated iteration time",
           cluster_.name);
     }
     std::string faults;
