@@ -158,6 +158,10 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& sourc
     cluster.oversubscription = inter->optional_number("oversubscription", 1.0).value_or(1.0);
     inter->finish();
   }
+  if (const nlohmann::json* stragglers = reader.optional_array("stragglers")) {
+    cluster.stragglers = parse_straggler_json(*stragglers, source, reader.path_of("stragglers"));
+    validate_straggler_model(cluster.stragglers, cluster);
+  }
   reader.finish();
   return cluster;
 }

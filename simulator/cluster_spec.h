@@ -7,7 +7,8 @@
 //                       "gpu_overrides"?: {...}, "price_per_gpu_hour"?, "node_type"?,
 //                       "host_memory_GiB"?, "cpu_adam_Gparams_per_s"?}],
 //    "inter_node": {"oversubscription"}, "gpus"?: {"<GPU name>": {...overrides}},
-//    "profile"?: "path", "description"?, "ideal_links"?: bool}
+//    "profile"?: "path", "description"?, "ideal_links"?: bool,
+//    "stragglers"?: [...] (straggler_spec.h)}
 // Override objects take "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
 // "memory_GiB", "memory_bandwidth_GBps", "nvlink_bandwidth_GBps", "pcie_bandwidth_GBps".
 // A cluster may also be named inline as NODE_TYPE:NODES ("dgx-h100:512"), NODE_TYPE being a
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "simulator/gpu_catalog.h"
+#include "simulator/straggler_spec.h"
 
 namespace ppsim {
 
@@ -79,6 +81,8 @@ struct ClusterSpec {
   std::string description;          // Free text. Optional.
   bool ideal_links = false;         // Communication costs nothing; JSON "ideal_links", default
                                     // false (schedule studies and exact-formula tests).
+  StragglerModel stragglers;        // Slow GPUs, links and jitter (straggler_spec.h); JSON
+                                    // "stragglers", default none. --straggler flags add to it.
 
   int64_t num_gpus() const;
   int64_t num_nodes() const;

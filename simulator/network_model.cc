@@ -34,12 +34,18 @@ NetworkModel::NetworkModel(const ClusterSpec& cluster, const WorkerLayout& layou
     double nic = group.nic.per_gpu ? group.nic.link.bandwidth * group.gpus_per_node
                                    : group.nic.link.bandwidth;
     nic *= efficiency.inter_bandwidth;
-    nic_out_.push_back(graph.add_link(nic, fmt::format("node{}/nic_out", node)));
-    nic_in_.push_back(graph.add_link(nic, fmt::format("node{}/nic_in", node)));
+    auto add = [&graph, node](double capacity, const char* what, LinkRole role) {
+      LinkId id = graph.add_link(capacity, fmt::format("node{}/{}", node, what));
+      graph.mutable_links()[id].role = role;
+      graph.mutable_links()[id].node = static_cast<int32_t>(node);
+      return id;
+    };
+    nic_out_.push_back(add(nic, "nic_out", LinkRole::kNicOut));
+    nic_in_.push_back(add(nic, "nic_in", LinkRole::kNicIn));
     if (cluster.oversubscription > 1) {
       double fabric = nic / cluster.oversubscription;
-      fabric_up_.push_back(graph.add_link(fabric, fmt::format("node{}/fabric_up", node)));
-      fabric_down_.push_back(graph.add_link(fabric, fmt::format("node{}/fabric_down", node)));
+      fabric_up_.push_back(add(fabric, "fabric_up", LinkRole::kFabricUp));
+      fabric_down_.push_back(add(fabric, "fabric_down", LinkRole::kFabricDown));
     }
   }
   for (size_t w = 0; w < layout.workers.size(); ++w) {
@@ -47,7 +53,9 @@ NetworkModel::NetworkModel(const ClusterSpec& cluster, const WorkerLayout& layou
     const NodeGroup& group = cluster.nodes[slot.node_group];
     double nvlink = group.intra_node.bandwidth * efficiency.intra_bandwidth * slot.num_gpus;
     nvlink_out_.push_back(graph.add_link(nvlink, fmt::format("worker{}/intra_out", w)));
+    graph.mutable_links().back().role = LinkRole::kIntraOut;
     nvlink_in_.push_back(graph.add_link(nvlink, fmt::format("worker{}/intra_in", w)));
+    graph.mutable_links().back().role = LinkRole::kIntraIn;
   }
   // Link classes under the replica symmetry (identity when every replica is simulated).
   size_t count = graph.links().size() - first_link_;

@@ -6,6 +6,7 @@
 #include "simulator/error.h"
 #include "simulator/layer_balance.h"
 #include "simulator/memory_model.h"
+#include "simulator/straggler_effects.h"
 #include "simulator/plan_screen.h"
 
 namespace ppsim {
@@ -183,6 +184,18 @@ std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const Se
                                             granularity)) {
         add(*capped);
       }
+    }
+    // Slow GPUs of the cluster's straggler model count as a slower GPU type would: the
+    // stage's seconds per layer over its slowest GPU's speed (straggler_effects.h).
+    if (screen.cluster().stragglers.has_slow_gpus()) {
+      Plan probe = shape;
+      probe.stage_layers = *base;
+      std::vector<double> speed = stage_straggler_speed(screen.cluster(), probe);
+      for (int64_t s = 0; s < shape.pp; ++s) {
+        for (double& seconds : stages[s].layer_prefix) seconds /= speed[s];
+        stages[s].extra_seconds /= speed[s];
+      }
+      if (auto split = time_balanced_split(stages, model.num_layers, granularity)) add(*split);
     }
   }
   if (space.uneven_layers) {

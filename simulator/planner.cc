@@ -9,6 +9,7 @@
 #include "simulator/engine.h"
 #include "simulator/error.h"
 #include "simulator/replica_shares.h"
+#include "simulator/p90_evaluator.h"
 #include "simulator/thread_pool.h"
 
 namespace ppsim {
@@ -59,41 +60,6 @@ class CostEvaluator : public TimeEvaluator {
     return "objective cost: dollars per step = iteration time x the plan's GPUs' "
            "price_per_gpu_hour / 3600";
   }
-};
-
-// The p90 of the step time over Monte-Carlo draws of the cluster's straggler model. Until
-// cluster specs carry one, every draw is the nominal step: one simulation, p90 = its time.
-class P90Evaluator : public TimeEvaluator {
- public:
-  P90Evaluator(const ModelSpec& model, const ClusterSpec& cluster, const StepOptions& step,
-               uint64_t seed)
-      : TimeEvaluator(model, cluster, step), seed_(seed) {}
-  Evaluation evaluate(const Plan& plan) const override {
-    // Draws: sample_options(k) for k < samples(); with no straggler model, one nominal draw.
-    std::vector<double> times;
-    Evaluation evaluation;
-    for (int64_t k = 0; k < samples(); ++k) {
-      StepMetrics metrics = simulate_plan(model_, cluster_, sample_options(k), plan);
-      times.push_back(metrics.iteration_time_s);
-      if (k == 0) evaluation.metrics = metrics;
-    }
-    std::sort(times.begin(), times.end());
-    size_t index = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(times.size()))) - 1;
-    evaluation.objective = times[index];
-    return evaluation;
-  }
-  std::string note() const override {
-    return fmt::format(
-        "objective p90: 90th percentile step time over seeded Monte-Carlo draws "
-        "(seed {}) of the cluster's straggler model; cluster '{}' has none, so the "
-        "step is deterministic and p90 = the simulated iteration time",
-        seed_, cluster_.name);
-  }
-
- private:
-  int64_t samples() const { return 1; }
-  StepOptions sample_options(int64_t) const { return step_; }
-  uint64_t seed_;
 };
 
 struct Candidate {
@@ -268,7 +234,7 @@ std::unique_ptr<PlanEvaluator> make_evaluator(Objective objective, const ModelSp
     case Objective::kCost:
       return std::make_unique<CostEvaluator>(model, cluster, step);
     case Objective::kP90:
-      return std::make_unique<P90Evaluator>(model, cluster, step, seed);
+      return make_p90_evaluator(model, cluster, step, seed);
   }
   PPSIM_CHECK(false, "unknown objective");
 }

@@ -35,11 +35,10 @@
 //   time  iteration_time_s.
 //   cost  dollars per step = iteration_time_s x sum over the plan's GPUs of price_per_gpu_hour
 //         / 3600 (cluster spec, per node group).
-//   p90   the 90th percentile of the step time under the cluster's straggler model, by seeded
-//         Monte-Carlo. No cluster spec carries a straggler model yet, so the step is
-//         deterministic and p90 equals iteration_time_s (the evaluator says so in its note);
-//         a stochastic evaluator plugs in through PlanEvaluator. Stragglers only slow tasks
-//         down, so the time bound stays a bound for any percentile.
+//   p90   the 90th percentile of the step time under the cluster's straggler model
+//         (ClusterSpec::stragglers), by seeded Monte-Carlo (p90_evaluator.h). Stragglers only
+//         slow tasks down, so the time bound stays a bound for any percentile. time and cost
+//         rank the nominal cluster.
 //
 // Determinism: candidates are screened and simulated by index into vectors; batch boundaries do
 // not depend on the thread count; ties break by canonical_before(). The result is the same for

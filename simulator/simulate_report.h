@@ -16,7 +16,7 @@
 // h2d_bytes_per_gpu, d2h_bytes_total, h2d_bytes_total, pcie_d2h_s, pcie_h2d_s, cpu_adam_s,
 // exposed_s, host_memory {nodes [{node, node_group, gpus, bytes, capacity_bytes, fits}],
 // peak_bytes, fits, worst_node, over_bytes}} (offload_traffic.h). Definitions:
-// simulator/step_metrics.h.
+// simulator/step_metrics.h. Straggler runs add keys (straggler_report.h).
 #pragma once
 
 #include <string>

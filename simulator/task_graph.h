@@ -50,9 +50,15 @@ struct Stream {
   std::string name;    // For traces, e.g. "gpu3/compute".
 };
 
+// What a link is in the cluster, for faults injected after the graph is built
+// (straggler_effects.h): a slow inter-node path is found by the NIC links its routes cross.
+enum class LinkRole : uint8_t { kOther, kIntraOut, kIntraIn, kNicOut, kNicIn, kFabricUp, kFabricDown };
+
 struct Link {
   double capacity = 0;  // Bytes/s shared max-min fairly by the flows crossing it. > 0.
   std::string name;     // For reports, e.g. "node2/nic_out".
+  LinkRole role = LinkRole::kOther;
+  int32_t node = -1;    // Global node of a NIC or fabric link (nic_out: the sender's); -1 otherwise.
 };
 
 struct Route {
@@ -89,6 +95,8 @@ class TaskGraph {
   const std::vector<Link>& links() const { return links_; }
   std::vector<Link>& mutable_links() { return links_; }
   const Route& route(RouteId id) const { return routes_[id]; }
+  Route& mutable_route(RouteId id) { return routes_[id]; }
+  int32_t num_routes() const { return static_cast<int32_t>(routes_.size()); }
   // Explicit dependency edges (before, after), in insertion order.
   const std::vector<std::pair<TaskId, TaskId>>& dependencies() const { return dependencies_; }
   // The task before `id` on its stream, or -1.

@@ -217,7 +217,8 @@ TEST_CASE("ZooFiles: every cluster file has the cluster format's keys") {
   for (const fs::path& path : files) {
     INFO(path.string());
     json cluster = parse_file(path);
-    check_keys(cluster, {"name", "nodes", "inter_node"}, {"description", "gpus", "profile"});
+    check_keys(cluster, {"name", "nodes", "inter_node"},
+               {"description", "gpus", "profile", "stragglers"});
     REQUIRE(cluster["name"].is_string());
     CHECK(cluster["name"].get<std::string>() == path.stem().string());
     if (cluster.contains("description")) check_nonempty_string(cluster, "description");

@@ -36,6 +36,8 @@ struct Options {
   std::string emit;
   std::string out;
   std::string profile;
+  std::vector<std::string> stragglers;  // --straggler, repeatable.
+  std::string jitter;                   // --jitter DIST:PARAM.
 };
 
 Objective parse_objective(const std::string& name) {
@@ -127,6 +129,20 @@ int run_plan(const Options& options) {
   if (!options.emit.empty()) parse_launcher_format(options.emit, "--emit");  // Fail early.
   PlannerOptions planner;
   planner.objective = parse_objective(options.objective);
+  // The straggler flags join the cluster's own model (the p90 objective reads it there).
+  StragglerModel extra;
+  for (const std::string& flag : options.stragglers) {
+    extra.stragglers.push_back(parse_straggler_flag(flag));
+  }
+  if (!options.jitter.empty()) extra.jitter = parse_jitter_flag(options.jitter);
+  merge_straggler_models(cluster.stragglers, extra);
+  validate_straggler_model(cluster.stragglers, cluster);
+  if (!cluster.stragglers.empty() && planner.objective != Objective::kP90) {
+    fmt::print(stderr,
+               "ppsim: note: objective {} ranks the nominal cluster; its straggler model is "
+               "used by --objective p90 (and in layer balance candidates)\n",
+               objective_name(planner.objective));
+  }
   if (planner.objective == Objective::kCost) {
     for (size_t g = 0; g < cluster.nodes.size(); ++g) {
       if (cluster.nodes[g].price_per_gpu_hour <= 0) {
@@ -240,6 +256,13 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       ->check(CLI::NonNegativeNumber);
   command->add_option("--seed", options->seed, "Seed of the p90 objective's Monte-Carlo draws")
       ->capture_default_str();
+  command->add_option("--straggler", options->stragglers,
+                      "A fault added to the cluster's straggler model (repeatable): "
+                      "gpu=RANK:FACTOR, node=N:FACTOR or "
+                      "link=A-B:FACTOR[:+LATENCY_US][:period=MS:duty=FRAC] (docs/stragglers.md)");
+  command->add_option("--jitter", options->jitter,
+                      "Random slowdown of every compute action for --objective p90: "
+                      "lognormal:SIGMA, uniform:MAX or exponential:MEAN");
   command
       ->add_option("--schedule", options->schedules,
                    "Only these pipeline schedules (repeat or comma-separate; default: all)")
@@ -263,6 +286,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       "  ppsim plan --model llama3-70b --cluster dgx-h100-4 --global-batch 256 --top 5\n"
       "  ppsim plan --model llama3-70b --cluster mixed-a100-h100 --objective cost --json\n"
       "  ppsim plan --model llama3-8b --cluster dgx-h100-1 --emit megatron --out launch/\n"
+      "  ppsim plan --model llama3-8b --cluster dgx-h100-4 --objective p90 --straggler "
+      "node=3:0.7 --jitter lognormal:0.05\n"
       "Exit status: 0 when a plan fits, 3 when nothing fits (the closest is named), 2 for bad "
       "input.");
   command->callback([options, &exit_code] { exit_code = run_plan(*options); });

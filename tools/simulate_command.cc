@@ -2,14 +2,19 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "simulator/chrome_trace.h"
 #include "simulator/engine.h"
 #include "simulator/error.h"
 #include "simulator/profile.h"
+#include "simulator/monte_carlo.h"
+#include "simulator/sensitivity.h"
 #include "simulator/simulate_report.h"
 #include "simulator/step_builder.h"
+#include "simulator/straggler_report.h"
 #include "simulator/timeline_svg.h"
 #include "tools/commands.h"
 
@@ -22,7 +27,23 @@ struct Options {
   bool all_replicas = false;
   bool ideal_links = false;
   uint64_t seed = 0;
+  std::vector<std::string> stragglers;  // --straggler, repeatable.
+  std::string jitter;                   // --jitter DIST:PARAM.
+  int64_t iterations = 1;
+  bool sensitivity = false;
 };
+
+// The cluster's straggler model plus the flags', checked against the cluster.
+StragglerModel straggler_model(const ClusterSpec& cluster, const std::vector<std::string>& flags,
+                               const std::string& jitter) {
+  StragglerModel extra;
+  for (const std::string& flag : flags) extra.stragglers.push_back(parse_straggler_flag(flag));
+  if (!jitter.empty()) extra.jitter = parse_jitter_flag(jitter);
+  StragglerModel model = cluster.stragglers;
+  merge_straggler_models(model, extra);
+  validate_straggler_model(model, cluster);
+  return model;
+}
 
 void write_file(const std::string& path, const std::string& text, const std::string& flag) {
   std::ofstream out(path, std::ios::binary);
@@ -48,18 +69,41 @@ int run_simulate(const Options& options) {
     step_options.profile = &*profile;
     step_options.profile_path = options.profile.empty() ? *cluster.profile_path : options.profile;
   }
-  Step step = build_step(model, cluster, plan, step_options);
-  std::string profile_warning = unprofiled_gpus_warning(step.provenance);
-  if (!profile_warning.empty()) fmt::print(stderr, "ppsim: warning: {}\n", profile_warning);
   // The schedule's dependency graph is checked (Boost.Graph) before it is trusted; a failure is
   // a bug in the schedule builder, not bad input.
-  if (std::optional<std::string> problem = check_schedule(step.schedule)) {
+  if (std::optional<std::string> problem = check_schedule(build_pipeline_schedule(
+          plan.schedule, static_cast<int32_t>(plan.pp),
+          static_cast<int32_t>(num_microbatches(plan)), static_cast<int32_t>(plan.vpp)))) {
     PPSIM_CHECK(false, "schedule " + schedule_name(plan.schedule) + ": " + *problem);
   }
-  Timeline timeline = simulate_graph(step.lowered.graph);
+  // One step (or --iterations of them) under the straggler model; without one, the plain step.
+  StragglerRun run;
+  run.model = straggler_model(cluster, options.stragglers, options.jitter);
+  run.options.iterations = options.iterations;
+  run.options.seed = options.seed;
+  run.options.fault_costs = !run.model.empty();
+  MonteCarloResult monte_carlo =
+      run_monte_carlo(model, cluster, plan, step_options, run.model, run.options);
+  run.monte_carlo = &monte_carlo;
+  std::optional<Sensitivity> sensitivity;
+  if (options.sensitivity) {
+    sensitivity = step_sensitivity(model, cluster, plan, step_options, run.model);
+    run.sensitivity = &*sensitivity;
+  }
+  const Step& step = monte_carlo.step;
+  const Timeline& timeline = monte_carlo.timeline;
+  std::string profile_warning = unprofiled_gpus_warning(step.provenance);
+  if (!profile_warning.empty()) fmt::print(stderr, "ppsim: warning: {}\n", profile_warning);
   StepMetrics metrics = compute_metrics(model, cluster, plan, step, timeline);
-  fmt::print("{}", options.json ? simulate_report_json(model, cluster, plan, step, metrics)
-                                : simulate_report_text(model, cluster, plan, step, metrics));
+  if (options.json) {
+    nlohmann::ordered_json json =
+        nlohmann::ordered_json::parse(simulate_report_json(model, cluster, plan, step, metrics));
+    add_straggler_json(json, run);
+    fmt::print("{}\n", json.dump(2));
+  } else {
+    fmt::print("{}", insert_before_footer(simulate_report_text(model, cluster, plan, step, metrics),
+                                          straggler_report_text(run)));
+  }
   if (!options.trace.empty()) {
     write_file(options.trace, chrome_trace_json(step.lowered, timeline, step.worker_names), "--trace");
   }
@@ -93,7 +137,20 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   command->add_option("--trace", options->trace, "Write a Chrome trace (open in Perfetto)");
   command->add_option("--svg", options->svg, "Write the pipeline timeline as SVG");
   command->add_option("--seed", options->seed,
-                      "Seed for random jitter models (the step is deterministic without one)");
+                      "Seed of the jitter draws (default 0: the same output every run)");
+  command->add_option("--straggler", options->stragglers,
+                      "A fault (repeatable): gpu=RANK:FACTOR, node=N:FACTOR or "
+                      "link=A-B:FACTOR[:+LATENCY_US][:period=MS:duty=FRAC] (docs/stragglers.md)");
+  command->add_option("--jitter", options->jitter,
+                      "Random slowdown of every compute action: lognormal:SIGMA, uniform:MAX or "
+                      "exponential:MEAN");
+  command->add_option("--iterations", options->iterations,
+                      "Steps to simulate, each with its own jitter draw and flapping phase; adds "
+                      "step-time percentiles")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  command->add_flag("--sensitivity", options->sensitivity,
+                    "Rank components (each stage's GPUs, link classes, collectives) by how much "
+                    "the step slows when that one alone runs 10% slower");
   command->add_flag("--all-replicas", options->all_replicas,
                     "Simulate every data-parallel replica even when they are identical");
   command->add_flag("--ideal-links", options->ideal_links,
@@ -102,7 +159,9 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
       "Example:\n"
       "  ppsim simulate --model llama3-70b --cluster dgx-h100-4 "
       "--plan tp=8,pp=4,dp=1,mbs=1,gbs=64,recompute=selective,sequence_parallel=true "
-      "--svg step.svg --trace step.json");
+      "--svg step.svg --trace step.json\n"
+      "  ppsim simulate --model llama3-8b --cluster dgx-h100-4 --plan tp=8,pp=4,dp=1,mbs=1,gbs=64 "
+      "--straggler node=2:0.8 --jitter lognormal:0.05 --iterations 200 --sensitivity");
   command->callback([options, &exit_code] { exit_code = run_simulate(*options); });
 }
 
