@@ -117,6 +117,8 @@ class StepCosts : public LoweringCosts {
   }
 
   const MemoryReport& memory() const { return memory_; }
+  // Step::task_bytes of the tasks this provider added.
+  const std::map<TaskId, double>& task_bytes() const { return task_bytes_; }
 
   // Exposed communication inside a compute task of this action.
   double embedded_comm(int32_t worker, const Action& action) const {
@@ -170,7 +172,7 @@ class StepCosts : public LoweringCosts {
     const NodeGroup& group = cluster_.nodes[group_index];
     auto model_it = cost_models_.find(group.gpu.name);
     if (model_it == cost_models_.end()) {
-      model_it = cost_models_.emplace(group.gpu.name, CostModel(group.gpu, options_.efficiency)).first;
+      model_it = cost_models_.emplace(group.gpu.name, CostModel(group.gpu, options_.efficiency, options_.profile)).first;
     }
     const CostModel& costs = model_it->second;
     ChunkCost cost;
@@ -307,6 +309,7 @@ class StepCosts : public LoweringCosts {
       TaskId id = graph.add_task(task);
       info.resize(graph.num_tasks());
       info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
+      record_bytes(id, bytes);
       graph.add_dependency(delay_id, id);
       last_sync_[worker] = id;
     }
@@ -386,6 +389,8 @@ class StepCosts : public LoweringCosts {
     return network_->route(graph, layout_index, next, twins);
   }
 
+  void record_bytes(TaskId id, double bytes) const { task_bytes_[id] = bytes; }
+
   // Collective group ids: one per (stage, chunk, bucket) across replicas.
   int32_t group_id(TaskGraph& graph, const std::string& key) const {
     auto it = groups_.find(key);
@@ -420,6 +425,7 @@ class StepCosts : public LoweringCosts {
     TaskId id = graph.add_task(task);
     info.resize(graph.num_tasks());
     info[id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOptimizer};
+    record_bytes(id, shard * kStepAdamBytesPerParameter);
     if (after >= 0) graph.add_dependency(after, id);
     auto sync = last_sync_.find(worker);
     if (sync != last_sync_.end()) graph.add_dependency(sync->second, id);
@@ -433,6 +439,7 @@ class StepCosts : public LoweringCosts {
       TaskId gather_id = graph.add_task(gather);
       info.resize(graph.num_tasks());
       info[gather_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
+      record_bytes(gather_id, parameters * kStepParameterBytes);
       graph.add_dependency(id, gather_id);
       barrier = gather_id;
     }
@@ -457,6 +464,7 @@ class StepCosts : public LoweringCosts {
   mutable std::map<int32_t, RouteId> inter_routes_;
   mutable std::map<std::string, int32_t> groups_;
   mutable std::map<int32_t, TaskId> last_sync_;
+  mutable std::map<TaskId, double> task_bytes_;
   mutable std::vector<StreamId> dp_streams_;
   mutable std::vector<StreamId> timer_streams_;
 };
@@ -519,6 +527,8 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
                                        stage.workspace_bytes);
     step.capacity_bytes.push_back(stage.capacity_bytes);
   }
+  step.task_bytes.assign(step.lowered.graph.num_tasks(), 0.0);
+  for (const auto& [id, bytes] : costs.task_bytes()) step.task_bytes[id] = bytes;
   step.embedded_comm_seconds.assign(step.lowered.graph.num_tasks(), 0.0);
   for (TaskId id = 0; id < step.lowered.graph.num_tasks(); ++id) {
     const TaskInfo& info = step.lowered.info[id];

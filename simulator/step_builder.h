@@ -64,6 +64,7 @@ struct StepOptions {
   std::vector<double> gpu_speed;
   EfficiencyTable efficiency;        // Compute efficiencies (defaults: cost_model.h).
   CollectiveEfficiency collective;   // Link efficiencies (defaults: collective_cost.h).
+  const ProfileTable* profile = nullptr;  // Measured op times (profile.h); null: roofline only.
 };
 
 // Per chunk and GPU type: seconds at speed 1 and bytes.
@@ -95,6 +96,10 @@ struct Step {
   // Per task: exposed communication seconds inside a compute task (0 for others).
   std::vector<double> embedded_comm_seconds;
   std::vector<std::string> worker_names;  // "stage 2 replica 0 (GPUs 16-23, H100-SXM-80GB)".
+  // Per task: the bytes it works on, for an executor that runs it (ppsim validate): a
+  // collective's nccl-tests size, the optimizer's Adam bytes (kStepAdamBytesPerParameter per
+  // parameter of its shard); 0 for other tasks.
+  std::vector<double> task_bytes;
 };
 
 // REQUIRES: plan_problem(plan, model, cluster) is nullopt; schedule_problem(...) is nullopt.
