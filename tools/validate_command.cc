@@ -7,19 +7,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "profiler/cpu_cluster.h"
-#include "profiler/cpu_executor.h"
 #include "profiler/cuda_backend.h"
-#include "profiler/cuda_executor.h"
-#include "profiler/executor_program_builder.h"
+#include "profiler/validation_run.h"
 #include "simulator/chrome_trace.h"
-#include "simulator/engine.h"
 #include "simulator/error.h"
 #include "simulator/profile.h"
-#include "simulator/step_builder.h"
-#include "simulator/step_program.h"
-#include "simulator/activation_memory.h"
-#include "simulator/units.h"
 #include "simulator/validation_report.h"
 #include "tools/commands.h"
 
@@ -38,18 +30,6 @@ struct ValidateOptions {
   bool json = false;
   bool fold = false;
 };
-
-// Bytes this machine can still give a process (MemAvailable), or 0 when unknown.
-double available_host_memory() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * kKiB;
-  }
-  return 0;
-}
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -87,96 +67,35 @@ int run_validate(const ValidateOptions& options) {
   }
 
   std::optional<ProfileTable> profile = load_profile_for(cluster, options.profile);
-  std::string profile_source = !options.profile.empty() ? options.profile
-                               : cluster.profile_path  ? *cluster.profile_path
-                                                       : "";
-  StepOptions step_options;
-  step_options.deduplicate_replicas = false;  // The executor runs every replica.
-  // The executors run kernels, not a framework: no per-microbatch dispatch, no per-step host
-  // work (cost_model.h's fitted overheads describe Megatron and FSDP, not this executor).
-  step_options.efficiency.microbatch_overhead = 0;
-  step_options.efficiency.step_overhead = 0;
-  std::string prediction;
-  ClusterSpec predicted_cluster = cluster;
-  double tensor_bytes = static_cast<double>(plan.micro_batch_size) *
-                        static_cast<double>(effective_seq_length(plan, model)) *
-                        static_cast<double>(model.hidden_size) * kActivationElementBytes;
-  if (backend == "cpu") {
-    if (!profile) {
-      throw InputError("--profile", "",
-                       "--backend cpu needs a CPU profile of this machine, since the cluster's "
-                       "GPU datasheet says nothing about this CPU: run `ppsim profile --backend "
-                       "cpu --quick --out cpu.json`, then pass --profile cpu.json");
-    }
-    predicted_cluster =
-        cpu_validation_cluster(cluster, profile->profile(), profile_source, tensor_bytes);
-    step_options.collective = cpu_collective_efficiency(profile->profile(), tensor_bytes);
-    step_options.efficiency.kernel_overhead = 0;  // A CPU kernel is a function call.
-    step_options.efficiency.memory = 1;           // The profile measured achieved bandwidth.
-    prediction = fmt::format("profile {} (cpu: {}); links and bandwidth from its fits",
-                             profile_source, profile->profile().device.name);
-  } else if (profile) {
-    prediction = fmt::format("profile {} ({}: {})", profile_source, profile->profile().backend,
-                             profile->profile().device.name);
-  } else {
-    prediction = fmt::format("datasheet roofline of {} (no profile: pass --profile from `ppsim "
-                             "profile` on this GPU for a like-for-like comparison)",
-                             cluster.nodes.front().gpu.name);
-  }
-  if (profile) step_options.profile = &*profile;
-
-  Step step = build_step(model, predicted_cluster, plan, step_options);
-  if (std::optional<std::string> problem = check_schedule(step.schedule)) {
-    PPSIM_CHECK(false, "schedule " + schedule_name(plan.schedule) + ": " + *problem);
-  }
-  Timeline predicted = simulate_graph(step.lowered.graph);
-  if (backend == "cpu") {
-    double needed = 0;
-    for (size_t w = 0; w < step.static_memory_bytes.size(); ++w) {
-      needed += step.static_memory_bytes[w] +
-                (w < predicted.peak_memory.size() ? predicted.peak_memory[w] : 0);
-    }
-    double available = available_host_memory();
-    if (available > 0 && needed > 0.8 * available) {
-      throw InputError("--model", "",
-                       fmt::format("the CPU run would hold {:.1f} GiB, more than 80% of this "
-                                   "machine's {:.1f} GiB available; use a smaller model (e.g. "
-                                   "tests/data/validate/tiny_llama.json) or a shorter seq",
-                                   needed / kGiB, available / kGiB));
-    }
-  }
-
-  StepProgram program = build_step_program(step, model);
-  ExecutorProgram executable = lower_step_program(program);
-  ExecutorOptions run_options;
-  run_options.warmup_iterations = options.warmup;
-  run_options.iterations = options.iterations;
-  run_options.fold = options.fold;
-  run_options.timeout = options.timeout;
-  ExecutorResult result;
+  ValidationRequest request;
+  request.backend = backend;
+  request.profile = profile ? &*profile : nullptr;
+  request.profile_source = !options.profile.empty() ? options.profile
+                           : cluster.profile_path  ? *cluster.profile_path
+                                                   : "";
+  request.run.warmup_iterations = options.warmup;
+  request.run.iterations = options.iterations;
+  request.run.fold = options.fold;
+  request.run.timeout = options.timeout;
+  request.tolerance_pct = options.tolerance;
+  ValidationRun run;
   try {
-    result = backend == "cpu" ? run_step_on_cpu(executable, run_options)
-                              : run_step_on_cuda(executable, run_options);
+    run = run_validation(model, cluster, plan, request);
+  } catch (const InputError&) {
+    throw;
   } catch (const std::runtime_error& error) {
     std::fflush(stdout);
     fmt::print(stderr, "ppsim: error: validate: the {} run failed: {}\n", backend, error.what());
     return kExitRunFailed;
   }
-  MeasuredStep measured = measured_step_from(result, step.lowered.graph, options.fold);
-
-  ValidationSettings settings;
-  settings.backend = backend;
-  settings.prediction = prediction;
-  settings.warmup_iterations = options.warmup;
-  settings.tolerance_pct = options.tolerance;
-  ValidationResult validation = compare_step(step, predicted, measured, settings);
+  const ValidationResult& validation = run.result;
   std::string inputs = fmt::format("model {}, cluster {}, plan {}", model.name, cluster.name,
                                    plan_to_inline(plan));
   fmt::print("{}", options.json ? validation_report_json(validation)
                                 : validation_report_text(validation, inputs));
   if (!options.trace.empty()) {
     write_file(options.trace,
-               chrome_trace_json(step.lowered, validation.measured_timeline, step.worker_names));
+               chrome_trace_json(run.step.lowered, validation.measured_timeline, run.step.worker_names));
   }
   return validation.over_tolerance ? kExitOverTolerance : 0;
 }
