@@ -65,11 +65,15 @@ std::vector<AttentionSample> measure_attention(const ProfileOptions& options) {
 
 std::vector<MemorySample> measure_memory(const ProfileOptions& options) {
   // Array sizes from 16 KiB: a small model's activations (what `ppsim validate --backend cpu`
-  // runs) are tens of KiB, below which a lookup would only see a latency floor.
+  // runs) are tens of KiB, below which a lookup would only see a latency floor. Up to 32 MiB
+  // arrays even when quick (64-128 MiB moved per call): more than the L3 one core sees on
+  // current server CPUs (32 MiB per AMD EPYC CCD), so the largest point is DRAM bandwidth,
+  // which the optimizer's tens of MiB of states stream at.
   std::vector<double> sizes = options.quick
-                                  ? std::vector<double>{16 << 10, 128 << 10, 1 << 20, 4 << 20}
+                                  ? std::vector<double>{16 << 10, 128 << 10, 1 << 20, 4 << 20,
+                                                        32 << 20}
                                   : std::vector<double>{16 << 10, 128 << 10, 1 << 20, 4 << 20,
-                                                        16 << 20, 64 << 20};
+                                                        16 << 20, 32 << 20, 64 << 20};
   std::vector<MemorySample> out;
   CpuKernels kernels;
   for (double size : sizes) {

@@ -44,9 +44,13 @@ ClusterSpec cpu_validation_cluster(const ClusterSpec& cluster, const Profile& pr
     peak = std::max(peak, sample.flops() / sample.seconds);  // When the fit dropped its peak.
   }
   if (peak <= 0) throw missing("fp32 GEMMs");
-  double bandwidth = 0;
-  for (const MemoryFit& fit : profile.fits.memory) {
-    if (fit.kernel == "copy" && !fit.fit.pieces.empty()) bandwidth = fit.fit.pieces.back().beta;
+  // The largest copy's achieved rate: DRAM, where a fitted piece's beta can be a cache's.
+  double bandwidth = 0, largest = 0;
+  for (const MemorySample& sample : profile.memory) {
+    if (sample.kernel == "copy" && sample.bytes > largest) {
+      largest = sample.bytes;
+      bandwidth = sample.bytes / sample.seconds;
+    }
   }
   if (bandwidth <= 0) throw missing("the copy kernel");
   const AlphaBetaPiece* link = sendrecv_piece(profile, transfer_bytes);

@@ -5,7 +5,7 @@
 // profile itself (StepOptions::profile); this fills the figures the step builder reads from
 // the cluster:
 //   GPU peak FLOP/s    the fp32 GEMM fit's peak (only the roofline fallback reads it);
-//   memory bandwidth   the "copy" kernel's fitted beta on its largest piece (the optimizer's
+//   memory bandwidth   the largest "copy" measurement's achieved rate (DRAM: the optimizer's
 //                      Adam bytes are charged at it);
 //   links              intra-node and NIC: the 2-thread "sendrecv" fit's alpha and beta on the
 //                      piece that covers `transfer_bytes` (a pipeline send's tensor).
