@@ -281,9 +281,10 @@ struct Shared {
 // One worker: its device state, buffers and events.
 class Worker {
  public:
-  Worker(Shared& shared, int32_t index, int device)
+  Worker(Shared& shared, int32_t index, int device, double baseline_bytes)
       : shared_(shared), index_(index), device_(device) {
     const ExecutorProgram& program = shared.program;
+    ledger_.allocate(baseline_bytes);
     EXEC_CUDA_CHECK(cudaSetDevice(device_));
     EXEC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     EXEC_CUBLAS_CHECK(cublasLtCreate(&lt_));
@@ -713,7 +714,14 @@ ExecutorResult run_step_on_cuda(const ExecutorProgram& program, const ExecutorOp
         for (int32_t w = t; w < program.workers; w += (options.fold ? threads : program.workers)) {
           mine.push_back(w);
         }
-        for (int32_t w : mine) workers[w] = std::make_unique<Worker>(shared, w, t);
+        // What the device holds before this executor allocates (CUDA context, NCCL buffers):
+        // part of every worker's measured peak, as the memory model's workspace is.
+        EXEC_CUDA_CHECK(cudaSetDevice(t));
+        EXEC_CUDA_CHECK(cudaFree(nullptr));
+        size_t free_bytes = 0, total_bytes = 0;
+        EXEC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        double baseline = double(total_bytes - free_bytes);
+        for (int32_t w : mine) workers[w] = std::make_unique<Worker>(shared, w, t, baseline);
 #ifdef PPSIM_HAVE_NCCL
         if (!options.fold) workers[t]->join_collectives();
 #endif

@@ -22,7 +22,9 @@
 // Events of every device are read against that device's origin event, recorded after a host
 // barrier and a device synchronize at each iteration's start (clocks aligned to the barrier).
 // Memory: a static block of static_bytes per worker (cudaMalloc; the Adam arrays live in it),
-// GEMM operands and workspace, and the activations; peak_bytes is the MemoryLedger's peak.
+// GEMM operands and workspace, and the activations; peak_bytes is the MemoryLedger's peak plus
+// what the device held before the executor allocated (cudaMemGetInfo: the CUDA context and
+// NCCL's buffers), so it compares with the memory model's peak, whose workspace counts those.
 // Not proven on hardware in this repository's CI (no GPU there): docs/validate.md.
 #pragma once
 

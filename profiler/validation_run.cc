@@ -11,6 +11,7 @@
 #include "simulator/activation_memory.h"
 #include "simulator/engine.h"
 #include "simulator/error.h"
+#include "simulator/memory_model.h"
 #include "simulator/step_program.h"
 #include "simulator/units.h"
 
@@ -73,6 +74,18 @@ ValidationRun run_validation(const ModelSpec& model, const ClusterSpec& cluster,
 
   ValidationRun run;
   run.step = build_step(model, predicted_cluster, plan, options);
+  // The static block an executor allocates per worker: weights, gradients and optimizer states
+  // (and on CUDA the transient buffers); a CUDA context, cuBLAS workspace and NCCL buffers are
+  // real on a GPU and absent on a CPU thread, so a CPU prediction leaves them out too.
+  MemoryReport memory = estimate_memory(model, predicted_cluster, plan);
+  std::vector<double> executor_static;
+  for (size_t w = 0; w < run.step.layout_worker.size(); ++w) {
+    const StageMemory& stage =
+        memory.stages[run.step.layout.workers[run.step.layout_worker[w]].stage];
+    double bytes = stage.weights_bytes + stage.gradients_bytes + stage.optimizer_bytes;
+    executor_static.push_back(cpu ? bytes : bytes + stage.transient_bytes);
+  }
+  if (cpu) run.step.static_memory_bytes = executor_static;
   if (std::optional<std::string> problem = check_schedule(run.step.schedule)) {
     PPSIM_CHECK(false, "schedule " + schedule_name(plan.schedule) + ": " + *problem);
   }
@@ -94,6 +107,7 @@ ValidationRun run_validation(const ModelSpec& model, const ClusterSpec& cluster,
   }
 
   ExecutorProgram program = lower_step_program(build_step_program(run.step, model));
+  program.static_bytes = executor_static;
   ExecutorResult executed = cpu ? run_step_on_cpu(program, request.run)
                                 : run_step_on_cuda(program, request.run);
   MeasuredStep measured = measured_step_from(executed, run.step.lowered.graph, request.run.fold);
