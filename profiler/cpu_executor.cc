@@ -12,6 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include <time.h>
+
 #include "profiler/cpu_backend.h"
 #include "profiler/cpu_kernels.h"
 #include "profiler/memory_ledger.h"
@@ -34,6 +36,13 @@ Collective collective_of(ExecCollectiveKind kind) {
     case ExecCollectiveKind::kReduceScatter: return Collective::kReduceScatter;
     default: return Collective::kAllReduce;
   }
+}
+
+// This thread's CPU time, seconds.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
 // A real allocation of `bytes`, left uninitialized (as cudaMalloc leaves device memory).
@@ -109,11 +118,16 @@ class Worker {
       if (executed) executed->push_back(in.label);
       switch (in.kind) {
         case ExecKind::kCompute: {
-          double start = s.now();
+          double start = s.now(), cpu_start = thread_cpu_seconds();
           if (in.alloc_bytes > 0) stash(in);
           for (const KernelCall& call : in.kernels) run_kernel(call);
           if (in.free_bytes > 0) unstash(in);
-          record(in.tasks.front(), start, s.now());
+          double end = s.now();
+          record(in.tasks.front(), start, end);
+          if (timed) {
+            compute_wall_ += end - start;
+            compute_cpu_ += thread_cpu_seconds() - cpu_start;
+          }
           break;
         }
         case ExecKind::kSend:
@@ -146,6 +160,8 @@ class Worker {
   }
 
   double peak() const { return ledger_.peak(); }
+  double compute_wall() const { return compute_wall_; }
+  double compute_cpu() const { return compute_cpu_; }
 
  private:
   template <typename Record>
@@ -210,6 +226,7 @@ class Worker {
   MemoryLedger ledger_;
   std::unique_ptr<char[]> static_block_;
   size_t adam_count_ = 0;
+  double compute_wall_ = 0, compute_cpu_ = 0;  // Timed compute actions: wall and CPU seconds.
   std::map<std::pair<int32_t, int32_t>, Saved> saved_;
   std::vector<char> receive_;
   std::vector<float> collective_in_, collective_out_;
@@ -286,7 +303,13 @@ ExecutorResult run_step_on_cpu(const ExecutorProgram& program, const ExecutorOpt
     }
     result.makespan.push_back(makespan);
   }
-  for (auto& worker : workers) result.peak_bytes.push_back(worker->peak());
+  double wall = 0, cpu = 0;
+  for (auto& worker : workers) {
+    result.peak_bytes.push_back(worker->peak());
+    wall += worker->compute_wall();
+    cpu += worker->compute_cpu();
+  }
+  result.compute_cpu_share = wall > 0 ? std::min(1.0, cpu / wall) : 0;
   return result;
 }
 

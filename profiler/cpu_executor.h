@@ -13,6 +13,7 @@
 // later compute as the simulator's dp stream overlaps them (docs/validate.md, limits).
 // Memory: a real static block of static_bytes per worker (the Adam arrays live in it) and real
 // activation buffers, counted by a MemoryLedger; peak_bytes is the ledger's peak.
+// compute_cpu_share: CLOCK_THREAD_CPUTIME_ID over steady_clock across compute actions.
 // Folding (options.fold): one thread runs the workers one after another; sends, receives and
 // collectives are skipped and marked unmeasured.
 #pragma once

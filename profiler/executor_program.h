@@ -81,6 +81,10 @@ struct ExecutorResult {
   std::vector<std::vector<std::string>> executed;  // Per worker: labels, in executed order.
   std::vector<double> peak_bytes;               // Per worker.
   std::string device;
+  // CPU executor: the worker threads' CPU time over the wall time of their compute actions
+  // (timed iterations, all workers): 1 when no thread ever waited for a core, lower on a busy
+  // machine. 0 when not measured (CUDA).
+  double compute_cpu_share = 0;
 };
 
 }  // namespace ppsim

@@ -118,6 +118,7 @@ MeasuredStep measured_step_from(const ExecutorResult& result, const TaskGraph& g
   step.device = result.device;
   step.executed = result.executed;
   step.peak_memory_bytes = result.peak_bytes;
+  step.compute_cpu_share = result.compute_cpu_share;
   step.measured.assign(result.measured.begin(), result.measured.end());
   for (size_t i = 0; i < result.start.size(); ++i) {
     Timeline timeline;

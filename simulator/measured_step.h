@@ -28,6 +28,8 @@ struct MeasuredStep {
   // Per worker: the peak bytes the executor held (static block plus activations).
   std::vector<double> peak_memory_bytes;
   bool folded = false;
+  // ExecutorResult::compute_cpu_share: below 1 the CPU threads waited for cores (0: unknown).
+  double compute_cpu_share = 0;
   std::string device;  // What ran it: "2 CPU threads (Intel ...)", "1 x NVIDIA H200".
 };
 

@@ -110,6 +110,16 @@ ValidationResult compare_step(const Step& step, const Timeline& predicted,
     result.measured_peak_memory_bytes = std::max(result.measured_peak_memory_bytes, peak);
   }
 
+  result.compute_cpu_share = measured.compute_cpu_share;
+  // Below this share of a core the run measured the machine's load more than the plan.
+  constexpr double kBusyShare = 0.9;
+  if (measured.compute_cpu_share > 0 && measured.compute_cpu_share < kBusyShare) {
+    result.notes.push_back(fmt::format(
+        "the worker threads were on a core for {:.0f}% of their compute actions' wall time: this "
+        "machine is busy, and the measured times include waiting for a core (the profile's "
+        "medians of short calls mostly do not); rerun on an idle machine",
+        100 * measured.compute_cpu_share));
+  }
   const Timeline& chosen = measured.iterations[median];
   if (measured.folded) {
     std::vector<double> durations(graph.num_tasks());
@@ -182,6 +192,8 @@ std::string validation_report_json(const ValidationResult& r) {
   j["actions"] = actions;
   j["predicted_peak_memory_bytes"] = r.predicted_peak_memory_bytes;
   j["measured_peak_memory_bytes"] = r.measured_peak_memory_bytes;
+  j["compute_cpu_share"] = r.compute_cpu_share > 0 ? nlohmann::ordered_json(r.compute_cpu_share)
+                                                  : nlohmann::ordered_json(nullptr);
   j["notes"] = r.notes;
   j["executed"] = r.executed;
   return j.dump(2) + "\n";

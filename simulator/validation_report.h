@@ -56,6 +56,7 @@ struct ValidationResult {
   double predicted_peak_memory_bytes = 0;
   double measured_peak_memory_bytes = 0;
   std::vector<std::string> notes;  // What was folded, what the prediction assumed.
+  double compute_cpu_share = 0;    // MeasuredStep::compute_cpu_share.
   std::vector<std::vector<std::string>> executed;  // Per worker: executed labels, in order.
   // The median iteration as a timeline of the step's graph, for --trace (folded: the replay).
   Timeline measured_timeline;
