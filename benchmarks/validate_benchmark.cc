@@ -5,7 +5,8 @@
 // --backend cpu` of tests/data/validate/small_llama.json with 8 microbatches (run_validation,
 // as the CLI does), 1 warm-up and 5 timed steps. Counters: the step-time error in percent
 // (error_pct: (predicted - measured) / measured), the predicted and measured step in ms, and
-// the error of each action type measured (err_F, err_B, err_I, err_W, err_send, err_optimizer).
+// the error of each action type measured (err_F, err_B, err_I, err_W, err_send, err_optimizer),
+// and cpu_share, the rank threads' CPU time over the wall time of their compute actions.
 // The target is |error_pct| < 10 on an otherwise idle machine with at least 2 free cores: the
 // executor's ranks are threads, so a loaded machine slows them and not the profile's numbers.
 #include <benchmark/benchmark.h>
@@ -49,6 +50,8 @@ void validate_schedule(benchmark::State& state, const char* schedule) {
   state.counters["error_pct"] = result->error_pct;
   state.counters["predicted_ms"] = result->predicted_step_s * 1e3;
   state.counters["measured_ms"] = result->measured_step_s * 1e3;
+  // Below 1 the rank threads waited for cores: the error then measures the machine's load.
+  state.counters["cpu_share"] = result->compute_cpu_share;
   for (const ActionTypeComparison& row : result->actions) {
     if (row.error_pct) state.counters["err_" + row.type] = *row.error_pct;
   }
