@@ -87,8 +87,12 @@ TEST_CASE("CLI validate: --fold runs the stages on one thread and says what it d
   CHECK(json["actions"]["F"]["measured_s"].get<double>() > 0);
   CHECK(json["actions"]["send"]["measured_s"].is_null());
   CHECK(json["measured_step_s"].get<double>() > 0);
-  REQUIRE(json["notes"].size() == 1);
-  CHECK_THAT(json["notes"][0].get<std::string>(), Catch::Contains("not measured"));
+  // The folding note (a busy machine adds one about waiting for cores).
+  bool folding_note = false;
+  for (const auto& note : json["notes"]) {
+    folding_note = folding_note || note.get<std::string>().find("not measured") != std::string::npos;
+  }
+  CHECK(folding_note);
 }
 
 TEST_CASE("CLI validate: bad input exits 2 with the reason") {
