@@ -9,7 +9,8 @@
 //               products of the backward, in Eigen fp32, impl "eigen"; FLOPs are counted as
 //               profile.h defines them (causal), though the dense products do twice that;
 //   memory      memcpy ("copy"), a row RMS norm ("norm") and a = b*c + d ("elementwise")
-//               over buffers from 1 MiB, bytes = read + written;
+//               over arrays from 16 KiB to 32 MiB (DRAM), bytes = read + written (kernels:
+//               cpu_kernels.h);
 //   collectives ThreadCommunicator (thread_collectives.h) on groups of 2 threads (and 4 in
 //               the full run), nccl-tests sizes from 1 KiB by factors of 4;
 //   host_transfer nothing (no device memory).

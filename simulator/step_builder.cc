@@ -135,6 +135,8 @@ class StepCosts : public LoweringCosts {
 
   const MemoryReport& memory() const { return memory_; }
   const CostProvenance& provenance() const { return provenance_; }
+  // Step::task_bytes of the tasks this provider added.
+  const std::map<TaskId, double>& task_bytes() const { return task_bytes_; }
 
   // Exposed communication inside a compute task of this action.
   double embedded_comm(int32_t worker, const Action& action) const {
@@ -343,6 +345,7 @@ class StepCosts : public LoweringCosts {
       TaskId id = graph.add_task(task);
       info.resize(graph.num_tasks());
       info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
+      record_bytes(id, bytes);
       graph.add_dependency(delay_id, id);
       last_sync_[worker] = id;
       reduced_buckets_[{worker, chunk}].push_back(id);
@@ -510,6 +513,8 @@ class StepCosts : public LoweringCosts {
     return network_->route(graph, layout_index, next, twins);
   }
 
+  void record_bytes(TaskId id, double bytes) const { task_bytes_[id] = bytes; }
+
   // Collective group ids: one per (stage, chunk, bucket) across replicas.
   int32_t group_id(TaskGraph& graph, const std::string& key) const {
     auto it = groups_.find(key);
@@ -541,6 +546,7 @@ class StepCosts : public LoweringCosts {
     TaskId id = graph.add_task(task);
     info.resize(graph.num_tasks());
     info[id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOptimizer};
+    record_bytes(id, shard * kStepAdamBytesPerParameter);
     if (after >= 0) graph.add_dependency(after, id);
     auto sync = last_sync_.find(worker);
     if (sync != last_sync_.end()) graph.add_dependency(sync->second, id);
@@ -556,6 +562,7 @@ class StepCosts : public LoweringCosts {
       TaskId gather_id = graph.add_task(gather);
       info.resize(graph.num_tasks());
       info[gather_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
+      record_bytes(gather_id, parameters * kStepParameterBytes);
       graph.add_dependency(id, gather_id);
       if (host_done >= 0) graph.add_dependency(host_done, gather_id);
       barrier = gather_id;
@@ -615,6 +622,7 @@ class StepCosts : public LoweringCosts {
   mutable std::map<int32_t, RouteId> inter_routes_;
   mutable std::map<std::string, int32_t> groups_;
   mutable std::map<int32_t, TaskId> last_sync_;
+  mutable std::map<TaskId, double> task_bytes_;
   mutable std::vector<StreamId> dp_streams_;
   mutable std::vector<StreamId> timer_streams_;
   mutable std::map<std::pair<int32_t, int32_t>, std::vector<TaskId>> reduced_buckets_;
@@ -698,6 +706,8 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
     }
     step.provenance.unprofiled_gpus.assign(unprofiled.begin(), unprofiled.end());
   }
+  step.task_bytes.assign(step.lowered.graph.num_tasks(), 0.0);
+  for (const auto& [id, bytes] : costs.task_bytes()) step.task_bytes[id] = bytes;
   step.embedded_comm_seconds.assign(step.lowered.graph.num_tasks(), 0.0);
   for (TaskId id = 0; id < step.lowered.graph.num_tasks(); ++id) {
     const TaskInfo& info = step.lowered.info[id];

@@ -109,6 +109,10 @@ struct Step {
   CostProvenance provenance;
   // Per lowered worker with optimizer offload: its split and tasks; empty without offload.
   std::vector<WorkerOffload> offload;
+  // Per task: the bytes it works on, for an executor that runs it (ppsim validate): a
+  // collective's nccl-tests size, the optimizer's Adam bytes (kStepAdamBytesPerParameter per
+  // parameter of its shard); 0 for other tasks.
+  std::vector<double> task_bytes;
 };
 
 // REQUIRES: plan_problem(plan, model, cluster) is nullopt; schedule_problem(...) is nullopt.

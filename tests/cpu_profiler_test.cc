@@ -106,7 +106,7 @@ TEST_CASE("CPU backend: --quick produces a valid, fitted profile in seconds") {
   CHECK(p.backend == "cpu");
   CHECK(p.gemm.size() == 5);
   CHECK(p.attention.size() == 6);
-  CHECK(p.memory.size() == 6);
+  CHECK(p.memory.size() == 15);  // 3 kernels x 5 array sizes (16K, 128K, 1M, 4M, 32M).
   CHECK(p.host_transfer.empty());
   CHECK(p.collectives.size() == 25);  // 5 ops x 5 sizes (1K..256K by 4) on 2 threads.
   for (const GemmSample& g : p.gemm) CHECK(g.seconds > 0);

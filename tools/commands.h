@@ -1,6 +1,8 @@
 // The ppsim subcommands. Each add_*_command registers its options and examples on `app` and a
 // callback that runs it and stores the process exit status in `exit_code`.
-// Exit statuses (a contract): 0 success, 2 bad input, 3 nothing fits, 4 validation over tolerance.
+// Exit statuses (a contract): 0 success, 2 bad input, 3 nothing fits, 4 validation over tolerance,
+// 5 no device for the requested backend (nothing was run), 6 a validation run failed (out of
+// memory, a peer timed out).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,6 +12,8 @@ namespace ppsim {
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitNothingFits = 3;
 inline constexpr int kExitOverTolerance = 4;
+inline constexpr int kExitNoDevice = 5;
+inline constexpr int kExitRunFailed = 6;
 
 void add_accuracy_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
@@ -19,5 +23,6 @@ void add_plan_command(CLI::App& app, int& exit_code);
 void add_profile_command(CLI::App& app, int& exit_code);
 void add_schedule_command(CLI::App& app, int& exit_code);
 void add_simulate_command(CLI::App& app, int& exit_code);
+void add_validate_command(CLI::App& app, int& exit_code);
 
 }  // namespace ppsim

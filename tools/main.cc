@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   ppsim::add_profile_command(app, exit_code);
   ppsim::add_schedule_command(app, exit_code);
   ppsim::add_simulate_command(app, exit_code);
+  ppsim::add_validate_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
