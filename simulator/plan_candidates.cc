@@ -78,6 +78,8 @@ std::vector<std::vector<int64_t>> placement_options(const ClusterSpec& cluster,
   std::vector<bool> used(cluster.nodes.size(), false);
   std::vector<int64_t> current;
   placements_from(capacity, pp, used, current, out);
+  // Cluster order too: replicas may then span GPU types and take unequal batch shares.
+  out.push_back({});
   return out;
 }
 
