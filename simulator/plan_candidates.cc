@@ -81,6 +81,22 @@ std::vector<std::vector<int64_t>> placement_options(const ClusterSpec& cluster,
   std::vector<bool> used(cluster.nodes.size(), false);
   std::vector<int64_t> current;
   placements_from(capacity, pp, used, current, out);
+  // Cluster order too, where a stage's GPUs span node groups (so its replicas may sit on
+  // different GPU types and take unequal batch shares); where every stage sits in one group it
+  // is one of the placements above already.
+  auto group_of = [&cluster](int64_t gpu) {
+    for (size_t g = 0; g < cluster.nodes.size(); ++g) {
+      if (gpu < cluster.nodes[g].num_gpus()) return g;
+      gpu -= cluster.nodes[g].num_gpus();
+    }
+    return cluster.nodes.size();
+  };
+  for (int64_t stage = 0; stage < pp; ++stage) {
+    if (group_of(stage * per_stage) != group_of((stage + 1) * per_stage - 1)) {
+      out.push_back({});
+      break;
+    }
+  }
   return out;
 }
 

@@ -77,8 +77,10 @@ struct SearchSpace {
   bool uneven_layers = true;  // Time-balanced and end-trimmed layer splits besides balanced.
   int64_t max_edge_trim = 2;  // Units moved off the first / last stage, at most.
   // Clusters of several node groups: choose a group per stage and balance layers by each stage's
-  // GPU type (true); or plan as if the cluster were homogeneous (false): GPUs in cluster order,
-  // layers balanced with the first group's costs for every stage.
+  // GPU type, and also try the GPUs in cluster order, where data-parallel replicas may land on
+  // different GPU types and take proportional batch shares (planner.h) (true); or plan as if the
+  // cluster were homogeneous (false): GPUs in cluster order only, layers balanced with the first
+  // group's costs for every stage, equal shares.
   bool heterogeneous = true;
 };
 

@@ -38,6 +38,12 @@
 // durations at least as long, so bound <= simulated iteration time (checked by the tests on
 // every plan of the brute-force cases). Replica 0's GPUs are used when a stage spans groups.
 // busy_bound() is a cheaper and weaker bound from the same task durations (no replay).
+// Plans with replica_microbatches are not screened: the bound replays one replica (replica 0's
+// GPUs) at one microbatch count, which does not bound a plan whose replicas differ in both; the
+// planner simulates those (replica_shares.h).
+// Costs: CostModel with StepOptions::profile for the GPU types it applies to, and collectives
+// through collective_timing.h, exactly as step_builder.cc prices them, so a profile keeps the
+// bound a bound.
 //
 // Thread-safety: PlanScreen's methods are const and may be called from several threads; its
 // caches are guarded by a mutex. A ShapeScreen belongs to one thread.

@@ -458,8 +458,9 @@ class StepCosts : public LoweringCosts {
       task.route = intra_node_route(graph, worker);
     }
     // A measured collective of this group shape sets the time the flow takes alone.
-    PassCost measured = collective_time(kind, bytes, collective, options_.collective,
-                                        profile_for_gpu(options_.profile, group.gpu));
+    const ProfileTable* profile = profile_for_gpu(options_.profile, group.gpu);
+    PassCost measured{cost.seconds};  // Modelled unless the profile has this group shape.
+    if (profile) measured = collective_time(kind, bytes, collective, options_.collective, profile);
     count_comm(measured);
     if (measured.source == CostSource::kProfile) {
       CalibratedTransfer calibrated =

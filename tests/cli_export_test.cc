@@ -36,6 +36,38 @@ TEST_CASE("ppsim export: a zero-bubble plan exports with warnings on stderr") {
   CHECK(contains(titan.err, "ppsim: warning: torch.distributed.pipelining has no ZB-H2 schedule"));
 }
 
+TEST_CASE("ppsim export: unequal per-replica batch shares are a warning in every format") {
+  for (const char* format : {"megatron", "deepspeed", "torchtitan"}) {
+    testing::CommandResult result = run_ppsim(
+        std::string("export --model llama3-8b --cluster mixed-a100-h100 --format ") + format +
+        " --plan tp=8,pp=1,dp=8,mbs=1,gbs=64,rmb=5:5:5:5:11:11:11:11");
+    INFO(format << ": " << result.err);
+    CHECK(result.exit_code == 0);
+    CHECK(contains(result.err, "ppsim: warning: the plan gives data-parallel replicas unequal "
+                               "shares of the global batch (replica_microbatches "
+                               "5:5:5:5:11:11:11:11)"));
+    CHECK(contains(result.out, "unequal shares of the global batch"));
+  }
+}
+
+TEST_CASE("ppsim simulate: malformed replica_microbatches exit 2 naming the key") {
+  const std::string base = "simulate --model llama3-8b --cluster mixed-a100-h100 --plan ";
+  testing::CommandResult sum = run_ppsim(base + "tp=8,dp=8,gbs=64,rmb=8:8:8:8:8:8:8:7");
+  CHECK(sum.exit_code == 2);
+  CHECK(contains(sum.err, "replica_microbatches add up to 63 but global_batch_size / "
+                          "micro_batch_size = 64 / 1 = 64"));
+  testing::CommandResult length = run_ppsim(base + "tp=8,dp=8,gbs=64,rmb=32:32");
+  CHECK(length.exit_code == 2);
+  CHECK(contains(length.err, "replica_microbatches has 2 entries but dp=8"));
+  testing::CommandResult zero = run_ppsim(base + "tp=8,dp=8,gbs=64,rmb=0:8:8:8:8:8:8:16");
+  CHECK(zero.exit_code == 2);
+  CHECK(contains(zero.err, "--plan: /rmb/0: expected an integer at least 1, got 0"));
+  testing::CommandResult json = run_ppsim(
+      base + "'{\"tp\": 8, \"dp\": 8, \"gbs\": 64, \"replica_microbatches\": [8, 8]}'");
+  CHECK(json.exit_code == 2);
+  CHECK(contains(json.err, "replica_microbatches has 2 entries but dp=8"));
+}
+
 TEST_CASE("ppsim export: a plan every launcher expresses prints no warning") {
   testing::CommandResult result = run_ppsim(
       "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed "

@@ -8,6 +8,7 @@
 #include "simulator/engine.h"
 #include "simulator/launcher_config.h"
 #include "simulator/model_spec.h"
+#include "simulator/planner.h"
 #include "simulator/step_builder.h"
 #include "simulator/step_metrics.h"
 
@@ -108,6 +109,33 @@ TEST_CASE("Replica shares: on A100 + H100 replicas, proportional shares beat equ
   // Within 10%: the screen's per-microbatch seconds leave out the framework's dispatch and the
   // tails differ by GPU type (the A100s' optimizer step is slower), so the estimate is rough.
   CHECK(proportional == Approx(shared_work + fixed).epsilon(0.10));
+}
+
+TEST_CASE("Planner: replicas on two GPU types get proportional shares when that is faster") {
+  // One layer, so pp = 1 and every plan's replicas span both nodes (no placement can separate
+  // them); one A100 node then one H100 node.
+  ModelSpec model = load_model_spec("llama3-8b");
+  model.num_layers = 1;
+  ClusterSpec cluster = load_cluster_spec("dgx-a100-1");
+  cluster.name = "a100+h100";
+  cluster.nodes.push_back(load_cluster_spec("dgx-h100-1").nodes.front());
+  PlannerOptions options;
+  options.space.global_batch_size = 32;
+  options.space.max_micro_batch_size = 2;
+  options.space.zero_stages = {0, 1};
+  options.space.offload_optimizer = {false};
+  options.top = 1;
+  options.threads = 1;
+  PlanSearchResult aware = search_plans(model, cluster, options);
+  INFO("considered " << aware.stats.considered << " fitting " << aware.stats.fitting << " simulated " << aware.stats.simulated);
+  REQUIRE(aware.plans.size() == 1);
+  const Plan& best = aware.plans.front().plan;
+  INFO(plan_to_inline(best));
+  CHECK(has_unequal_shares(best));
+  // The same plan with equal shares is slower.
+  Plan equal = best;
+  equal.replica_microbatches.clear();
+  CHECK(aware.plans.front().metrics.iteration_time_s < step_time(model, cluster, equal));
 }
 
 TEST_CASE("Replica shares: exporters say they cannot express unequal shares") {
