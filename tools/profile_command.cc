@@ -7,6 +7,7 @@
 
 #include "profiler/cpu_backend.h"
 #include "profiler/cuda_backend.h"
+#include "profiler/mpi_profile.h"
 #include "profiler/profile_report.h"
 #include "profiler/thread_collectives.h"
 #include "simulator/error.h"
@@ -24,6 +25,7 @@ struct ProfileCommandOptions {
   std::optional<int64_t> warmup_iters;
   std::optional<int64_t> iters;
   double timeout = 60;
+  std::optional<int> ranks_per_node;
 };
 
 int run_profile(const ProfileCommandOptions& options) {
@@ -39,12 +41,21 @@ int run_profile(const ProfileCommandOptions& options) {
 
   std::string backend = options.backend;
   std::string why;
-  if (backend == "auto") {
+  if (backend == "auto" && launcher_world_size() == 1) {
     backend = cuda_device_count(&why) > 0 ? "cuda" : "cpu";
     if (backend == "cpu") fmt::print(stderr, "ppsim: note: {}; profiling the CPU backend\n", why);
   }
   Profile profile;
-  try {
+  // Under mpirun every rank measures its part; only rank 0 gets the profile and writes it.
+  if (launcher_world_size() > 1) {
+    std::optional<Profile> gathered =
+        run_mpi_profile(options.backend, profile_options, options.ranks_per_node);
+    if (!gathered) return 0;
+    profile = std::move(*gathered);
+  } else if (options.ranks_per_node) {
+    throw InputError("--ranks-per-node", "",
+                     "applies only under mpirun (several ranks); this process is alone");
+  } else try {
     profile = backend == "cuda" ? run_cuda_profile(profile_options)
                                 : run_cpu_profile(profile_options);
   } catch (const CollectiveTimeout& error) {
@@ -85,12 +96,18 @@ void add_profile_command(CLI::App& app, int& exit_code) {
                       "Seconds before a hung collective is aborted, naming its ranks")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  command->add_option("--ranks-per-node", options->ranks_per_node,
+                      "Under mpirun: treat every K consecutive ranks as one node instead of "
+                      "grouping by host (one host standing for several nodes: rail, all)")
+      ->check(CLI::PositiveNumber);
   command->add_option("--show", options->show,
                       "Print the report of an existing profile JSON instead of measuring");
   command->footer(
       "Examples:\n"
       "  ppsim profile --out h200.json                 # every local GPU, one process\n"
       "  ppsim profile --backend cpu --quick --out cpu.json\n"
+      "  mpirun -np 16 ppsim profile --out cluster.json  # 2 nodes x 8 GPUs: intra_node, "
+      "rail, all\n"
       "  ppsim profile --show h200.json\n"
       "  ppsim simulate ... --profile h200.json\n"
       "Schema and fitting: docs/profile.md. Exit status: 0 done, 2 bad input, no CUDA device "
