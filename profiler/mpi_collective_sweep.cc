@@ -33,8 +33,9 @@ void wait_for_call(RankCollectiveRunner& runner, const MpiWorld& world, double t
     if (polls % 64 == 0 && std::chrono::steady_clock::now() - start > limit) {
       runner.abort();
       throw CollectiveTimeout(fmt::format(
-          "{} did not complete within {:g} s on rank {} ({}); communicator aborted (a peer is "
-          "hung, dead or a link is down; raise --timeout if the run is just slow)",
+          "{} did not complete within {:g} s on rank {} ({}): a peer is hung, dead or a link "
+          "is down; the communicator is aborted and the job ended (raise --timeout if the run "
+          "is just slow)",
           what, timeout, world.rank(), world.hosts()[world.rank()]));
     }
   }
@@ -54,10 +55,13 @@ std::vector<CollectiveSample> sweep_collectives(const MpiWorld& world,
   std::vector<CollectiveSample> samples;
   for (const ProfileGroup& group : groups) {
     int member = member_index(group, world.rank());
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Comm_split(world.comm(), member >= 0 ? member : MPI_UNDEFINED, world.rank(), &comm);
     std::string shape = fmt::format("group {} (n={}, g={})", group.kind, group.ranks,
                                     group.ranks_per_node);
+    // MPI_Comm_split blocks with no deadline; a timed barrier first means every rank is alive
+    // and about to call it.
+    world.barrier(options.timeout, "barrier before creating the communicators of " + shape);
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_split(world.comm(), member >= 0 ? member : MPI_UNDEFINED, world.rank(), &comm);
     std::string mine = member >= 0 ? world.describe(group.members[member]) : "";
     size_t largest = collective_size(options.max_bytes, group.ranks);
     std::unique_ptr<RankCollectiveRunner> runner;

@@ -56,13 +56,15 @@ Profile measure(const MpiWorld& world, const std::string& requested, const Profi
   const bool cuda = backend == "cuda";
   int device = cuda ? rank_device(world) : 0;
 
-  // Rank 0 measures compute alone; the others wait idle (no timeout: a full GPU run takes
-  // minutes, and a rank that dies ends the job through mpirun anyway).
+  // Rank 0 measures compute alone; the others wait idle with no limit (a full GPU run takes
+  // minutes, and a rank that dies ends the job through mpirun anyway). Rank 0 arrives last,
+  // so its wait has the collective timeout: a hung peer cannot hold it.
   Profile profile;
   if (world.rank() == 0) {
     profile = cuda ? run_cuda_compute_profile(options) : run_cpu_compute_profile(options);
   }
-  world.barrier(/*timeout=*/0, "waiting for rank 0's compute measurements", /*idle=*/true);
+  world.barrier(world.rank() == 0 ? options.collective_timeout : 0,
+                "barrier after rank 0's compute measurements", /*idle=*/true);
 
   CollectiveSweepOptions sweep;
   sweep.warmup_iters = options.warmup_iters;
