@@ -116,12 +116,18 @@ class NcclRunner : public RankCollectiveRunner {
  private:
   static cuda::NcclOp nccl_op(Collective op) {
     switch (op) {
-      case Collective::kAllReduce: return cuda::NcclOp::kAllReduce;
-      case Collective::kAllGather: return cuda::NcclOp::kAllGather;
-      case Collective::kReduceScatter: return cuda::NcclOp::kReduceScatter;
-      case Collective::kAllToAll: return cuda::NcclOp::kAllToAll;
-      case Collective::kSendRecv: return cuda::NcclOp::kSendRecv;
-      case Collective::kBroadcast: break;
+      case Collective::kAllReduce:
+        return cuda::NcclOp::kAllReduce;
+      case Collective::kAllGather:
+        return cuda::NcclOp::kAllGather;
+      case Collective::kReduceScatter:
+        return cuda::NcclOp::kReduceScatter;
+      case Collective::kAllToAll:
+        return cuda::NcclOp::kAllToAll;
+      case Collective::kSendRecv:
+        return cuda::NcclOp::kSendRecv;
+      case Collective::kBroadcast:
+        break;
     }
     PPSIM_CHECK(false, "broadcast is not profiled");
     return cuda::NcclOp::kAllReduce;
@@ -131,15 +137,16 @@ class NcclRunner : public RankCollectiveRunner {
 
 }  // namespace
 
-std::unique_ptr<RankCollectiveRunner> make_nccl_runner(MPI_Comm group, int device,
-                                                       size_t max_bytes, double timeout) {
+std::unique_ptr<RankCollectiveRunner> make_nccl_runner(MPI_Comm group, int device, size_t max_bytes,
+                                                       double timeout) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(group, &rank);
   MPI_Comm_size(group, &ranks);
   // The bootstrap token travels over MPI; NCCL then connects the ranks itself.
   std::string id = rank == 0 ? cuda::nccl_unique_id() : std::string(cuda::kNcclUniqueIdBytes, '\0');
   int status = MPI_Bcast(id.data(), static_cast<int>(id.size()), MPI_BYTE, 0, group);
-  if (status != MPI_SUCCESS) throw std::runtime_error(mpi_error(status, "MPI_Bcast (ncclUniqueId)"));
+  if (status != MPI_SUCCESS)
+    throw std::runtime_error(mpi_error(status, "MPI_Bcast (ncclUniqueId)"));
   return std::make_unique<NcclRunner>(
       std::make_unique<cuda::NcclRankComm>(device, id, ranks, rank, max_bytes, timeout));
 }

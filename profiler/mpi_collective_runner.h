@@ -44,7 +44,7 @@ std::unique_ptr<RankCollectiveRunner> make_mpi_runner(MPI_Comm group, size_t max
 // ncclUniqueId, MPI_Bcast hands it to the others, and each calls ncclCommInitRank (non-blocking,
 // so a missing peer times out after `timeout` s instead of hanging). Throws std::runtime_error
 // in a build without NCCL. Compiled, not yet run on GPUs (docs/profile.md).
-std::unique_ptr<RankCollectiveRunner> make_nccl_runner(MPI_Comm group, int device,
-                                                       size_t max_bytes, double timeout);
+std::unique_ptr<RankCollectiveRunner> make_nccl_runner(MPI_Comm group, int device, size_t max_bytes,
+                                                       double timeout);
 
 }  // namespace ppsim

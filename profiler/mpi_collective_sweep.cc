@@ -55,8 +55,8 @@ std::vector<CollectiveSample> sweep_collectives(const MpiWorld& world,
   std::vector<CollectiveSample> samples;
   for (const ProfileGroup& group : groups) {
     int member = member_index(group, world.rank());
-    std::string shape = fmt::format("group {} (n={}, g={})", group.kind, group.ranks,
-                                    group.ranks_per_node);
+    std::string shape =
+        fmt::format("group {} (n={}, g={})", group.kind, group.ranks, group.ranks_per_node);
     // MPI_Comm_split blocks with no deadline; a timed barrier first means every rank is alive
     // and about to call it.
     world.barrier(options.timeout, "barrier before creating the communicators of " + shape);
@@ -88,8 +88,8 @@ std::vector<CollectiveSample> sweep_collectives(const MpiWorld& world,
                     MPI_MAX, 0, world.comm(), &request);
         world.wait(request, options.timeout, "gathering the times of " + what);
         if (world.rank() == 0) {
-          samples.push_back({op, group.ranks, group.ranks_per_node, group.kind, double(bytes),
-                             median(slowest)});
+          samples.push_back(
+              {op, group.ranks, group.ranks_per_node, group.kind, double(bytes), median(slowest)});
         }
       }
     }

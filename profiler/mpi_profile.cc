@@ -26,7 +26,8 @@ bool every_rank_has_gpu(const MpiWorld& world) {
 // each rank one visible GPU makes that GPU 0).
 int rank_device(const MpiWorld& world) {
   int visible = cuda_device_count(nullptr);
-  int on_node = static_cast<int>(world.layout().nodes[world.layout().node_of_rank[world.rank()]].size());
+  int on_node =
+      static_cast<int>(world.layout().nodes[world.layout().node_of_rank[world.rank()]].size());
   if (visible > 1 && on_node > visible) {
     throw InputError("mpirun", "",
                      fmt::format("{} ranks run on host {} but it has {} GPUs; start one rank per "
@@ -44,13 +45,15 @@ std::string host_list(const MpiWorld& world) {
   return hosts;
 }
 
-Profile measure(const MpiWorld& world, const std::string& requested, const ProfileOptions& options) {
+Profile measure(const MpiWorld& world, const std::string& requested,
+                const ProfileOptions& options) {
   std::string backend = requested;
   if (backend == "auto") {
     backend = every_rank_has_gpu(world) ? "cuda" : "cpu";
     if (backend == "cpu" && world.rank() == 0) {
-      fmt::print(stderr, "ppsim: note: not every rank sees a CUDA device; profiling the CPU "
-                         "backend (MPI collectives between the processes)\n");
+      fmt::print(stderr,
+                 "ppsim: note: not every rank sees a CUDA device; profiling the CPU "
+                 "backend (MPI collectives between the processes)\n");
     }
   }
   const bool cuda = backend == "cuda";

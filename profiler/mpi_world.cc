@@ -29,9 +29,9 @@ std::vector<std::string> all_gather_strings(const std::string& mine, int ranks) 
   constexpr int kWidth = 256;
   std::vector<char> field(kWidth, 0), all(static_cast<size_t>(kWidth) * ranks, 0);
   mine.copy(field.data(), kWidth - 1);
-  check_mpi(MPI_Allgather(field.data(), kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR,
-                          MPI_COMM_WORLD),
-            "MPI_Allgather");
+  check_mpi(
+      MPI_Allgather(field.data(), kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR, MPI_COMM_WORLD),
+      "MPI_Allgather");
   std::vector<std::string> out;
   for (int r = 0; r < ranks; ++r) out.emplace_back(all.data() + static_cast<size_t>(r) * kWidth);
   return out;

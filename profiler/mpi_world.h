@@ -4,8 +4,10 @@
 // when given, so one host can stand for several nodes), and learns every rank's host name;
 // destruction finalises MPI.
 //
-// Waits never hang: each wait on a non-blocking MPI request polls MPI_Test against a deadline
-// and throws CollectiveTimeout naming what was awaited and by whom. MPI cannot abort a single
+// Waits after start-up are bounded: each wait on a non-blocking MPI request polls MPI_Test
+// against a deadline and throws CollectiveTimeout naming what was awaited and by whom.
+// Start-up itself (MPI_Init, the node split, the host-name gather) blocks, bounded only by
+// mpirun. MPI cannot abort a single
 // communicator, so the caller ends the job with abort_job() (MPI_Abort), which stops every
 // rank; NCCL communicators are aborted first by their owners (mpi_collective_runner.h).
 //
@@ -45,8 +47,7 @@ class MpiWorld {
   // Polls `request` until it completes. Busy polling keeps timing exact; `idle` sleeps 1 ms
   // between polls for waits that time nothing. Throws CollectiveTimeout "<what>: rank R
   // (host) waited S s; ..." after `timeout` seconds (no limit when timeout <= 0).
-  void wait(MPI_Request& request, double timeout, const std::string& what,
-            bool idle = false) const;
+  void wait(MPI_Request& request, double timeout, const std::string& what, bool idle = false) const;
   // MPI_Ibarrier on the world, then wait().
   void barrier(double timeout, const std::string& what, bool idle = false) const;
 

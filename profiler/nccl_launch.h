@@ -36,8 +36,10 @@ inline ncclResult_t enqueue_nccl(NcclOp op, const void* send, void* recv, size_t
     case NcclOp::kAllToAll:
       if (failed(r = ncclGroupStart())) return r;
       for (int peer = 0; peer < n; ++peer) {
-        if (failed(r = ncclSend(s + peer * share * 2, share, ncclBfloat16, peer, comm, stream))) return r;
-        if (failed(r = ncclRecv(d + peer * share * 2, share, ncclBfloat16, peer, comm, stream))) return r;
+        if (failed(r = ncclSend(s + peer * share * 2, share, ncclBfloat16, peer, comm, stream)))
+          return r;
+        if (failed(r = ncclRecv(d + peer * share * 2, share, ncclBfloat16, peer, comm, stream)))
+          return r;
       }
       return ncclGroupEnd();
     case NcclOp::kSendRecv:

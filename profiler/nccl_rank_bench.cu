@@ -24,23 +24,23 @@ std::string host() {
 }
 
 [[noreturn]] void fail(const std::string& where, int line, const std::string& what) {
-  throw std::runtime_error(host() + ": " + where + " at nccl_rank_bench.cu:" +
-                           std::to_string(line) + ": " + what);
+  throw std::runtime_error(host() + ": " + where +
+                           " at nccl_rank_bench.cu:" + std::to_string(line) + ": " + what);
 }
 
-#define PPSIM_RANK_CUDA_CHECK(call)                                               \
-  do {                                                                            \
-    cudaError_t status_ = (call);                                                 \
+#define PPSIM_RANK_CUDA_CHECK(call)                                                        \
+  do {                                                                                     \
+    cudaError_t status_ = (call);                                                          \
     if (status_ != cudaSuccess) fail("CUDA error", __LINE__, cudaGetErrorString(status_)); \
   } while (0)
 
 // ncclInProgress is a non-blocking communicator's "not yet"; anything else but success fails.
-#define PPSIM_RANK_NCCL_CHECK(call)                                               \
-  do {                                                                            \
-    ncclResult_t status_ = (call);                                                \
-    if (status_ != ncclSuccess && status_ != ncclInProgress) {                    \
-      fail("NCCL error", __LINE__, ncclGetErrorString(status_));                  \
-    }                                                                             \
+#define PPSIM_RANK_NCCL_CHECK(call)                              \
+  do {                                                           \
+    ncclResult_t status_ = (call);                               \
+    if (status_ != ncclSuccess && status_ != ncclInProgress) {   \
+      fail("NCCL error", __LINE__, ncclGetErrorString(status_)); \
+    }                                                            \
   } while (0)
 
 }  // namespace
@@ -66,12 +66,13 @@ struct NcclRankComm::State {
       ncclResult_t state = ncclSuccess;
       PPSIM_RANK_NCCL_CHECK(ncclCommGetAsyncError(comm, &state));
       if (state == ncclSuccess) return;
-      if (state != ncclInProgress) fail("NCCL error", __LINE__, what + " on " + who() + ": " + ncclGetErrorString(state));
+      if (state != ncclInProgress)
+        fail("NCCL error", __LINE__, what + " on " + who() + ": " + ncclGetErrorString(state));
       if (std::chrono::steady_clock::now() - begin > std::chrono::duration<double>(timeout)) {
         ncclCommAbort(comm);
         aborted = true;
-        throw std::runtime_error(host() + ": " + what + " on " + who() + " did not complete within " +
-                                 std::to_string(timeout) +
+        throw std::runtime_error(host() + ": " + what + " on " + who() +
+                                 " did not complete within " + std::to_string(timeout) +
                                  " s; communicator aborted (a peer is hung or a link is down)");
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -125,8 +126,10 @@ NcclRankComm::~NcclRankComm() {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
       ncclCommGetAsyncError(s.comm, &state);
     }
-    if (state == ncclSuccess) ncclCommDestroy(s.comm);
-    else ncclCommAbort(s.comm);
+    if (state == ncclSuccess)
+      ncclCommDestroy(s.comm);
+    else
+      ncclCommAbort(s.comm);
   }
   if (s.start) cudaEventDestroy(s.start);
   if (s.stop) cudaEventDestroy(s.stop);

@@ -24,14 +24,14 @@ namespace ppsim {
 // Ranks grouped into nodes. Invariant: `nodes` partitions 0..ranks-1; node_of_rank and
 // local_rank agree with it.
 struct NodeLayout {
-  int ranks = 0;                         // World size.
-  std::vector<std::vector<int>> nodes;   // World ranks of each node, ascending; nodes ordered
-                                         // by their lowest rank.
-  std::vector<int> node_of_rank;         // Index into `nodes`, per world rank.
-  std::vector<int> local_rank;           // Position within its node, per world rank.
+  int ranks = 0;                        // World size.
+  std::vector<std::vector<int>> nodes;  // World ranks of each node, ascending; nodes ordered
+                                        // by their lowest rank.
+  std::vector<int> node_of_rank;        // Index into `nodes`, per world rank.
+  std::vector<int> local_rank;          // Position within its node, per world rank.
 
-  int smallest_node() const;             // Fewest ranks on any node.
-  bool uniform() const;                  // Every node has the same number of ranks.
+  int smallest_node() const;  // Fewest ranks on any node.
+  bool uniform() const;       // Every node has the same number of ranks.
 };
 
 // The layout from one key per world rank, equal exactly for ranks on the same node (the world
@@ -45,11 +45,11 @@ NodeLayout blocked_node_layout(int ranks, int ranks_per_node);
 
 // One group shape and the communicators that realise it.
 struct ProfileGroup {
-  std::string kind;                        // "intra_node", "rail" or "all".
-  int ranks = 0;                           // n: ranks per communicator.
-  int ranks_per_node = 0;                  // g: ranks of one communicator on one node.
-  std::vector<std::vector<int>> members;   // Disjoint communicators, world ranks ascending;
-                                           // ranks in none of them sit this group out.
+  std::string kind;                       // "intra_node", "rail" or "all".
+  int ranks = 0;                          // n: ranks per communicator.
+  int ranks_per_node = 0;                 // g: ranks of one communicator on one node.
+  std::vector<std::vector<int>> members;  // Disjoint communicators, world ranks ascending;
+                                          // ranks in none of them sit this group out.
 };
 
 // The groups the header lists, in that order (intra_node by ascending n). Empty for one rank.

@@ -1,10 +1,10 @@
 // `mpirun -np 2 ppsim profile --backend cpu --quick`: the several-process profile end to end
 // (processes stand for ranks, MPI collectives between them, rank 0 fits and writes). Registered
 // only where CMake found MPI and mpirun (tests/CMakeLists.txt).
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -37,9 +37,8 @@ testing::CommandResult run_mpi(int ranks, const std::string& arguments) {
   std::string out = temp_path("mpi_out"), err = temp_path("mpi_err");
   std::string command = std::string("cd '") + PPSIM_SOURCE_DIR +
                         "' && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" +
-                        PPSIM_MPIEXEC + "' -np " + std::to_string(ranks) +
-                        " --oversubscribe '" + PPSIM_BINARY + "' " + arguments + " >" + out +
-                        " 2>" + err + " </dev/null";
+                        PPSIM_MPIEXEC + "' -np " + std::to_string(ranks) + " --oversubscribe '" +
+                        PPSIM_BINARY + "' " + arguments + " >" + out + " 2>" + err + " </dev/null";
   int status = std::system(command.c_str());
   testing::CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -100,7 +99,8 @@ TEST_CASE("CLI profile under mpirun: 2 processes measure MPI collectives; rank 0
   if (help.out.find("--profile") != std::string::npos) {
     auto simulated = testing::run_ppsim(
         "simulate --model llama3.2-1b --cluster dgx-h100-1 --plan tp=2,pp=2,dp=2,mbs=1,gbs=8 "
-        "--profile " + out);
+        "--profile " +
+        out);
     INFO(simulated.err);
     CHECK(simulated.exit_code == 0);
   } else {
@@ -113,7 +113,8 @@ TEST_CASE("CLI profile under mpirun: 2 processes measure MPI collectives; rank 0
 
 TEST_CASE("CLI profile under mpirun: --ranks-per-node 1 makes the two ranks a rail") {
   std::string out = temp_path("mpi_rail_profile.json");
-  auto result = run_mpi(2, "profile --backend cpu --quick -w 1 -n 3 --ranks-per-node 1 --out " + out);
+  auto result =
+      run_mpi(2, "profile --backend cpu --quick -w 1 -n 3 --ranks-per-node 1 --out " + out);
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
   Profile p = load_profile(out);

@@ -39,28 +39,34 @@ int run_profile(const ProfileCommandOptions& options) {
   profile_options.iters = options.iters.value_or(options.quick ? 5 : 20);
   profile_options.collective_timeout = options.timeout;
 
-  std::string backend = options.backend;
-  std::string why;
-  if (backend == "auto" && launcher_world_size() == 1) {
-    backend = cuda_device_count(&why) > 0 ? "cuda" : "cpu";
-    if (backend == "cpu") fmt::print(stderr, "ppsim: note: {}; profiling the CPU backend\n", why);
+  // Under mpirun every rank measures its part; only rank 0 gets the profile and writes it.
+  const bool under_mpirun = launcher_world_size() > 1;
+  if (options.ranks_per_node && !under_mpirun) {
+    throw InputError("--ranks-per-node", "",
+                     "applies only under mpirun (several ranks); this process is alone");
   }
   Profile profile;
-  // Under mpirun every rank measures its part; only rank 0 gets the profile and writes it.
-  if (launcher_world_size() > 1) {
+  if (under_mpirun) {
     std::optional<Profile> gathered =
         run_mpi_profile(options.backend, profile_options, options.ranks_per_node);
     if (!gathered) return 0;
     profile = std::move(*gathered);
-  } else if (options.ranks_per_node) {
-    throw InputError("--ranks-per-node", "",
-                     "applies only under mpirun (several ranks); this process is alone");
-  } else try {
-    profile = backend == "cuda" ? run_cuda_profile(profile_options)
-                                : run_cpu_profile(profile_options);
-  } catch (const CollectiveTimeout& error) {
-    throw InputError("ppsim profile", "", std::string("collective hung: ") + error.what() +
-                                              " (raise --timeout if the run is just slow)");
+  } else {
+    std::string backend = options.backend;
+    std::string why;
+    if (backend == "auto") {
+      backend = cuda_device_count(&why) > 0 ? "cuda" : "cpu";
+      if (backend == "cpu") {
+        fmt::print(stderr, "ppsim: note: {}; profiling the CPU backend\n", why);
+      }
+    }
+    try {
+      profile = backend == "cuda" ? run_cuda_profile(profile_options)
+                                  : run_cpu_profile(profile_options);
+    } catch (const CollectiveTimeout& error) {
+      throw InputError("ppsim profile", "", std::string("collective hung: ") + error.what() +
+                                                " (raise --timeout if the run is just slow)");
+    }
   }
   std::string json = profile_json(profile);
   std::ofstream file(options.out);
