@@ -2,6 +2,9 @@
 # top level found MPI (PPSIM_HAVE_MPI). MPI is linked PRIVATE so its include flags stay on the
 # profiler's own sources: the rest of the tree keeps its compile lines (and its ccache hits).
 # Without MPI, mpi_profile_absent.cc makes an mpirun launch fail saying how to build it.
+# Built with or without MPI: the node grouping (pure) and the launch detection (a build
+# without MPI must still notice mpirun).
+target_sources(ppsim_profiler PRIVATE node_groups.cc mpi_launch.cc)
 if(NOT PPSIM_HAVE_MPI)
   target_sources(ppsim_profiler PRIVATE mpi_profile_absent.cc)
   return()
