@@ -110,7 +110,7 @@ std::string cpu_model_name() {
   return "unknown CPU";
 }
 
-Profile run_cpu_profile(const ProfileOptions& options) {
+Profile run_cpu_compute_profile(const ProfileOptions& options) {
   Profile profile;
   profile.backend = "cpu";
   profile.device.name = cpu_model_name();
@@ -122,6 +122,11 @@ Profile run_cpu_profile(const ProfileOptions& options) {
   profile.gemm = measure_gemms(options);
   profile.attention = measure_attention(options);
   profile.memory = measure_memory(options);
+  return profile;
+}
+
+Profile run_cpu_profile(const ProfileOptions& options) {
+  Profile profile = run_cpu_compute_profile(options);
   std::vector<int> groups = options.quick ? std::vector<int>{2} : std::vector<int>{2, 4};
   profile.collectives = measure_thread_collectives(groups, 1024, options.quick ? 256 * 1024 : 4 << 20,
                                                    options.warmup_iters, options.iters,

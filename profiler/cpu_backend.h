@@ -25,6 +25,10 @@ namespace ppsim {
 // Measures and fits (fit_profile). Throws CollectiveTimeout if a thread collective hangs.
 Profile run_cpu_profile(const ProfileOptions& options);
 
+// Everything run_cpu_profile measures except collectives, unfitted: what rank 0 of a
+// several-process profile (mpi_profile.h) adds to the MPI collectives.
+Profile run_cpu_compute_profile(const ProfileOptions& options);
+
 // The CPU model from /proc/cpuinfo, or "unknown CPU".
 std::string cpu_model_name();
 

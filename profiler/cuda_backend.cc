@@ -53,7 +53,7 @@ int cuda_device_count(std::string* why) {
   return info.count;
 }
 
-Profile run_cuda_profile(const ProfileOptions& options) {
+Profile run_cuda_compute_profile(const ProfileOptions& options) {
   cuda::DeviceInfo info = cuda::device_info();
   if (info.count == 0) {
     throw InputError("--backend cuda", "",
@@ -126,6 +126,14 @@ Profile run_cuda_profile(const ProfileOptions& options) {
                                        cuda::time_host_transfer(0, h2d, bytes, warmup, iters)});
     }
   }
+  return profile;
+}
+
+Profile run_cuda_profile(const ProfileOptions& options) {
+  Profile profile = run_cuda_compute_profile(options);
+  cuda::DeviceInfo info = cuda::device_info();
+  int warmup = static_cast<int>(options.warmup_iters);
+  int iters = static_cast<int>(options.iters);
   // NCCL collectives on 2, 4, 8 local GPUs, 1 KiB to 1 GiB (quick: 64 MiB) by factors of 4.
   if (cuda::have_nccl() && info.count >= 2) {
     std::vector<size_t> sizes;

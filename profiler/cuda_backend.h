@@ -5,8 +5,8 @@
 //
 // Process model: one process drives every local GPU (ncclCommInitAll over devices 0..N-1,
 // like nccl-tests without MPI: -g N). Groups measured: 2, 4 and 8 GPUs (those that fit in N),
-// group "intra_node". Several nodes (mpirun, one rank per GPU) need MPI, which this build
-// does not have unless PPSIM_HAVE_MPI is set (docs/profile.md).
+// group "intra_node". Several processes and nodes (mpirun, one rank per GPU, NCCL bootstrapped
+// over MPI) are mpi_profile.h's, built where MPI is found.
 //
 // What it measures:
 //   gemm        cuBLASLt matmul, bf16 and fp16 (fp8 e4m3 on compute capability >= 8.9), fp32
@@ -45,5 +45,10 @@ int cuda_device_count(std::string* why);
 // when cuda_device_count() is 0, and std::runtime_error for a CUDA, cuBLAS or NCCL failure
 // (message as the header says).
 Profile run_cuda_profile(const ProfileOptions& options);
+
+// Everything run_cuda_profile measures except collectives (GEMM, attention, memory, host
+// transfers on GPU 0), unfitted: what rank 0 of a several-process profile (mpi_profile.h) adds
+// to the NCCL collectives measured across processes. Throws as run_cuda_profile.
+Profile run_cuda_compute_profile(const ProfileOptions& options);
 
 }  // namespace ppsim

@@ -13,6 +13,10 @@ int cuda_device_count(std::string* why) {
   return 0;
 }
 
+Profile run_cuda_compute_profile(const ProfileOptions& options) {
+  return run_cuda_profile(options);
+}
+
 Profile run_cuda_profile(const ProfileOptions&) {
   throw InputError("--backend", "",
                    "this ppsim was built without CUDA (nvcc not found at configure time); "

@@ -18,6 +18,8 @@
 
 #if PPSIM_HAVE_NCCL
 #include <nccl.h>
+
+#include "profiler/nccl_launch.h"
 #endif
 
 namespace ppsim::cuda {
@@ -164,33 +166,9 @@ std::vector<double> time_nccl(NcclOp op, int n, const std::vector<size_t>& sizes
   Watchdog watchdog(comms, timeout);
   // One call of `op` with nccl-tests size `bytes` on every rank (grouped).
   auto launch = [&](size_t bytes) {
-    size_t count = bytes / 2;                    // bf16 elements in the size.
-    size_t per_rank = (count / n) & ~size_t(7);  // nccl-tests: a 16-byte multiple.
     PPSIM_NCCL_CHECK(ncclGroupStart());
     for (int r = 0; r < n; ++r) {
-      char* s = static_cast<char*>(send[r]);
-      char* d = static_cast<char*>(recv[r]);
-      switch (op) {
-        case NcclOp::kAllReduce:
-          PPSIM_NCCL_CHECK(ncclAllReduce(s, d, count, ncclBfloat16, ncclSum, comms[r], streams[r]));
-          break;
-        case NcclOp::kAllGather:
-          PPSIM_NCCL_CHECK(ncclAllGather(s, d, per_rank, ncclBfloat16, comms[r], streams[r]));
-          break;
-        case NcclOp::kReduceScatter:
-          PPSIM_NCCL_CHECK(ncclReduceScatter(s, d, per_rank, ncclBfloat16, ncclSum, comms[r], streams[r]));
-          break;
-        case NcclOp::kAllToAll:
-          for (int peer = 0; peer < n; ++peer) {
-            PPSIM_NCCL_CHECK(ncclSend(s + peer * per_rank * 2, per_rank, ncclBfloat16, peer, comms[r], streams[r]));
-            PPSIM_NCCL_CHECK(ncclRecv(d + peer * per_rank * 2, per_rank, ncclBfloat16, peer, comms[r], streams[r]));
-          }
-          break;
-        case NcclOp::kSendRecv:
-          PPSIM_NCCL_CHECK(ncclSend(s, count, ncclBfloat16, (r + 1) % n, comms[r], streams[r]));
-          PPSIM_NCCL_CHECK(ncclRecv(d, count, ncclBfloat16, (r + n - 1) % n, comms[r], streams[r]));
-          break;
-      }
+      PPSIM_NCCL_CHECK(enqueue_nccl(op, send[r], recv[r], bytes, r, n, comms[r], streams[r]));
     }
     PPSIM_NCCL_CHECK(ncclGroupEnd());
   };

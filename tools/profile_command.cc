@@ -7,6 +7,7 @@
 
 #include "profiler/cpu_backend.h"
 #include "profiler/cuda_backend.h"
+#include "profiler/mpi_profile.h"
 #include "profiler/profile_report.h"
 #include "profiler/thread_collectives.h"
 #include "simulator/error.h"
@@ -24,6 +25,7 @@ struct ProfileCommandOptions {
   std::optional<int64_t> warmup_iters;
   std::optional<int64_t> iters;
   double timeout = 60;
+  std::optional<int> ranks_per_node;
 };
 
 int run_profile(const ProfileCommandOptions& options) {
@@ -37,19 +39,34 @@ int run_profile(const ProfileCommandOptions& options) {
   profile_options.iters = options.iters.value_or(options.quick ? 5 : 20);
   profile_options.collective_timeout = options.timeout;
 
-  std::string backend = options.backend;
-  std::string why;
-  if (backend == "auto") {
-    backend = cuda_device_count(&why) > 0 ? "cuda" : "cpu";
-    if (backend == "cpu") fmt::print(stderr, "ppsim: note: {}; profiling the CPU backend\n", why);
+  // Under mpirun every rank measures its part; only rank 0 gets the profile and writes it.
+  const bool under_mpirun = launcher_world_size() > 1;
+  if (options.ranks_per_node && !under_mpirun) {
+    throw InputError("--ranks-per-node", "",
+                     "applies only under mpirun (several ranks); this process is alone");
   }
   Profile profile;
-  try {
-    profile = backend == "cuda" ? run_cuda_profile(profile_options)
-                                : run_cpu_profile(profile_options);
-  } catch (const CollectiveTimeout& error) {
-    throw InputError("ppsim profile", "", std::string("collective hung: ") + error.what() +
-                                              " (raise --timeout if the run is just slow)");
+  if (under_mpirun) {
+    std::optional<Profile> gathered =
+        run_mpi_profile(options.backend, profile_options, options.ranks_per_node);
+    if (!gathered) return 0;
+    profile = std::move(*gathered);
+  } else {
+    std::string backend = options.backend;
+    std::string why;
+    if (backend == "auto") {
+      backend = cuda_device_count(&why) > 0 ? "cuda" : "cpu";
+      if (backend == "cpu") {
+        fmt::print(stderr, "ppsim: note: {}; profiling the CPU backend\n", why);
+      }
+    }
+    try {
+      profile = backend == "cuda" ? run_cuda_profile(profile_options)
+                                  : run_cpu_profile(profile_options);
+    } catch (const CollectiveTimeout& error) {
+      throw InputError("ppsim profile", "", std::string("collective hung: ") + error.what() +
+                                                " (raise --timeout if the run is just slow)");
+    }
   }
   std::string json = profile_json(profile);
   std::ofstream file(options.out);
@@ -85,12 +102,18 @@ void add_profile_command(CLI::App& app, int& exit_code) {
                       "Seconds before a hung collective is aborted, naming its ranks")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  command->add_option("--ranks-per-node", options->ranks_per_node,
+                      "Under mpirun: treat every K consecutive ranks as one node instead of "
+                      "grouping by host (one host standing for several nodes: rail, all)")
+      ->check(CLI::PositiveNumber);
   command->add_option("--show", options->show,
                       "Print the report of an existing profile JSON instead of measuring");
   command->footer(
       "Examples:\n"
       "  ppsim profile --out h200.json                 # every local GPU, one process\n"
       "  ppsim profile --backend cpu --quick --out cpu.json\n"
+      "  mpirun -np 16 ppsim profile --out cluster.json  # 2 nodes x 8 GPUs: intra_node, "
+      "rail, all\n"
       "  ppsim profile --show h200.json\n"
       "  ppsim simulate ... --profile h200.json\n"
       "Schema and fitting: docs/profile.md. Exit status: 0 done, 2 bad input, no CUDA device "

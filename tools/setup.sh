@@ -16,6 +16,9 @@ ppsim_required_packages=(
   "/usr/include/CLI/CLI.hpp:libcli11-dev"
   "/usr/include/catch2/catch.hpp:catch2"
   "/usr/include/fmt/format.h:libfmt-dev"
+  # OpenMPI: `mpirun -np N ppsim profile` across processes and nodes (docs/profile.md).
+  "/usr/lib/$(uname -m)-linux-gnu/openmpi/include/mpi.h:libopenmpi-dev"
+  "/usr/bin/mpirun:openmpi-bin"
 )
 
 ppsim_install_missing() {
