@@ -37,7 +37,8 @@ PlannerOptions small_space(Objective objective) {
   options.space.recompute = {Recompute::kNone};
   options.space.sequence_parallel = {true};
   options.space.zero_stages = {1};
-  options.space.offload_optimizer = {false};
+  options.space.offload_fractions = {0};
+  options.space.smallest_fitting_offload = false;
   options.top = 3;
   options.threads = 1;
   return options;

@@ -123,7 +123,8 @@ TEST_CASE("Planner: replicas on two GPU types get proportional shares when that 
   options.space.global_batch_size = 32;
   options.space.max_micro_batch_size = 2;
   options.space.zero_stages = {0, 1};
-  options.space.offload_optimizer = {false};
+  options.space.offload_fractions = {0};
+  options.space.smallest_fitting_offload = false;
   options.top = 1;
   options.threads = 1;
   PlanSearchResult aware = search_plans(model, cluster, options);
