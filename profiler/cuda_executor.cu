@@ -1,6 +1,6 @@
 // cuda_executor.h's executor: CUDA, cuBLASLt and NCCL, one host thread per worker (or per
-// device when folded). Kernels follow cuda_bench.cu's (the profiler's) so the measured and the
-// profiled work are the same kernels.
+// device when folded). Kernels and error checks come from cuda_kernels.cuh, shared with the
+// profiler's cuda_bench.cu, so the measured and the profiled work are the same kernels.
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "profiler/cuda_executor.h"
+#include "profiler/cuda_kernels.cuh"
 #include "profiler/memory_ledger.h"
 
 #ifdef PPSIM_HAVE_NCCL
@@ -30,35 +31,9 @@
 namespace ppsim {
 namespace {
 
+using namespace ::ppsim::gpu_kernels;
+
 using bf16 = __nv_bfloat16;
-
-std::string where(const char* file, int line) {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  int device = -1;
-  cudaGetDevice(&device);
-  const char* base = std::strrchr(file, '/');
-  return std::string(host) + " device " + std::to_string(device) + ": " + (base ? base + 1 : file) +
-         ":" + std::to_string(line);
-}
-
-#define EXEC_CUDA_CHECK(call)                                                                   \
-  do {                                                                                          \
-    cudaError_t status_ = (call);                                                               \
-    if (status_ != cudaSuccess) {                                                               \
-      throw std::runtime_error(where(__FILE__, __LINE__) + ": CUDA error: " +                   \
-                               cudaGetErrorString(status_) + " (" #call ")");                   \
-    }                                                                                           \
-  } while (0)
-
-#define EXEC_CUBLAS_CHECK(call)                                                                 \
-  do {                                                                                          \
-    cublasStatus_t status_ = (call);                                                            \
-    if (status_ != CUBLAS_STATUS_SUCCESS) {                                                     \
-      throw std::runtime_error(where(__FILE__, __LINE__) + ": cuBLASLt error: " +               \
-                               cublasLtGetStatusString(status_) + " (" #call ")");              \
-    }                                                                                           \
-  } while (0)
 
 #ifdef PPSIM_HAVE_NCCL
 #define EXEC_NCCL_CHECK(call)                                                                   \
@@ -84,18 +59,18 @@ class LtGemm {
   LtGemm(cublasLtHandle_t handle, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
          int64_t batch, void* workspace)
       : handle_(handle), workspace_(workspace) {
-    EXEC_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    PPSIM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    EXEC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-    EXEC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    PPSIM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    PPSIM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
     layout(&a_, trans_a ? k : m, trans_a ? m : k, batch);
     layout(&b_, trans_b ? n : k, trans_b ? k : n, batch);
     layout(&c_, m, n, batch);
     cublasLtMatmulPreference_t pref;
-    EXEC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    PPSIM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     size_t bytes = kWorkspaceBytes;
-    EXEC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+    PPSIM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof(bytes)));
     int found = 0;
     cublasStatus_t status =
@@ -115,18 +90,18 @@ class LtGemm {
   }
   void run(const void* a, const void* b, void* c, cudaStream_t stream) const {
     float alpha = 1, beta = 0;
-    EXEC_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha, a, a_, b, b_, &beta, c, c_, c, c_,
+    PPSIM_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha, a, a_, b, b_, &beta, c, c_, c, c_,
                                      &heuristic_.algo, workspace_, kWorkspaceBytes, stream));
   }
 
  private:
   static void layout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t batch) {
-    EXEC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, CUDA_R_16BF, rows, cols, rows));
+    PPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, CUDA_R_16BF, rows, cols, rows));
     if (batch > 1) {
       int32_t count = static_cast<int32_t>(batch);
       int64_t stride = rows * cols;
-      EXEC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-      EXEC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+      PPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+      PPSIM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
     }
   }
   cublasLtHandle_t handle_;
@@ -141,71 +116,6 @@ __global__ void fill_value(bf16* data, size_t count, float value) {
        i += size_t(gridDim.x) * blockDim.x) {
     data[i] = bf16(value);
   }
-}
-
-// Causal softmax of rows of `s` ([rows, cols]; row r is query r % cols), scaled.
-__global__ void causal_softmax(bf16* s, int64_t cols, float scale) {
-  int64_t row = blockIdx.x, query = row % cols;
-  bf16* p = s + row * cols;
-  __shared__ float reduce[32];
-  float max = -INFINITY;
-  for (int64_t j = threadIdx.x; j <= query; j += blockDim.x) max = fmaxf(max, float(p[j]) * scale);
-  for (int o = 16; o > 0; o /= 2) max = fmaxf(max, __shfl_xor_sync(0xffffffff, max, o));
-  if (threadIdx.x % 32 == 0) reduce[threadIdx.x / 32] = max;
-  __syncthreads();
-  max = -INFINITY;
-  for (int w = 0; w < blockDim.x / 32; ++w) max = fmaxf(max, reduce[w]);
-  __syncthreads();
-  float sum = 0;
-  for (int64_t j = threadIdx.x; j <= query; j += blockDim.x) sum += __expf(float(p[j]) * scale - max);
-  for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffff, sum, o);
-  if (threadIdx.x % 32 == 0) reduce[threadIdx.x / 32] = sum;
-  __syncthreads();
-  sum = 0;
-  for (int w = 0; w < blockDim.x / 32; ++w) sum += reduce[w];
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    p[j] = bf16(j <= query ? __expf(float(p[j]) * scale - max) / sum : 0.0f);
-  }
-}
-
-__global__ void softmax_backward(const bf16* p, bf16* dp, const float* rowdot, int64_t cols, float scale) {
-  int64_t row = blockIdx.x;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    int64_t i = row * cols + j;
-    dp[i] = bf16(float(p[i]) * (float(dp[i]) - rowdot[row]) * scale);
-  }
-}
-
-__global__ void row_dot(const bf16* a, const bf16* b, float* out, int64_t rows, int64_t dim) {
-  int64_t row = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (row >= rows) return;
-  float sum = 0;
-  for (int64_t d = 0; d < dim; ++d) sum += float(a[row * dim + d]) * float(b[row * dim + d]);
-  out[row] = sum;
-}
-
-__global__ void elementwise_kernel(const float4* b, const float4* c, const float4* d, float4* a,
-                                   size_t count) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
-       i += size_t(gridDim.x) * blockDim.x) {
-    float4 x = b[i], y = c[i], z = d[i];
-    a[i] = make_float4(x.x * y.x + z.x, x.y * y.y + z.y, x.z * y.z + z.z, x.w * y.w + z.w);
-  }
-}
-
-__global__ void rms_norm_kernel(const float* x, float* y, int64_t dim) {
-  const float* in = x + blockIdx.x * dim;
-  float* out = y + blockIdx.x * dim;
-  __shared__ float reduce[32];
-  float sum = 0;
-  for (int64_t j = threadIdx.x; j < dim; j += blockDim.x) sum += in[j] * in[j];
-  for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffff, sum, o);
-  if (threadIdx.x % 32 == 0) reduce[threadIdx.x / 32] = sum;
-  __syncthreads();
-  sum = 0;
-  for (int w = 0; w < blockDim.x / 32; ++w) sum += reduce[w];
-  float inv = rsqrtf(sum / dim + 1e-5f);
-  for (int64_t j = threadIdx.x; j < dim; j += blockDim.x) out[j] = in[j] * inv;
 }
 
 __global__ void square_sum(const float* g, size_t count, float* out) {
@@ -285,9 +195,9 @@ class Worker {
       : shared_(shared), index_(index), device_(device) {
     const ExecutorProgram& program = shared.program;
     ledger_.allocate(baseline_bytes);
-    EXEC_CUDA_CHECK(cudaSetDevice(device_));
-    EXEC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    EXEC_CUBLAS_CHECK(cublasLtCreate(&lt_));
+    PPSIM_CUDA_CHECK(cudaSetDevice(device_));
+    PPSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    PPSIM_CUBLAS_CHECK(cublasLtCreate(&lt_));
     workspace_ = allocate(kWorkspaceBytes, "the cuBLASLt workspace");
     // Operand sizes over the worker's kernels.
     size_t gemm_a = 1, gemm_b = 1, gemm_c = 1, tensor = 1, scores = 1, rows = 1, memory = 16;
@@ -336,8 +246,8 @@ class Worker {
     for (void* t : attention_) fill(t, tensor, 0.125f);
     for (void* m : memory_) fill(m, memory / 2, 0.5f);
     if (adam_ > 0) fill(static_block_, size_t(adam_ * 8), 0.01f);  // p, g, m, v as fp32 pairs.
-    EXEC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    EXEC_CUDA_CHECK(cudaEventCreate(&origin_));
+    PPSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    PPSIM_CUDA_CHECK(cudaEventCreate(&origin_));
   }
 
   ~Worker() {
@@ -360,7 +270,7 @@ class Worker {
   // Joins a communicator per collective worker set it belongs to (every member calls this in
   // the same order, so the blocking ncclCommInitRank calls meet).
   void join_collectives() {
-    EXEC_CUDA_CHECK(cudaSetDevice(device_));
+    PPSIM_CUDA_CHECK(cudaSetDevice(device_));
     for (const auto& [set, id] : shared_.group_ids) {
       auto it = std::find(set.begin(), set.end(), index_);
       if (it == set.end()) continue;
@@ -372,13 +282,13 @@ class Worker {
 #endif
 
   void start_iteration() {
-    EXEC_CUDA_CHECK(cudaSetDevice(device_));
-    EXEC_CUDA_CHECK(cudaEventRecord(origin_, stream_));
+    PPSIM_CUDA_CHECK(cudaSetDevice(device_));
+    PPSIM_CUDA_CHECK(cudaEventRecord(origin_, stream_));
   }
 
   // Enqueues the worker's instructions; records events (times are read by finish()).
   void run(bool record_labels) {
-    EXEC_CUDA_CHECK(cudaSetDevice(device_));
+    PPSIM_CUDA_CHECK(cudaSetDevice(device_));
     const bool fold = shared_.options.fold;
     for (const ExecInstruction& in : shared_.program.instructions[index_]) {
       if (record_labels) shared_.result.executed[index_].push_back(in.label);
@@ -404,13 +314,13 @@ class Worker {
           mark(in.tasks.front(), true);
           float* base = static_cast<float*>(static_block_);
           size_t n = adam_;
-          EXEC_CUDA_CHECK(cudaMemsetAsync(norm_, 0, 4, stream_));
+          PPSIM_CUDA_CHECK(cudaMemsetAsync(norm_, 0, 4, stream_));
           if (n > 0) {
             square_sum<<<1024, 256, 0, stream_>>>(base + n, n, static_cast<float*>(norm_));
             adam_kernel<<<2048, 256, 0, stream_>>>(base, base + n, base + 2 * n, base + 3 * n,
                                                    reinterpret_cast<bf16*>(base + 4 * n), n,
                                                    static_cast<float*>(norm_));
-            EXEC_CUDA_CHECK(cudaGetLastError());
+            PPSIM_CUDA_CHECK(cudaGetLastError());
           }
           mark(in.tasks.front(), false);
           for (size_t i = 1; i < in.tasks.size(); ++i) collective(in, i);
@@ -421,9 +331,9 @@ class Worker {
   }
 
   void synchronize() {
-    EXEC_CUDA_CHECK(cudaSetDevice(device_));
-    EXEC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    for (auto& [peer, s] : send_streams_) EXEC_CUDA_CHECK(cudaStreamSynchronize(s));
+    PPSIM_CUDA_CHECK(cudaSetDevice(device_));
+    PPSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (auto& [peer, s] : send_streams_) PPSIM_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
   // After synchronize(): this worker's task times and its sends' post times (phase 1).
@@ -465,15 +375,15 @@ class Worker {
     auto it = events_.find(key);
     if (it != events_.end()) return it->second;
     cudaEvent_t e;
-    EXEC_CUDA_CHECK(cudaEventCreate(&e));
+    PPSIM_CUDA_CHECK(cudaEventCreate(&e));
     return events_.emplace(key, e).first->second;
   }
   void mark(int32_t task, bool start) {
-    EXEC_CUDA_CHECK(cudaEventRecord(event(task, start ? kStart : kEnd), stream_));
+    PPSIM_CUDA_CHECK(cudaEventRecord(event(task, start ? kStart : kEnd), stream_));
   }
   double seconds(cudaEvent_t e) {
     float ms = 0;
-    EXEC_CUDA_CHECK(cudaEventElapsedTime(&ms, origin_, e));
+    PPSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, origin_, e));
     return ms * 1e-3;
   }
 
@@ -493,7 +403,7 @@ class Worker {
   }
   void fill(void* data, size_t count, float value) {
     fill_value<<<1024, 256, 0, stream_>>>(static_cast<bf16*>(data), count, value);
-    EXEC_CUDA_CHECK(cudaGetLastError());
+    PPSIM_CUDA_CHECK(cudaGetLastError());
   }
 
   void run_kernel(const KernelCall& k) {
@@ -520,7 +430,7 @@ class Worker {
         break;
       }
     }
-    EXEC_CUDA_CHECK(cudaGetLastError());
+    PPSIM_CUDA_CHECK(cudaGetLastError());
   }
 
   // TN layout as the profiler: A stored k x m (transposed), B k x n.
@@ -584,7 +494,7 @@ class Worker {
     double left = in.free_bytes;
     auto& blocks = it->second;
     while (!blocks.empty() && left > 0.5) {
-      EXEC_CUDA_CHECK(cudaFreeAsync(blocks.front().first, stream_));
+      PPSIM_CUDA_CHECK(cudaFreeAsync(blocks.front().first, stream_));
       ledger_.release(blocks.front().second);
       left -= blocks.front().second;
       blocks.erase(blocks.begin());
@@ -595,11 +505,11 @@ class Worker {
   void send(const ExecInstruction& in) {
 #ifdef PPSIM_HAVE_NCCL
     cudaStream_t& s = send_streams_[in.peer];
-    if (!s) EXEC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    if (!s) PPSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaEvent_t ready = event(in.transfer, kReady);
-    EXEC_CUDA_CHECK(cudaEventRecord(ready, stream_));
-    EXEC_CUDA_CHECK(cudaStreamWaitEvent(s, ready, 0));
-    EXEC_CUDA_CHECK(cudaEventRecord(event(in.transfer, kPost), s));
+    PPSIM_CUDA_CHECK(cudaEventRecord(ready, stream_));
+    PPSIM_CUDA_CHECK(cudaStreamWaitEvent(s, ready, 0));
+    PPSIM_CUDA_CHECK(cudaEventRecord(event(in.transfer, kPost), s));
     EXEC_NCCL_CHECK(ncclSend(send_, size_t(in.bytes), ncclChar, in.peer, shared_.world[index_], s));
 #else
     throw std::runtime_error("this ppsim's CUDA executor was built without NCCL: use --fold");
@@ -716,10 +626,10 @@ ExecutorResult run_step_on_cuda(const ExecutorProgram& program, const ExecutorOp
         }
         // What the device holds before this executor allocates (CUDA context, NCCL buffers):
         // part of every worker's measured peak, as the memory model's workspace is.
-        EXEC_CUDA_CHECK(cudaSetDevice(t));
-        EXEC_CUDA_CHECK(cudaFree(nullptr));
+        PPSIM_CUDA_CHECK(cudaSetDevice(t));
+        PPSIM_CUDA_CHECK(cudaFree(nullptr));
         size_t free_bytes = 0, total_bytes = 0;
-        EXEC_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        PPSIM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
         double baseline = double(total_bytes - free_bytes);
         for (int32_t w : mine) workers[w] = std::make_unique<Worker>(shared, w, t, baseline);
 #ifdef PPSIM_HAVE_NCCL
@@ -767,7 +677,7 @@ ExecutorResult run_step_on_cuda(const ExecutorProgram& program, const ExecutorOp
   }
   for (auto& worker : workers) result.peak_bytes.push_back(worker->peak());
   cudaDeviceProp prop;
-  EXEC_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  PPSIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   result.device = std::to_string(threads) + " x " + prop.name +
                   (options.fold ? " (" + std::to_string(program.workers) + " workers folded)" : "");
 #ifdef PPSIM_HAVE_NCCL

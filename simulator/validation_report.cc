@@ -23,7 +23,12 @@ std::string type_of(const TaskInfo& info) {
   switch (info.role) {
     case TaskInfo::Role::kGradientReduce:
     case TaskInfo::Role::kParamGather: return "collective";
-    case TaskInfo::Role::kOptimizer: return "optimizer";
+    case TaskInfo::Role::kOptimizer:
+    // Offload's copies and host Adam belong to the optimizer step (the executors reject
+    // offload plans today, so these do not occur in a validation yet).
+    case TaskInfo::Role::kOffloadD2H:
+    case TaskInfo::Role::kCpuAdam:
+    case TaskInfo::Role::kOffloadH2D: return "optimizer";
     case TaskInfo::Role::kBucketReady: return "";
     case TaskInfo::Role::kAction: break;
   }
