@@ -315,6 +315,31 @@ class StepCosts : public LoweringCosts {
     return cost;
   }
 
+  // Bucket k of K is ready (k+1)/K of the way through the chunk's last weight-gradient task: a
+  // chain of K delays of W/K on the worker's timer stream, from when that task could start.
+  // Returns the delays, bucket by bucket.
+  std::vector<TaskId> bucket_ready_delays(TaskGraph& graph, std::vector<TaskInfo>& info,
+                                          int32_t worker, int32_t chunk,
+                                          TaskId last_weight_gradient, int64_t buckets) const {
+    TaskId before = graph.stream_predecessor(last_weight_gradient);
+    const Task& weight_task = graph.task(last_weight_gradient);
+    double backward_seconds = weight_task.work / graph.stream(weight_task.stream).speed;
+    std::vector<TaskId> delays;
+    for (int64_t k = 0; k < buckets; ++k) {
+      Task delay;
+      delay.kind = TaskKind::kTransfer;
+      delay.stream = timer_stream(graph, worker);
+      delay.latency = backward_seconds / buckets;
+      TaskId delay_id = graph.add_task(delay);
+      info.resize(graph.num_tasks());
+      info[delay_id] =
+          TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
+      if (k == 0) graph.add_dependency(before >= 0 ? before : last_weight_gradient, delay_id);
+      delays.push_back(delay_id);
+    }
+    return delays;
+  }
+
   // Buckets of chunk `chunk`'s gradient reduction on `worker`'s dp stream.
   void gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, int32_t chunk,
                      TaskId last_weight_gradient) const {
@@ -325,20 +350,10 @@ class StepCosts : public LoweringCosts {
     int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
     const NodeGroup& group = group_of(worker);
     Collective kind = plan_.zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
-    // Bucket k is ready (k+1)/K of the way through the chunk's last weight-gradient task: a chain
-    // of K delays of W/K on the worker's timer stream, from when that task could start.
-    TaskId ready = graph.stream_predecessor(last_weight_gradient);
-    const Task& weight_task = graph.task(last_weight_gradient);
-    double backward_seconds = weight_task.work / graph.stream(weight_task.stream).speed;
+    std::vector<TaskId> ready =
+        bucket_ready_delays(graph, info, worker, chunk, last_weight_gradient, buckets);
     for (int64_t k = 0; k < buckets; ++k) {
-      Task delay;
-      delay.kind = TaskKind::kTransfer;
-      delay.stream = timer_stream(graph, worker);
-      delay.latency = backward_seconds / buckets;
-      TaskId delay_id = graph.add_task(delay);
-      info.resize(graph.num_tasks());
-      info[delay_id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
-      if (k == 0) graph.add_dependency(ready >= 0 ? ready : last_weight_gradient, delay_id);
+      TaskId delay_id = ready[k];
       double bytes = std::min(bucket, cost.parameters - k * bucket) * gradient_bytes_per_param(plan_.precision);
       Task task = collective_task(graph, worker, kind, bytes, group_size, group);
       task.group = group_id(graph, fmt::format("sync/{}/{}/{}", step_.layout.workers[step_.layout_worker[worker]].stage, chunk, k));
@@ -363,22 +378,8 @@ class StepCosts : public LoweringCosts {
         std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
     std::vector<TaskId> ready = reduced_buckets_[{worker, chunk}];
     if (ready.empty()) {
-      // Bucket-ready delays as gradient_sync adds them (it added none for this chunk).
-      TaskId before = graph.stream_predecessor(last_weight_gradient);
-      const Task& weight_task = graph.task(last_weight_gradient);
-      double backward_seconds = weight_task.work / graph.stream(weight_task.stream).speed;
-      for (int64_t k = 0; k < buckets; ++k) {
-        Task delay;
-        delay.kind = TaskKind::kTransfer;
-        delay.stream = timer_stream(graph, worker);
-        delay.latency = backward_seconds / buckets;
-        TaskId delay_id = graph.add_task(delay);
-        info.resize(graph.num_tasks());
-        info[delay_id] =
-            TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
-        if (k == 0) graph.add_dependency(before >= 0 ? before : last_weight_gradient, delay_id);
-        ready.push_back(delay_id);
-      }
+      // gradient_sync added no reduction for this chunk: the buckets' ready times alone.
+      ready = bucket_ready_delays(graph, info, worker, chunk, last_weight_gradient, buckets);
     }
     PPSIM_CHECK(static_cast<int64_t>(ready.size()) == buckets);
     WorkerOffload& offload = worker_offload(worker);
