@@ -98,9 +98,10 @@ Straggler parse_link_flag(const std::string& text, const std::string& body,
   std::optional<int64_t> a = ends.size() == 2 ? to_index(ends[0]) : std::nullopt;
   std::optional<int64_t> b = ends.size() == 2 ? to_index(ends[1]) : std::nullopt;
   if (!a || !b) fail(fmt::format("'{}': the link's ends must be two node indices A-B", parts[0]));
-  if (*a == *b) fail(fmt::format("'{}': a link joins two different nodes", parts[0]));
-  straggler.node = *a;
-  straggler.other_node = *b;
+  // value(): `fail` throws, which the compiler cannot see through a std::function.
+  if (a.value() == b.value()) fail(fmt::format("'{}': a link joins two different nodes", parts[0]));
+  straggler.node = a.value();
+  straggler.other_node = b.value();
   if (parts.size() < 2) fail(fmt::format("'{}' has no FACTOR", text));
   std::optional<double> factor = to_number(parts[1]);
   if (!factor) fail(fmt::format("'{}' is not a number (FACTOR)", parts[1]));
@@ -153,7 +154,7 @@ JitterSpec parse_jitter_text(const std::string& text,
     fail(
         fmt::format("'{}': {} needs a positive {}", text, name, jitter_parameter_key(jitter.kind)));
   }
-  jitter.parameter = *parameter;
+  jitter.parameter = parameter.value();
   return jitter;
 }
 
