@@ -8,22 +8,8 @@
 namespace ppsim {
 namespace {
 
-// 16 Llama-like layers (h 4096) whose embedding and head are small: stages cost what their
-// layers cost.
-ModelSpec sixteen_layers() {
-  ModelSpec model;
-  model.name = "sixteen";
-  model.num_layers = 16;
-  model.hidden_size = 4096;
-  model.ffn_hidden_size = 14336;
-  model.num_attention_heads = 32;
-  model.num_kv_heads = 8;
-  model.head_dim = 128;
-  model.vocab_size = 128;
-  model.seq_length = 4096;
-  model.tied_embeddings = false;
-  return model;
-}
+// 16 equal layers, negligible embedding and head: stage time follows its layer count.
+ModelSpec sixteen_layers() { return testing::uniform_model(16); }
 
 // A small space: tp 8 on two 8-GPU nodes, so pp 1 x dp 2 or pp 2 x dp 1, 1F1B, the knobs that
 // matter here fixed.

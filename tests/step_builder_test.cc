@@ -11,22 +11,7 @@
 namespace ppsim {
 namespace {
 
-// A Llama-like model whose embedding and head are tiny next to its layers, so every pipeline
-// stage costs (nearly) the same.
-ModelSpec uniform_model(int64_t layers) {
-  ModelSpec model;
-  model.name = "uniform";
-  model.num_layers = layers;
-  model.hidden_size = 4096;
-  model.ffn_hidden_size = 14336;
-  model.num_attention_heads = 32;
-  model.num_kv_heads = 8;
-  model.head_dim = 128;
-  model.vocab_size = 128;
-  model.seq_length = 4096;
-  model.tied_embeddings = false;
-  return model;
-}
+using testing::uniform_model;
 
 struct Simulated {
   Step step;

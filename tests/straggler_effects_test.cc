@@ -6,26 +6,12 @@
 #include "simulator/engine.h"
 #include "simulator/monte_carlo.h"
 #include "simulator/units.h"
+#include "tests/test_helpers.h"
 
 namespace ppsim {
 namespace {
 
-// A Llama-like model whose embedding and head are tiny next to its layers (as in
-// step_builder_test), so stages of equal layer counts cost nearly the same.
-ModelSpec uniform_model(int64_t layers) {
-  ModelSpec model;
-  model.name = "uniform";
-  model.num_layers = layers;
-  model.hidden_size = 4096;
-  model.ffn_hidden_size = 14336;
-  model.num_attention_heads = 32;
-  model.num_kv_heads = 8;
-  model.head_dim = 128;
-  model.vocab_size = 128;
-  model.seq_length = 4096;
-  model.tied_embeddings = false;
-  return model;
-}
+using testing::uniform_model;
 
 StragglerModel model_of(std::vector<std::string> flags, const std::string& jitter = "") {
   StragglerModel model;

@@ -47,4 +47,9 @@ ModelSpec tiny_dense_model();
 // tiny_dense_model with an MoE feed-forward in every layer: 8 experts, top-2, F_e 128.
 ModelSpec tiny_moe_model();
 
+// A Llama-3-8B-like model of `layers` layers (h 4096, F 14336, 32 heads, 8 kv heads, s 4096,
+// untied) whose embedding and head are tiny (V 128), so every pipeline stage of equal layer
+// count costs nearly the same.
+ModelSpec uniform_model(int64_t layers);
+
 }  // namespace ppsim::testing

@@ -1,7 +1,6 @@
 // `ppsim simulate`: one training step of a plan, event by event.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -17,6 +16,7 @@
 #include "simulator/straggler_report.h"
 #include "simulator/timeline_svg.h"
 #include "tools/commands.h"
+#include "tools/step_inputs.h"
 
 namespace ppsim {
 namespace {
@@ -45,22 +45,11 @@ StragglerModel straggler_model(const ClusterSpec& cluster, const std::vector<std
   return model;
 }
 
-void write_file(const std::string& path, const std::string& text, const std::string& flag) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(flag, "", fmt::format("cannot write '{}' (check the folder exists)", path));
-  out << text;
-}
-
 int run_simulate(const Options& options) {
-  ModelSpec model = load_model_spec(options.model);
-  ClusterSpec cluster = load_cluster_spec(options.cluster);
-  Plan plan = load_plan(options.plan);
-  validate_plan(plan, model, cluster, "--plan");
-  if (auto problem = schedule_problem(plan.schedule, static_cast<int32_t>(plan.pp),
-                                      static_cast<int32_t>(num_microbatches(plan)),
-                                      static_cast<int32_t>(plan.vpp))) {
-    throw InputError("--plan", "", "impossible plan: " + *problem);
-  }
+  StepInputs inputs = load_step_inputs(options.model, options.cluster, options.plan);
+  ModelSpec& model = inputs.model;
+  ClusterSpec& cluster = inputs.cluster;
+  Plan& plan = inputs.plan;
   StepOptions step_options;
   step_options.deduplicate_replicas = !options.all_replicas;
   step_options.ideal_links = options.ideal_links || cluster.ideal_links;
@@ -105,7 +94,7 @@ int run_simulate(const Options& options) {
                                           straggler_report_text(run)));
   }
   if (!options.trace.empty()) {
-    write_file(options.trace, chrome_trace_json(step.lowered, timeline, step.worker_names), "--trace");
+    write_output_file(options.trace, chrome_trace_json(step.lowered, timeline, step.worker_names), "--trace");
   }
   if (!options.svg.empty()) {
     TimelineSvgOptions svg;
@@ -113,7 +102,7 @@ int run_simulate(const Options& options) {
     for (int32_t r = 0; r < plan.pp; ++r) svg.row_names.push_back(fmt::format("stage {}", r));
     svg.axis_scale = 1e3;
     svg.axis_unit = "ms";
-    write_file(options.svg, timeline_svg(step.schedule, step.lowered, timeline, svg), "--svg");
+    write_output_file(options.svg, timeline_svg(step.schedule, step.lowered, timeline, svg), "--svg");
   }
   return 0;
 }

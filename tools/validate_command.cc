@@ -2,7 +2,6 @@
 // threads or CUDA GPUs), and compare the prediction with the measurement (docs/validate.md).
 #include <fmt/format.h>
 
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -14,6 +13,7 @@
 #include "simulator/profile.h"
 #include "simulator/validation_report.h"
 #include "tools/commands.h"
+#include "tools/step_inputs.h"
 
 namespace ppsim {
 namespace {
@@ -31,23 +31,11 @@ struct ValidateOptions {
   bool fold = false;
 };
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text)) {
-    throw InputError("--trace", "", fmt::format("cannot write '{}' (check the folder exists)", path));
-  }
-}
-
 int run_validate(const ValidateOptions& options) {
-  ModelSpec model = load_model_spec(options.model);
-  ClusterSpec cluster = load_cluster_spec(options.cluster);
-  Plan plan = load_plan(options.plan);
-  validate_plan(plan, model, cluster, "--plan");
-  if (auto problem = schedule_problem(plan.schedule, static_cast<int32_t>(plan.pp),
-                                      static_cast<int32_t>(num_microbatches(plan)),
-                                      static_cast<int32_t>(plan.vpp))) {
-    throw InputError("--plan", "", "impossible plan: " + *problem);
-  }
+  StepInputs inputs = load_step_inputs(options.model, options.cluster, options.plan);
+  ModelSpec& model = inputs.model;
+  ClusterSpec& cluster = inputs.cluster;
+  Plan& plan = inputs.plan;
   if (plan.tp != 1 || plan.cp != 1 || plan.ep != 1) {
     throw InputError("--plan", "",
                      fmt::format("validate runs one device per pipeline rank: tp, cp and ep must be "
@@ -96,13 +84,13 @@ int run_validate(const ValidateOptions& options) {
     return kExitRunFailed;
   }
   const ValidationResult& validation = run.result;
-  std::string inputs = fmt::format("model {}, cluster {}, plan {}", model.name, cluster.name,
+  std::string described = fmt::format("model {}, cluster {}, plan {}", model.name, cluster.name,
                                    plan_to_inline(plan));
   fmt::print("{}", options.json ? validation_report_json(validation)
-                                : validation_report_text(validation, inputs));
+                                : validation_report_text(validation, described));
   if (!options.trace.empty()) {
-    write_file(options.trace,
-               chrome_trace_json(run.step.lowered, validation.measured_timeline, run.step.worker_names));
+    write_output_file(options.trace,
+               chrome_trace_json(run.step.lowered, validation.measured_timeline, run.step.worker_names), "--trace");
   }
   return validation.over_tolerance ? kExitOverTolerance : 0;
 }
