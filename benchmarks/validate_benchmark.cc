@@ -1,7 +1,8 @@
 // How well the simulator predicts the CPU executor (issue 7's benchmark; not a test).
 //
-// Once per process: `ppsim profile --backend cpu --quick`'s measurement, in-process
-// (run_cpu_profile). Then per schedule (gpipe, 1f1b, zb-h1) on 2 ranks: `ppsim validate
+// Once per process: `ppsim profile --backend cpu --quick --model small_llama.json --plan
+// pp=2,mbs=1,gbs=8`'s measurement, in-process (run_cpu_profile): the quick ladder plus the
+// model's own GEMM and attention shapes. Then per schedule (gpipe, 1f1b, zb-h1) on 2 ranks: `ppsim validate
 // --backend cpu` of tests/data/validate/small_llama.json with 8 microbatches (run_validation,
 // as the CLI does), 1 warm-up and 5 timed steps. Counters: the step-time error in percent
 // (error_pct: (predicted - measured) / measured), the predicted and measured step in ms, and
@@ -14,33 +15,41 @@
 #include <optional>
 #include <string>
 
+#include "profiler/benchmark_shapes.h"
 #include "profiler/cpu_backend.h"
 #include "profiler/validation_run.h"
 #include "simulator/error.h"
+#include "simulator/layer_ops.h"
 
 namespace ppsim {
 namespace {
 
+const char* const kModel = PPSIM_SOURCE_DIR "/tests/data/validate/small_llama.json";
+
 const ProfileTable& cpu_profile() {
   static const ProfileTable table = [] {
+    ModelSpec model = load_model_spec(kModel);
+    OpShape shape = op_shape(parse_plan("pp=2,mbs=1,gbs=8", "benchmark"), model);
     ProfileOptions options;
     options.quick = true;
     options.warmup_iters = 2;
     options.iters = 5;
     options.collective_timeout = 60;
+    options.extra_gemms = model_gemm_shapes(model, {shape});
+    options.extra_attention = model_attention_shapes(model, {shape});
     return ProfileTable(run_cpu_profile(options));
   }();
   return table;
 }
 
 void validate_schedule(benchmark::State& state, const char* schedule) {
-  ModelSpec model = load_model_spec(PPSIM_SOURCE_DIR "/tests/data/validate/small_llama.json");
+  ModelSpec model = load_model_spec(kModel);
   ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
   Plan plan = parse_plan(std::string("pp=2,mbs=1,gbs=8,schedule=") + schedule, "benchmark");
   ValidationRequest request;
   request.backend = "cpu";
   request.profile = &cpu_profile();
-  request.profile_source = "in-process --quick CPU profile";
+  request.profile_source = "in-process --quick CPU profile with the model's shapes";
   request.run.warmup_iterations = 1;
   request.run.iterations = 5;
   std::optional<ValidationResult> result;

@@ -16,49 +16,45 @@
 namespace ppsim {
 namespace {
 
-struct Shape {
-  int m, n, k;
-};
-
 std::vector<GemmSample> measure_gemms(const ProfileOptions& options) {
   // Square sizes plus the thin shapes a transformer layer has (tokens x hidden x 3 hidden,
-  // the weight gradient's short reduction).
-  std::vector<Shape> shapes =
-      options.quick ? std::vector<Shape>{{64, 64, 64}, {128, 128, 128}, {256, 256, 256},
-                                         {256, 768, 256}, {512, 256, 64}}
-                    : std::vector<Shape>{{64, 64, 64},    {128, 128, 128}, {256, 256, 256},
-                                         {512, 512, 512}, {1024, 1024, 1024}, {256, 768, 256},
-                                         {512, 1536, 512}, {512, 256, 64},  {2048, 512, 128}};
+  // the weight gradient's short reduction), then any model's own shapes (--model).
+  std::vector<BenchGemm> shapes =
+      options.quick ? std::vector<BenchGemm>{{64, 64, 64}, {128, 128, 128}, {256, 256, 256},
+                                             {256, 768, 256}, {512, 256, 64}}
+                    : std::vector<BenchGemm>{{64, 64, 64},     {128, 128, 128},  {256, 256, 256},
+                                             {512, 512, 512},  {1024, 1024, 1024},
+                                             {256, 768, 256},  {512, 1536, 512}, {512, 256, 64},
+                                             {2048, 512, 128}};
+  append_missing(shapes, options.extra_gemms);
   std::vector<GemmSample> out;
   CpuKernels kernels;
-  for (const Shape& s : shapes) {
-    double seconds = time_median(options.warmup_iters, options.iters,
-                                 [&] { kernels.gemm(s.m, s.n, s.k); });
-    out.push_back({"fp32", double(s.m), double(s.n), double(s.k), 1, seconds});
+  for (const BenchGemm& s : shapes) {
+    double seconds = time_median(options.warmup_iters, options.iters, [&] {
+      kernels.gemm(double(s.m), double(s.n), double(s.k), double(s.batch));
+    });
+    out.push_back({"fp32", double(s.m), double(s.n), double(s.k), double(s.batch), seconds});
   }
   return out;
 }
 
 std::vector<AttentionSample> measure_attention(const ProfileOptions& options) {
-  struct Case {
-    int batch_heads, seq, dim;
-  };
-  std::vector<Case> cases = options.quick
-                                ? std::vector<Case>{{2, 64, 64}, {2, 128, 64}, {2, 256, 64}}
-                                : std::vector<Case>{{4, 128, 64},  {4, 256, 64},  {4, 512, 64},
-                                                    {4, 128, 128}, {4, 256, 128}, {4, 512, 128}};
+  std::vector<BenchAttention> cases =
+      options.quick ? std::vector<BenchAttention>{{2, 64, 64}, {2, 128, 64}, {2, 256, 64}}
+                    : std::vector<BenchAttention>{{4, 128, 64},  {4, 256, 64},  {4, 512, 64},
+                                                  {4, 128, 128}, {4, 256, 128}, {4, 512, 128}};
+  append_missing(cases, options.extra_attention);
   std::vector<AttentionSample> out;
   CpuKernels kernels;
-  for (const Case& c : cases) {
-    double fwd_flops = 2.0 * c.batch_heads * double(c.seq) * c.seq * c.dim;
+  for (const BenchAttention& c : cases) {
+    double heads = double(c.batch_heads), seq = double(c.seq_len), dim = double(c.head_dim);
+    double fwd_flops = 2.0 * heads * seq * seq * dim;
     double fwd = time_median(options.warmup_iters, options.iters,
-                             [&] { kernels.attention(c.batch_heads, c.seq, c.dim, false); });
+                             [&] { kernels.attention(heads, seq, dim, false); });
     double bwd = time_median(options.warmup_iters, options.iters,
-                             [&] { kernels.attention(c.batch_heads, c.seq, c.dim, true); });
-    out.push_back({"fp32", false, "eigen", double(c.batch_heads), double(c.seq), double(c.dim),
-                   true, fwd_flops, fwd});
-    out.push_back({"fp32", true, "eigen", double(c.batch_heads), double(c.seq), double(c.dim),
-                   true, 2.5 * fwd_flops, bwd});
+                             [&] { kernels.attention(heads, seq, dim, true); });
+    out.push_back({"fp32", false, "eigen", heads, seq, dim, true, fwd_flops, fwd});
+    out.push_back({"fp32", true, "eigen", heads, seq, dim, true, 2.5 * fwd_flops, bwd});
   }
   return out;
 }

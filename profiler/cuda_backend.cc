@@ -76,6 +76,7 @@ Profile run_cuda_compute_profile(const ProfileOptions& options) {
   // GEMMs: zoo shapes (quick: a fixed dozen), bf16 and fp16, fp8 from compute capability 8.9.
   std::vector<BenchGemm> shapes =
       options.quick ? quick_gemm_shapes() : zoo_gemm_shapes(/*max_flops=*/4e13, /*max_shapes=*/160);
+  append_missing(shapes, options.extra_gemms);
   std::vector<cuda::Dtype> dtypes = {cuda::Dtype::kBf16, cuda::Dtype::kFp16};
   bool fp8 = info.cc_major > 8 || (info.cc_major == 8 && info.cc_minor >= 9);
   if (fp8) dtypes.push_back(cuda::Dtype::kFp8);
@@ -94,7 +95,9 @@ Profile run_cuda_compute_profile(const ProfileOptions& options) {
   // Attention: the batched-GEMM + softmax path (no cuDNN fused attention in this build).
   for (cuda::Dtype dtype : {cuda::Dtype::kBf16, cuda::Dtype::kFp16}) {
     if (options.quick && dtype == cuda::Dtype::kFp16) continue;
-    for (const BenchAttention& a : attention_shapes(options.quick)) {
+    std::vector<BenchAttention> calls = attention_shapes(options.quick);
+    append_missing(calls, options.extra_attention);
+    for (const BenchAttention& a : calls) {
       cuda::AttentionTimes t =
           cuda::time_attention(0, a.batch_heads, a.seq_len, a.head_dim, dtype, warmup, iters);
       double flops = 2.0 * a.batch_heads * double(a.seq_len) * a.seq_len * a.head_dim;

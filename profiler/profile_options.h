@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
+
+#include "profiler/benchmark_shapes.h"
 
 namespace ppsim {
 
@@ -15,6 +18,10 @@ struct ProfileOptions {
   // Seconds any one collective may take before its communicator is aborted and the ranks
   // still waiting are named (nccl-tests -T). Default 60.
   double collective_timeout = 60;
+  // Shapes measured besides the backend's own set (`ppsim profile --model`): one model's GEMMs
+  // and attention calls, so a plan of that model looks up measured shapes, not interpolations.
+  std::vector<BenchGemm> extra_gemms;
+  std::vector<BenchAttention> extra_attention;
 };
 
 }  // namespace ppsim

@@ -375,13 +375,7 @@ std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model
   return counts;
 }
 
-std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model,
-                                        const ClusterSpec& cluster) {
-  int64_t used = plan.num_gpus();
-  if (used > cluster.num_gpus()) {
-    return fmt::format("tp*pp*dp*cp = {}*{}*{}*{} = {} GPUs, but cluster '{}' has {}", plan.tp,
-                       plan.pp, plan.dp, plan.cp, used, cluster.name, cluster.num_gpus());
-  }
+std::optional<std::string> op_shape_problem(const Plan& plan, const ModelSpec& model) {
   if (model.num_attention_heads % plan.tp != 0) {
     return fmt::format("tp={} does not divide the {} attention heads of {}", plan.tp,
                        model.num_attention_heads, model.name);
@@ -391,6 +385,32 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
                        "must be a multiple of tp, or tp a multiple of them)",
                        plan.tp, model.num_kv_heads, model.name);
   }
+  if (plan.ep > 1) {
+    if (!model.is_moe()) {
+      return fmt::format("ep={} but {} has no experts (ep needs an MoE model)", plan.ep,
+                         model.name);
+    }
+    if (model.moe->num_experts % plan.ep != 0) {
+      return fmt::format("ep={} does not divide the {} experts of {}", plan.ep,
+                         model.moe->num_experts, model.name);
+    }
+  }
+  int64_t seq = effective_seq_length(plan, model);
+  if (plan.cp > 1 && seq % (2 * plan.cp) != 0) {
+    return fmt::format("cp={} needs the sequence length ({}) divisible by 2*cp = {}", plan.cp, seq,
+                       2 * plan.cp);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model,
+                                        const ClusterSpec& cluster) {
+  int64_t used = plan.num_gpus();
+  if (used > cluster.num_gpus()) {
+    return fmt::format("tp*pp*dp*cp = {}*{}*{}*{} = {} GPUs, but cluster '{}' has {}", plan.tp,
+                       plan.pp, plan.dp, plan.cp, used, cluster.name, cluster.num_gpus());
+  }
+  if (std::optional<std::string> problem = op_shape_problem(plan, model)) return *problem;
   if (!plan.replica_microbatches.empty()) {
     if (std::optional<std::string> problem = replica_share_problem(plan)) return *problem;
   } else if (plan.global_batch_size % (plan.dp * plan.micro_batch_size) != 0) {
@@ -460,24 +480,11 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     return *problem;
   }
   if (plan.ep > 1) {
-    if (!model.is_moe()) {
-      return fmt::format("ep={} but {} has no experts (ep needs an MoE model)", plan.ep,
-                         model.name);
-    }
-    if (model.moe->num_experts % plan.ep != 0) {
-      return fmt::format("ep={} does not divide the {} experts of {}", plan.ep,
-                         model.moe->num_experts, model.name);
-    }
     if ((plan.dp * plan.cp) % plan.ep != 0) {
       return fmt::format("ep={} must divide dp*cp = {} (experts are spread over data-parallel "
                          "ranks)",
                          plan.ep, plan.dp * plan.cp);
     }
-  }
-  int64_t seq = effective_seq_length(plan, model);
-  if (plan.cp > 1 && seq % (2 * plan.cp) != 0) {
-    return fmt::format("cp={} needs the sequence length ({}) divisible by 2*cp = {}", plan.cp, seq,
-                       2 * plan.cp);
   }
   if (plan.sequence_parallel && plan.tp == 1) {
     return "sequence_parallel needs tp > 1 (it shards activations across the tp group)";

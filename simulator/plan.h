@@ -99,6 +99,9 @@ std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model
 // (then gbs need only be divisible by mbs).
 std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model,
                                         const ClusterSpec& cluster);
+// The part of plan_problem that the model's op shapes (layer_ops.h) need: tp against the heads
+// and kv heads, ep against the experts, the sequence against 2*cp.
+std::optional<std::string> op_shape_problem(const Plan& plan, const ModelSpec& model);
 
 // Throws InputError (source, message from plan_problem) when the plan is impossible.
 void validate_plan(const Plan& plan, const ModelSpec& model, const ClusterSpec& cluster,

@@ -225,6 +225,13 @@ std::string series_key(std::string_view a, std::string_view b = {}, double c = 0
   return c > 0 ? fmt::format("{}/{}/{}", a, b, c) : fmt::format("{}/{}", a, b);
 }
 
+// The exact-shape key of a GEMM: dims rounded to whole elements.
+ProfileTable::GemmShapeKey gemm_shape_key(std::string_view dtype, double m, double n, double k,
+                                          double batch) {
+  return {std::string(dtype), std::llround(m), std::llround(n), std::llround(k),
+          std::llround(batch)};
+}
+
 }  // namespace
 
 double dtype_bytes(std::string_view dtype) {
@@ -690,7 +697,17 @@ ProfileTable::ProfileTable(Profile profile) : profile_(std::move(profile)) {
     it->series.x.push_back(x);
     it->series.seconds.push_back(t);
   };
-  for (const GemmSample& s : profile_.gemm) add(gemm_, s.dtype, s.flops(), s.seconds);
+  std::map<GemmShapeKey, std::vector<double>> shape_times;
+  for (const GemmSample& s : profile_.gemm) {
+    add(gemm_, s.dtype, s.flops(), s.seconds);
+    shape_times[gemm_shape_key(s.dtype, s.m, s.n, s.k, s.batch)].push_back(s.seconds);
+  }
+  for (const auto& [key, times] : shape_times) {
+    double log_sum = 0;
+    for (double t : times) log_sum += std::log(t);
+    gemm_shapes_[key] =
+        times.size() == 1 ? times[0] : std::exp(log_sum / static_cast<double>(times.size()));
+  }
   for (const AttentionSample& s : profile_.attention) {
     add(attention_, series_key(s.dtype, s.backward ? "bwd" : "fwd", s.head_dim), s.flops,
         s.seconds);
@@ -714,6 +731,12 @@ ProfileTable::ProfileTable(Profile profile) : profile_(std::move(profile)) {
   }
 }
 
+const double* ProfileTable::measured_gemm(const std::string& dtype,
+                                           const GemmShape& shape) const {
+  auto it = gemm_shapes_.find(gemm_shape_key(dtype, shape.m, shape.n, shape.k, shape.batch));
+  return it == gemm_shapes_.end() ? nullptr : &it->second;
+}
+
 const ProfileTable::Series* ProfileTable::find(const std::vector<Keyed>& list,
                                                const std::string& key) const {
   for (const Keyed& k : list) {
@@ -735,6 +758,11 @@ std::optional<ProfileEstimate> ProfileTable::gemm(Precision precision,
   }
   double flops = 2 * shape.m * shape.n * shape.k * shape.batch;
   for (const auto& [dtype, note] : order) {
+    if (const double* seconds = measured_gemm(dtype, shape)) {
+      double measured_flops = 2.0 * std::llround(shape.m) * std::llround(shape.n) *
+                              std::llround(shape.k) * std::llround(shape.batch);
+      return ProfileEstimate{*seconds * (flops / measured_flops), false, note};
+    }
     if (const Series* s = find(gemm_, dtype)) {
       ProfileEstimate e = s->at(flops);
       e.note = note;

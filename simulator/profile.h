@@ -61,7 +61,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -257,7 +259,9 @@ class ProfileTable {
 
   // One GEMM pass of this shape (forward shape, or the B/W shapes the cost model forms).
   // Tables are tried in order: the precision's own, its 16-bit twin (bf16 <-> fp16), then,
-  // except for fp8 (whose roofline peak is the better guess), any measured dtype.
+  // except for fp8 (whose roofline peak is the better guess), any measured dtype. In a table,
+  // a measured shape (m, n, k, batch each rounding to the request's) gives its own time, scaled
+  // by the FLOPs ratio (fractional MoE token counts); any other shape interpolates the series.
   std::optional<ProfileEstimate> gemm(Precision precision, const GemmShape& shape) const;
   // One attention pass of `flops` (layer_ops.h counting) at this head size; the nearest measured
   // head size stands in for a missing one (extrapolated).
@@ -282,6 +286,9 @@ class ProfileTable {
   };
   static Series make_series(std::vector<std::pair<double, double>> points);
 
+  // dtype, m, n, k, batch rounded to whole elements.
+  using GemmShapeKey = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>;
+
  private:
   struct Keyed {
     std::string key;
@@ -289,8 +296,12 @@ class ProfileTable {
   };
   const Series* find(const std::vector<Keyed>& list, const std::string& key) const;
 
+  // The measured time of one exact GEMM shape (geometric mean over repeats), or nullptr.
+  const double* measured_gemm(const std::string& dtype, const GemmShape& shape) const;
+
   Profile profile_;
   std::vector<Keyed> gemm_;        // Key: dtype.
+  std::map<GemmShapeKey, double> gemm_shapes_;
   std::vector<Keyed> attention_;   // Key: dtype/pass/head_dim.
   std::vector<Keyed> memory_;      // Key: kernel.
   std::vector<Keyed> transfer_;    // Key: h2d | d2h.

@@ -40,6 +40,44 @@ TEST_CASE("CLI profile: --backend cpu --quick writes a profile that --show reads
   std::remove(out.c_str());
 }
 
+TEST_CASE("CLI profile --model: the model's own GEMM and attention shapes are measured") {
+  std::string out = temp_path("model_profile.json");
+  // small_llama at mbs 1: 128 tokens, hidden 256, ffn 688 (SwiGLU: gate and up fused, 1376).
+  auto result = run_ppsim("profile --backend cpu --quick -w 0 -n 1 --model "
+                          "tests/data/validate/small_llama.json --plan pp=2,mbs=1,gbs=8 --out " +
+                          out);
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  Profile p = load_profile(out);
+  auto has_gemm = [&](double m, double n, double k) {
+    for (const GemmSample& g : p.gemm) {
+      if (g.m == m && g.n == n && g.k == k && g.batch == 1) return true;
+    }
+    return false;
+  };
+  CHECK(has_gemm(128, 768, 256));   // QKV forward.
+  CHECK(has_gemm(128, 256, 768));   // Its input gradient (m, k, n).
+  CHECK(has_gemm(256, 768, 128));   // Its weight gradient (k, n, m).
+  CHECK(has_gemm(128, 1376, 256));  // Gate and up projections.
+  CHECK(has_gemm(128, 256, 688));   // Down projection.
+  CHECK(has_gemm(128, 1024, 256));  // Head: vocab 1024.
+  CHECK(has_gemm(256, 768, 256));  // The quick ladder is still there.
+  bool model_attention = false;
+  for (const AttentionSample& a : p.attention) {
+    model_attention |= a.batch_heads == 4 && a.seq_len == 128 && a.head_dim == 64;
+  }
+  CHECK(model_attention);
+  std::remove(out.c_str());
+
+  auto no_model = run_ppsim("profile --backend cpu --quick --plan pp=2,mbs=1,gbs=8");
+  CHECK(no_model.exit_code == 2);
+  CHECK_THAT(no_model.err, Catch::Contains("--plan") && Catch::Contains("needs --model"));
+  auto bad_tp = run_ppsim("profile --backend cpu --quick --model "
+                          "tests/data/validate/small_llama.json --plan tp=3,mbs=1,gbs=8");
+  CHECK(bad_tp.exit_code == 2);
+  CHECK_THAT(bad_tp.err, Catch::Contains("tp=3 does not divide the 4 attention heads"));
+}
+
 TEST_CASE("CLI profile: a bad profile file exits 2 naming the file and the JSON path") {
   auto missing = run_ppsim("profile --show tests/data/no_such_profile.json");
   CHECK(missing.exit_code == 2);

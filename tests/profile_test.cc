@@ -162,6 +162,30 @@ TEST_CASE("ProfileTable: GEMM lookup by dtype, with twins and extrapolation") {
   REQUIRE(mid < p.gemm[2].seconds);
 }
 
+TEST_CASE("ProfileTable: a measured GEMM shape gives its own time, not its FLOPs' neighbours'") {
+  Profile p;
+  p.backend = "cuda";
+  // Three shapes of equal FLOPs (2^31) at different speeds, as transposed passes run, and two
+  // others around them.
+  p.gemm.push_back({"bf16", 1024, 1024, 1024, 1, 1e-4});
+  p.gemm.push_back({"bf16", 256, 4096, 1024, 1, 2e-4});
+  p.gemm.push_back({"bf16", 4096, 1024, 256, 1, 4e-4});
+  p.gemm.push_back({"bf16", 512, 512, 512, 1, 2e-5});
+  p.gemm.push_back({"bf16", 2048, 2048, 2048, 1, 8e-4});
+  ProfileTable table(p);
+  auto at = [&](double m, double n, double k) {
+    return table.gemm(Precision::kBf16, GemmShape{m, n, k, 1})->seconds;
+  };
+  CHECK(at(1024, 1024, 1024) == 1e-4);
+  CHECK(at(256, 4096, 1024) == 2e-4);
+  CHECK(at(4096, 1024, 256) == 4e-4);
+  // An unmeasured shape of the same FLOPs: the series point, the geometric mean of the three.
+  CHECK(at(2048, 1024, 512) == Approx(std::cbrt(1e-4 * 2e-4 * 4e-4)).epsilon(1e-12));
+  // Fractional dims (tokens per expert) round to the measured shape, scaled by the FLOPs ratio.
+  CHECK(at(256.4, 4096, 1024) == Approx(2e-4 * 256.4 / 256).epsilon(1e-12));
+  CHECK_FALSE(table.gemm(Precision::kBf16, GemmShape{256.4, 4096, 1024, 1})->extrapolated);
+}
+
 TEST_CASE("ProfileTable: collectives use the fit outside the measured sizes") {
   Profile p = sample_profile();
   ProfileTable table(p);

@@ -11,6 +11,9 @@
 #include "profiler/profile_report.h"
 #include "profiler/thread_collectives.h"
 #include "simulator/error.h"
+#include "simulator/layer_ops.h"
+#include "simulator/model_spec.h"
+#include "simulator/plan.h"
 #include "simulator/profile.h"
 #include "tools/commands.h"
 
@@ -26,7 +29,30 @@ struct ProfileCommandOptions {
   std::optional<int64_t> iters;
   double timeout = 60;
   std::optional<int> ranks_per_node;
+  std::string model;  // --model: also measure this model's GEMM and attention shapes.
+  std::string plan;   // --plan: at this plan's micro-batch, sequence and tp/cp/ep (default 1s).
 };
+
+// The shapes --model and --plan add to the profile (docs/profile.md, flags and GEMM lookup).
+void add_model_shapes(const ProfileCommandOptions& options, ProfileOptions& profile_options) {
+  if (options.model.empty()) {
+    if (!options.plan.empty()) {
+      throw InputError("--plan", "",
+                       "needs --model: the plan picks which of a model's shapes to measure");
+    }
+    return;
+  }
+  ModelSpec model = load_model_spec(options.model);
+  Plan plan;
+  plan.global_batch_size = 1;
+  if (!options.plan.empty()) plan = parse_plan(options.plan, "--plan");
+  if (std::optional<std::string> problem = op_shape_problem(plan, model)) {
+    throw InputError("--plan", "", *problem);
+  }
+  OpShape shape = op_shape(plan, model);
+  profile_options.extra_gemms = model_gemm_shapes(model, {shape});
+  profile_options.extra_attention = model_attention_shapes(model, {shape});
+}
 
 int run_profile(const ProfileCommandOptions& options) {
   if (!options.show.empty()) {
@@ -38,6 +64,7 @@ int run_profile(const ProfileCommandOptions& options) {
   profile_options.warmup_iters = options.warmup_iters.value_or(options.quick ? 2 : 5);
   profile_options.iters = options.iters.value_or(options.quick ? 5 : 20);
   profile_options.collective_timeout = options.timeout;
+  add_model_shapes(options, profile_options);
 
   // Under mpirun every rank measures its part; only rank 0 gets the profile and writes it.
   const bool under_mpirun = launcher_world_size() > 1;
@@ -106,12 +133,20 @@ void add_profile_command(CLI::App& app, int& exit_code) {
                       "Under mpirun: treat every K consecutive ranks as one node instead of "
                       "grouping by host (one host standing for several nodes: rail, all)")
       ->check(CLI::PositiveNumber);
+  command->add_option("--model", options->model,
+                      "Also measure this model's GEMM and attention shapes (zoo name or JSON), "
+                      "so simulating or validating its plan looks up measured shapes");
+  command->add_option("--plan", options->plan,
+                      "With --model: the plan whose micro-batch, sequence length and tp/cp/ep "
+                      "set the shapes (inline or JSON; default mbs 1 and no parallelism)");
   command->add_option("--show", options->show,
                       "Print the report of an existing profile JSON instead of measuring");
   command->footer(
       "Examples:\n"
       "  ppsim profile --out h200.json                 # every local GPU, one process\n"
       "  ppsim profile --backend cpu --quick --out cpu.json\n"
+      "  ppsim profile --backend cpu --quick --model small.json --plan pp=2,mbs=1,gbs=8 "
+      "--out cpu.json\n"
       "  mpirun -np 16 ppsim profile --out cluster.json  # 2 nodes x 8 GPUs: intra_node, "
       "rail, all\n"
       "  ppsim profile --show h200.json\n"
