@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "simulator/error.h"
+#include "simulator/schedules/schedule_builders.h"
 
 namespace ppsim {
 namespace {
@@ -54,6 +55,13 @@ InflightMicrobatches microbatches_in_flight(ScheduleKind schedule, int64_t pp, i
     case ScheduleKind::kZbH2:
       PPSIM_CHECK(vpp == 1, "zb-h2 runs one chunk per rank");
       inflight.per_chunk = {std::min(2 * (p - r) - 1, m)};
+      break;
+    case ScheduleKind::kZb1p:
+    case ScheduleKind::kZb2p:
+      PPSIM_CHECK(vpp == 1, "zb-1p and zb-2p run one chunk per rank");
+      inflight.per_chunk = {zero_bubble_auto_inflight(
+          static_cast<int32_t>(p), static_cast<int32_t>(m), static_cast<int32_t>(r),
+          schedule == ScheduleKind::kZb1p ? 1 : 2)};
       break;
     case ScheduleKind::kInterleaved1F1B: {
       if (vpp == 1) {

@@ -22,6 +22,10 @@
 //   forward reaches rank r at time r and its backward (B only; W deferred) returns at 2p-1-r, so
 //   rank r can run 2(p-r)-1 forwards before its first backward: min(2(p-r) - 1, m); stage 0
 //   holds 2p-1 (the paper's (2p-1) M_B peak); the last rank holds 1.
+// - zb-1p, zb-2p (the paper's searched schedules, schedules/zero_bubble_auto.cc): no closed
+//   form; the peak of (forwards - weight gradients) along rank r's searched order. Its memory
+//   limit (p or 2p microbatches, an input gradient freeing half of one) holds W back until
+//   memory forces them, so under zb-2p every rank, not only the first, fills towards the limit.
 // - zbv (V placement: rank r holds chunk 0 = stage r and chunk 1 = stage 2p-1-r; torch
 //   ScheduleZBVZeroBubble): warm-up 2(p-r)-1 F(c0), then r x [F(c1), F(c0)], then the first
 //   F(c1) of the (p-r) x [F(c1), I(c1), W(c1)] phase: chunk 0 holds min(2p-r-1, m), chunk 1

@@ -238,6 +238,8 @@ void megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vecto
       break;
     case ScheduleKind::kZbH1:
     case ScheduleKind::kZbH2:
+    case ScheduleKind::kZb1p:
+    case ScheduleKind::kZb2p:
       warnings.push_back(fmt::format(
           "Megatron-LM has no zero-bubble schedule ({}: backward split into input-gradient and "
           "delayed weight-gradient passes); the script runs its 1F1B schedule, whose bubble is "
@@ -680,6 +682,8 @@ std::string torch_schedule_name(ScheduleKind kind) {
       return "Interleaved1F1B";
     case ScheduleKind::kZbH1:
     case ScheduleKind::kZbH2:
+    case ScheduleKind::kZb1p:
+    case ScheduleKind::kZb2p:
       return "InterleavedZeroBubble";
     case ScheduleKind::kZbv:
       return "ZBVZeroBubble";
@@ -773,13 +777,18 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
         "torchtitan's training.enable_cpu_offload offloads parameters and gradients as well as "
         "optimizer states (FSDP CPUOffloadPolicy), more than the plan's optimizer-only offload");
   }
-  if (plan.pp > 1 && plan.schedule == ScheduleKind::kZbH2) {
-    warnings.push_back(
-        "torch.distributed.pipelining has no ZB-H2 schedule; the config runs "
+  if (plan.pp > 1 &&
+      (plan.schedule == ScheduleKind::kZbH2 || plan.schedule == ScheduleKind::kZb2p)) {
+    warnings.push_back(fmt::format(
+        "torch.distributed.pipelining has no {} schedule; the config runs "
         "InterleavedZeroBubble (the paper's ZB1P, ZB-H1's memory) with one stage per rank, whose "
-        "bubble is larger");
+        "bubble is larger",
+        plan.schedule == ScheduleKind::kZbH2 ? "ZB-H2" : "searched ZB-2p"));
   } else if (plan.pp > 1 && plan.schedule == ScheduleKind::kZbH1) {
     notes.push_back("zb-h1 runs as InterleavedZeroBubble (torch's ZB1P) with one stage per rank.");
+  } else if (plan.pp > 1 && plan.schedule == ScheduleKind::kZb1p) {
+    notes.push_back("zb-1p runs as InterleavedZeroBubble (torch's ZB1P, a handcrafted order under "
+                    "the same p-microbatch memory limit) with one stage per rank.");
   }
   const bool ep_overlap_off = plan.pp > 1 && plan.schedule == ScheduleKind::kDualPipeV &&
                               plan.ep > 1 && plan.recompute != Recompute::kNone;

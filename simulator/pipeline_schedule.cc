@@ -18,7 +18,8 @@ bool is_v_shaped(ScheduleKind kind) {
 }
 
 bool splits_backward(ScheduleKind kind) {
-  return kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 || kind == ScheduleKind::kZbv ||
+  return kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 || kind == ScheduleKind::kZb1p ||
+         kind == ScheduleKind::kZb2p || kind == ScheduleKind::kZbv ||
          kind == ScheduleKind::kDualPipeV;
 }
 
@@ -48,6 +49,10 @@ std::vector<Action> rank_compute_order(ScheduleKind kind, int32_t p, int32_t m, 
       return zero_bubble_rank_order(p, m, r, 1);
     case ScheduleKind::kZbH2:
       return zero_bubble_rank_order(p, m, r, 2);
+    case ScheduleKind::kZb1p:
+      return zero_bubble_auto_rank_order(p, m, r, 1);
+    case ScheduleKind::kZb2p:
+      return zero_bubble_auto_rank_order(p, m, r, 2);
     case ScheduleKind::kZbv:
       return zbv_rank_order(p, m, r);
     case ScheduleKind::kDualPipeV:

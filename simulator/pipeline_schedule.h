@@ -56,7 +56,7 @@ struct PipelineSchedule {
   int32_t ranks = 1;            // p.
   int32_t microbatches = 1;     // m.
   int32_t chunks_per_rank = 1;  // v.
-  bool split_backward = false;  // True when backward is I + W (zb-h1, zb-h2, zbv, dualpipev).
+  bool split_backward = false;  // True when backward is I + W (zb-*, zbv, dualpipev).
   std::vector<int32_t> chunk_rank;               // Chunk -> rank; size p*v.
   std::vector<std::vector<Action>> rank_actions;  // Per rank, in execution order.
 
@@ -79,20 +79,26 @@ struct PipelineSchedule {
 // - zb-h2: the same with w = min(2(p-r-1), m) and the W held back for 2r input gradients:
 //   rank 0 holds 2p-1 microbatches, and with unit F, I, W every rank is busy 3m without a gap
 //   for m >= 2p-1 (the paper's parallelogram; the step ends at 3m + p - 1 on the last rank).
+// - zb-1p, zb-2p: the paper's searched schedules (section 3.1's greedy heuristic, as the
+//   sail-sg fork builds its initial solution) over unit F, I, W under an activation limit of p
+//   (zb-1p) or 2p (zb-2p) microbatches per rank, an I freeing half a microbatch and its W the
+//   rest (schedules/zero_bubble_auto.cc). Unit costs: zb-1p finds zb-h1's order (step
+//   3m + p - 1 for m >= p); zb-2p keeps zb-h2's warm-up and gap-free ranks (m >= 2p-1) but holds
+//   W back until the limit or an idle slot needs them, so later ranks also fill towards 2p.
 // - zbv: torch ScheduleZBVZeroBubble step by step (REFERENCE.md 4), V placement.
 // - dualpipev: torch ScheduleDualPipeV step by step, V placement; each OVERLAP[F+B] pair is
 //   written as its F followed by its B (a full backward): the order and the dependencies are
 //   kept, the overlap is the cost model's to credit. Some microbatches run B, others I and W.
 //
 // Builds the schedule. REQUIRES: p >= 1, m >= 1, v >= 1; v == 2 for zbv and dualpipev; v == 1 for
-// gpipe, 1f1b, zb-h1, zb-h2. Schedule-specific requirements (dualpipev: m >= 2p) are checked by
+// gpipe, 1f1b and the zb-* family. Schedule-specific requirements (dualpipev: m >= 2p) are checked by
 // schedule_problem(), not here.
 PipelineSchedule build_pipeline_schedule(ScheduleKind kind, int32_t ranks, int32_t microbatches,
                                          int32_t chunks_per_rank);
 
 // Why the schedule cannot be built for (p, m, v), or nullopt. Besides the v rules above:
 // interleaved-1f1b with v > 1 needs p >= 2 and m % p == 0 (Megatron); dualpipev needs m >= 2p
-// (torch). 1f1b, zb-h1, zb-h2 and zbv run any m >= 1.
+// (torch). 1f1b, the zb-* family and zbv run any m >= 1.
 std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks,
                                             int32_t microbatches, int32_t chunks_per_rank);
 

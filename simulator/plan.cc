@@ -26,6 +26,7 @@ constexpr ScheduleEntry kSchedules[] = {
     {ScheduleKind::kGpipe, "gpipe"},      {ScheduleKind::kOneFOneB, "1f1b"},
     {ScheduleKind::kInterleaved1F1B, "interleaved-1f1b"},
     {ScheduleKind::kZbH1, "zb-h1"},       {ScheduleKind::kZbH2, "zb-h2"},
+    {ScheduleKind::kZb1p, "zb-1p"},       {ScheduleKind::kZb2p, "zb-2p"},
     {ScheduleKind::kZbv, "zbv"},          {ScheduleKind::kDualPipeV, "dualpipev"},
 };
 

@@ -23,7 +23,17 @@
 
 namespace ppsim {
 
-enum class ScheduleKind { kGpipe, kOneFOneB, kInterleaved1F1B, kZbH1, kZbH2, kZbv, kDualPipeV };
+enum class ScheduleKind {
+  kGpipe,
+  kOneFOneB,
+  kInterleaved1F1B,
+  kZbH1,
+  kZbH2,
+  kZb1p,  // The Zero Bubble paper's searched schedule under a p*M_B activation limit.
+  kZb2p,  // The same under 2p*M_B.
+  kZbv,
+  kDualPipeV
+};
 enum class Recompute { kNone, kSelective, kFull };
 
 struct Plan {

@@ -428,19 +428,14 @@ ScheduleKind read_schedule(const std::string& text, std::vector<std::string>& de
         contains(value, "v shape")) {
       return ScheduleKind::kZbv;
     }
+    // "auto-searched" or "ZB-1p"/"ZB-2p" is the paper's searched schedule (zb-1p, zb-2p);
+    // "ZB-H1"/"ZB-H2" its handcrafted forms.
+    const bool searched = contains(value, "auto") || contains(value, "search");
     if (contains(value, "2p") || contains(value, "h2")) {
-      if (contains(value, "auto")) {
-        defaults.push_back("ZB-2p (auto-searched, memory limit 2p*M_B) simulated as zb-h2, its "
-                           "handcrafted form");
-      }
-      return ScheduleKind::kZbH2;
+      return searched || contains(value, "zb-2p") ? ScheduleKind::kZb2p : ScheduleKind::kZbH2;
     }
     if (contains(value, "p*m_b") || contains(value, "1p") || contains(value, "h1")) {
-      if (contains(value, "auto")) {
-        defaults.push_back("ZB-1p (auto-searched, memory limit p*M_B) simulated as zb-h1, its "
-                           "handcrafted form");
-      }
-      return ScheduleKind::kZbH1;
+      return searched || contains(value, "zb-1p") ? ScheduleKind::kZb1p : ScheduleKind::kZbH1;
     }
     throw RowProblem{fmt::format("unsupported schedule '{}' (zero-bubble variant not named: "
                                  "ZB-1p/ZB-H1, ZB-2p/ZB-H2 or ZB-V)",

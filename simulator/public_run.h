@@ -23,8 +23,9 @@
 //   configs/clusters/nodes/dgx-a100.json (NCCL's per-hop latencies, REFERENCE.md 6).
 // - Plan: tp, pp, dp, cp, ep, vp, micro_batch, global_batch (dp = num_gpus/(tp*pp*cp) when
 //   empty; micro_batch = global_batch/(dp*grad_accum) when empty), the schedule as written
-//   ("1F1B", "interleaved 1F1B", "Zero Bubble ... p*M_B" = ZB-1p -> zb-h1, "... 2p*M_B" =
-//   ZB-2p -> zb-h2, "ZB-V", "GPipe", "DualPipeV"; empty or "n/a": 1f1b), recompute text
+//   ("1F1B", "interleaved 1F1B", "Zero Bubble auto-searched ... p*M_B" = ZB-1p -> zb-1p,
+//   "... 2p*M_B" = ZB-2p -> zb-2p (the searched schedules), "ZB-H1" -> zb-h1, "ZB-H2" -> zb-h2,
+//   "ZB-V", "GPipe", "DualPipeV"; empty or "n/a": 1f1b), recompute text
 //   (none / selective (attention core, torchtitan's op- and layer-SAC too) / full),
 //   fsdp_zero_distopt text (FULL_SHARD, FSDP2, ZeRO-3 -> 3; SHARD_GRAD_OP, ZeRO-2 -> 2;
 //   distributed optimizer, ZeRO-1 -> 1; none -> 0), precision text (fp8/Float8 -> fp8, fp16 ->

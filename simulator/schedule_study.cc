@@ -15,8 +15,8 @@ namespace {
 
 constexpr ScheduleKind kAllSchedules[] = {
     ScheduleKind::kGpipe,     ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
-    ScheduleKind::kZbH1,      ScheduleKind::kZbH2,     ScheduleKind::kZbv,
-    ScheduleKind::kDualPipeV,
+    ScheduleKind::kZbH1,      ScheduleKind::kZbH2,     ScheduleKind::kZb1p,
+    ScheduleKind::kZb2p,      ScheduleKind::kZbv,      ScheduleKind::kDualPipeV,
 };
 
 // Bounds that keep a study interactive (tasks ~ 4 p v m).

@@ -192,10 +192,13 @@ TEST_CASE("PublicRun: schedule, recompute, sharding and precision texts") {
   };
   CHECK(plan_of({{"pipeline_schedule", "1F1B (Megatron-LM)"}}).schedule == ScheduleKind::kOneFOneB);
   CHECK(plan_of({{"pipeline_schedule", "Zero Bubble auto-searched schedule, memory limit p*M_B"}})
-            .schedule == ScheduleKind::kZbH1);
+            .schedule == ScheduleKind::kZb1p);
   CHECK(plan_of({{"pipeline_schedule", "Zero Bubble auto-searched schedule, activation memory "
                                        "limit 2p*M_B"}})
-            .schedule == ScheduleKind::kZbH2);
+            .schedule == ScheduleKind::kZb2p);
+  // The handcrafted forms keep their own names.
+  CHECK(plan_of({{"pipeline_schedule", "ZB-H1"}}).schedule == ScheduleKind::kZbH1);
+  CHECK(plan_of({{"pipeline_schedule", "ZB-H2"}}).schedule == ScheduleKind::kZbH2);
   Plan interleaved = plan_of({{"pipeline_schedule", "interleaved 1F1B"}, {"vp", "2"}});
   CHECK(interleaved.schedule == ScheduleKind::kInterleaved1F1B);
   CHECK(interleaved.vpp == 2);
@@ -319,14 +322,14 @@ TEST_CASE("Accuracy: three public rows (Megatron-LM, torchtitan, Zero Bubble)") 
 
   // The Zero Bubble row publishes its memory: compared in decimal GB.
   const RowAccuracy& zero_bubble = result.rows[2];
-  CHECK(zero_bubble.run.plan.schedule == ScheduleKind::kZbH2);
+  CHECK(zero_bubble.run.plan.schedule == ScheduleKind::kZb2p);
   REQUIRE(zero_bubble.run.published_memory_gb.has_value());
   REQUIRE(zero_bubble.memory_error_pct.has_value());
-  // Row 140 is ZB-2p, run as its handcrafted form zb-h2: -10.2%, because the searched schedule
-  // fills its 2p-microbatch limit on the middle stages too (docs/accuracy.md, Zero Bubble
-  // memory). The 1F1B and ZB-1p rows are within 5% (ppsim accuracy on the public file).
+  // Row 140 is the searched ZB-2p, whose W wait until memory forces them, so every stage fills
+  // towards the 2p-microbatch limit (schedules/zero_bubble_auto.cc): -7.9% (run as the
+  // handcrafted zb-h2, whose middle stages hold less, it was -10.2%).
   CHECK(*zero_bubble.memory_error_pct < 0);
-  CHECK(std::abs(*zero_bubble.memory_error_pct) < 11);
+  CHECK(std::abs(*zero_bubble.memory_error_pct) < 10);
   CHECK(result.memory.rows == 1);
   // One row per source: three sources, no schedule groups.
   REQUIRE(result.sources.size() == 3);

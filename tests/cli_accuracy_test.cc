@@ -51,7 +51,7 @@ TEST_CASE("ppsim accuracy: text report of three rows") {
   // One table row per run: source, model and plan.
   CHECK_THAT(out, Catch::Contains("GPT 39B: tp=8,pp=2,dp=32"));
   CHECK_THAT(out, Catch::Contains("Llama 3 8B: tp=1,pp=1,dp=64"));
-  CHECK_THAT(out, Catch::Contains("GPT-style 1.5B: tp=1,pp=8,dp=1,mbs=6,gbs=144,schedule=zb-h2"));
+  CHECK_THAT(out, Catch::Contains("GPT-style 1.5B: tp=1,pp=8,dp=1,mbs=6,gbs=144,schedule=zb-2p"));
   // Published memory (59 GB) beside the prediction, for the Zero Bubble row only.
   CHECK_THAT(out, Catch::Contains("59.0"));
   // Defaults stated, summary, worst rows, closing line.

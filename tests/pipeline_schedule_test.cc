@@ -16,13 +16,14 @@ namespace {
 
 constexpr ScheduleKind kAllKinds[] = {
     ScheduleKind::kGpipe,    ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
-    ScheduleKind::kZbH1,     ScheduleKind::kZbH2,     ScheduleKind::kZbv,
-    ScheduleKind::kDualPipeV};
+    ScheduleKind::kZbH1,     ScheduleKind::kZbH2,     ScheduleKind::kZb1p,
+    ScheduleKind::kZb2p,     ScheduleKind::kZbv,      ScheduleKind::kDualPipeV};
 
 // Chunks per rank the kind runs with by default (interleaved: 2).
 int32_t default_chunks(ScheduleKind kind) {
   return kind == ScheduleKind::kGpipe || kind == ScheduleKind::kOneFOneB ||
-                 kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2
+                 kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 ||
+                 kind == ScheduleKind::kZb1p || kind == ScheduleKind::kZb2p
              ? 1
              : 2;
 }
@@ -170,6 +171,13 @@ TEST_CASE("PipelineSchedule: p=4 m=8 per-rank compute orders") {
   CHECK(orders(ScheduleKind::kZbH2) ==
         Orders{"FFFFFFFIWFIWIWIWIWIWIWIW", "FFFFFIFIFIWFIWIWIWIWIWWW", "FFFIFIFIFIFIWFIWIWIWWWWW",
                "FIFIFIFIFIFIFIWFIWWWWWWW"});
+  // Searched ZB-1p (unit costs, limit p microbatches): the heuristic finds ZB-H1's order.
+  CHECK(orders(ScheduleKind::kZb1p) == orders(ScheduleKind::kZbH1));
+  // Searched ZB-2p (limit 2p): ZB-H2's warm-up, but W wait until memory or an idle slot needs
+  // them, so every rank holds up to 8 microbatches before its first W.
+  CHECK(orders(ScheduleKind::kZb2p) ==
+        Orders{"FFFFFFFIFWIWIWIWIWIWIWIW", "FFFFFIFIFIFIWIWIWIWIWWWW", "FFFIFIFIFIFIFIWIWIWWWWWW",
+               "FIFIFIFIFIFIFIFIWWWWWWWW"});
   CHECK(orders(ScheduleKind::kZbv) == Orders{"FFFFFFFFIWFIWFIWFIWFIWFIWIWFIWIWFIWIWFIWIWIWIWIW",
                                              "FFFFFFFFIWFIWFIWFIWFIWFIWFIWIWFIWIWFIWIIIWIWIWWW",
                                              "FFFFFFFFIWFIWFIWFIWFIWFIWFIWFIWIWFIWIIIIIWIWWWWW",
@@ -311,7 +319,7 @@ TEST_CASE("PipelineSchedule: every valid schedule is complete and deadlock-free"
       }
     }
   }
-  CHECK(checked == 910);
+  CHECK(checked == 1166);
 }
 
 TEST_CASE("PipelineSchedule: interleaved microbatches not a multiple of p deadlock") {
@@ -435,12 +443,43 @@ TEST_CASE("PipelineSchedule: activation peaks over the grid, m >= 2p") {
   }
 }
 
+TEST_CASE("PipelineSchedule: searched zero-bubble orders keep their memory limit") {
+  // The search's units: F holds 2 (M_B), I frees 1, W frees 1; the limit is 2 * factor * p.
+  for (int32_t factor : {1, 2}) {
+    ScheduleKind kind = factor == 1 ? ScheduleKind::kZb1p : ScheduleKind::kZb2p;
+    for (int32_t p = 1; p <= 8; ++p) {
+      for (int32_t m = 1; m <= 24; ++m) {
+        PipelineSchedule schedule = build_pipeline_schedule(kind, p, m, 1);
+        for (int32_t r = 0; r < p; ++r) {
+          INFO(schedule_name(kind) << " p=" << p << " m=" << m << " r=" << r);
+          int32_t memory = 0, peak = 0;
+          for (const Action& a : schedule.rank_actions[r]) {
+            if (a.kind == ActionKind::kForward) memory += 2;
+            if (a.kind == ActionKind::kBackwardInput || a.kind == ActionKind::kBackwardWeight) {
+              memory -= 1;
+            }
+            peak = std::max(peak, memory);
+          }
+          CHECK(peak <= 2 * factor * p);
+          CHECK(memory == 0);
+        }
+      }
+    }
+  }
+  // Under 2p the searched order fills the limit on later ranks too: with m = 24 and p = 8 every
+  // rank holds more than ZB-H2's 2p - 1 microbatches between F and W at some point.
+  std::vector<int32_t> peaks = peak_inflight_chunks(
+      build_pipeline_schedule(ScheduleKind::kZb2p, 8, 24, 1), ActivationRelease::kAtWeightGrad);
+  for (int32_t peak : peaks) CHECK(peak > 15);
+}
+
 TEST_CASE("PipelineSchedule: counted peaks agree with the analytic in-flight model") {
   // inflight_microbatches.h counts zb-h1 and zb-h2 with 1F1B-style release at the input
   // gradient (p - r, 2(p-r) - 1); the other schedules release at W or B.
   for (ScheduleKind kind : kAllKinds) {
     std::vector<int32_t> chunk_options = {default_chunks(kind)};
     if (kind == ScheduleKind::kInterleaved1F1B) chunk_options = {1, 2, 3, 4};
+    // zb-1p and zb-2p count the searched order's own peak at W.
     const ActivationRelease release = kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2
                                           ? ActivationRelease::kAtInputGrad
                                           : ActivationRelease::kAtWeightGrad;
@@ -498,6 +537,18 @@ TEST_CASE("PipelineSchedule: unit-time makespans hold the bubble formulas") {
             run_unit_time(build_pipeline_schedule(ScheduleKind::kZbv, p, m, 2), 1, 2, 1, 1);
         for (int32_t r = 0; r < p; ++r) CHECK(zbv.span(r) == 6 * m);
         CHECK(zbv.makespan == 6 * m + p - 1);
+      }
+      // Searched ZB-1p: ZB-H1's bubble, p - 1, from m = p. Searched ZB-2p: gap-free on every
+      // rank from m = 2p - 1, as ZB-H2 (the paper's near-zero bubble under 2p).
+      if (m >= p) {
+        CHECK(run_unit_time(build_pipeline_schedule(ScheduleKind::kZb1p, p, m, 1), 1, 2, 1, 1)
+                  .makespan == 3 * m + p - 1);
+      }
+      if (m >= 2 * p - 1) {
+        UnitTimeRun run =
+            run_unit_time(build_pipeline_schedule(ScheduleKind::kZb2p, p, m, 1), 1, 2, 1, 1);
+        for (int32_t r = 0; r < p; ++r) CHECK(run.span(r) == 3 * m);
+        CHECK(run.makespan == 3 * m + p - 1);
       }
       // DualPipeV with its overlapped pairs run one after the other (no overlap gain), F = I =
       // W = 1, B = 2: 6m + p - 1; rank 0 idles p - 1.

@@ -265,7 +265,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                       "lognormal:SIGMA, uniform:MAX or exponential:MEAN");
   command
       ->add_option("--schedule", options->schedules,
-                   "Only these pipeline schedules (repeat or comma-separate; default: all)")
+                   "Only these pipeline schedules (repeat or comma-separate; default: all but the "
+                   "searched zb-1p and zb-2p, docs/plan.md)")
       ->delimiter(',');
   command->add_flag("--json", options->json, "Print JSON (fields in docs/plan.md)");
   command->add_option("--profile", options->profile,

@@ -31,6 +31,13 @@ std::vector<Action> interleaved_1f1b_rank_order(int32_t p, int32_t m, int32_t v,
 // REQUIRES: factor is 1 or 2.
 std::vector<Action> zero_bubble_rank_order(int32_t p, int32_t m, int32_t r, int32_t factor);
 
+// The Zero Bubble paper's searched ZB-1p (factor 1) and ZB-2p (factor 2): its greedy heuristic
+// over unit F, I, W under an activation limit of factor*p microbatches per rank
+// (zero_bubble_auto.cc). REQUIRES: factor is 1 or 2.
+std::vector<Action> zero_bubble_auto_rank_order(int32_t p, int32_t m, int32_t r, int32_t factor);
+// Rank r's peak count of microbatches between their F and their W in that order.
+int64_t zero_bubble_auto_inflight(int32_t p, int32_t m, int32_t r, int32_t factor);
+
 // torch ScheduleZBVZeroBubble (V placement, two chunks per rank).
 std::vector<Action> zbv_rank_order(int32_t p, int32_t m, int32_t r);
 
