@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <optional>
+#include <set>
+#include <tuple>
 
 #include "profiler/cpu_cluster.h"
 #include "profiler/cpu_executor.h"
@@ -27,6 +30,29 @@ double available_host_memory() {
     if (key == "MemAvailable:") return kib * kKiB;
   }
   return 0;
+}
+
+// A note when the profile measured only some of the GEMM shapes the program runs: the others
+// are interpolated over FLOPs, the prediction's largest error source on a CPU (docs/validate.md).
+std::optional<std::string> unmeasured_gemm_note(const ExecutorProgram& program,
+                                                const ProfileTable& profile, Precision precision) {
+  std::set<std::tuple<double, double, double, double>> shapes;
+  for (const auto& instructions : program.instructions) {
+    for (const ExecInstruction& in : instructions) {
+      for (const KernelCall& call : in.kernels) {
+        if (call.kind == KernelKind::kGemm) shapes.insert({call.m, call.n, call.k, call.batch});
+      }
+    }
+  }
+  size_t measured = 0;
+  for (const auto& [m, n, k, batch] : shapes) {
+    measured += profile.measured_gemm_shape(precision, GemmShape{m, n, k, batch}) ? 1 : 0;
+  }
+  if (measured == shapes.size()) return std::nullopt;
+  return fmt::format("the profile measured {} of the {} GEMM shapes this plan runs; the others "
+                     "are interpolated over FLOPs. `ppsim profile --model M --plan P` measures "
+                     "them all",
+                     measured, shapes.size());
 }
 
 // The largest share of available host memory a CPU run may hold: the rest is the OS's and
@@ -117,6 +143,12 @@ ValidationRun run_validation(const ModelSpec& model, const ClusterSpec& cluster,
   settings.warmup_iterations = request.run.warmup_iterations;
   settings.tolerance_pct = request.tolerance_pct;
   run.result = compare_step(run.step, predicted, measured, settings);
+  if (request.profile) {
+    if (std::optional<std::string> note =
+            unmeasured_gemm_note(program, *request.profile, plan.precision)) {
+      run.result.notes.push_back(*note);
+    }
+  }
   return run;
 }
 

@@ -745,31 +745,42 @@ const ProfileTable::Series* ProfileTable::find(const std::vector<Keyed>& list,
   return nullptr;
 }
 
-std::optional<ProfileEstimate> ProfileTable::gemm(Precision precision,
-                                                  const GemmShape& shape) const {
+const std::pair<std::string, std::string_view>* ProfileTable::gemm_table(
+    Precision precision) const {
   static constexpr std::string_view kTwinNote = "profile has no GEMMs of this dtype: 16-bit twin used";
   static constexpr std::string_view kOtherNote = "profile has no 16-bit GEMMs: its other dtype used";
-  std::string own = precision_name(precision);
-  std::vector<std::pair<std::string, std::string_view>> order = {{own, {}}};
-  if (precision == Precision::kBf16) order.push_back({"fp16", kTwinNote});
-  if (precision == Precision::kFp16) order.push_back({"bf16", kTwinNote});
-  if (precision != Precision::kFp8) {
-    for (const std::string& d : profile_dtypes()) order.push_back({d, kOtherNote});
+  static const std::vector<std::pair<std::string, std::string_view>> kOrders[] = {
+      {{"bf16", {}}, {"fp16", kTwinNote}, {"fp8", kOtherNote}, {"fp32", kOtherNote}},
+      {{"fp16", {}}, {"bf16", kTwinNote}, {"fp8", kOtherNote}, {"fp32", kOtherNote}},
+      {{"fp8", {}}}};
+  // Tables are tried in order: the precision's own, its 16-bit twin, then (not for fp8, whose
+  // roofline peak is the better guess) any measured dtype.
+  const auto& order = kOrders[precision == Precision::kBf16 ? 0 : precision == Precision::kFp16 ? 1 : 2];
+  for (const auto& entry : order) {
+    if (find(gemm_, entry.first)) return &entry;
   }
+  return nullptr;
+}
+
+bool ProfileTable::measured_gemm_shape(Precision precision, const GemmShape& shape) const {
+  const auto* table = gemm_table(precision);
+  return table && measured_gemm(table->first, shape);
+}
+
+std::optional<ProfileEstimate> ProfileTable::gemm(Precision precision,
+                                                  const GemmShape& shape) const {
+  const auto* table = gemm_table(precision);
+  if (!table) return std::nullopt;
+  const auto& [dtype, note] = *table;
   double flops = 2 * shape.m * shape.n * shape.k * shape.batch;
-  for (const auto& [dtype, note] : order) {
-    if (const double* seconds = measured_gemm(dtype, shape)) {
-      double measured_flops = 2.0 * std::llround(shape.m) * std::llround(shape.n) *
-                              std::llround(shape.k) * std::llround(shape.batch);
-      return ProfileEstimate{*seconds * (flops / measured_flops), false, note};
-    }
-    if (const Series* s = find(gemm_, dtype)) {
-      ProfileEstimate e = s->at(flops);
-      e.note = note;
-      return e;
-    }
+  if (const double* seconds = measured_gemm(dtype, shape)) {
+    double measured_flops = 2.0 * std::llround(shape.m) * std::llround(shape.n) *
+                            std::llround(shape.k) * std::llround(shape.batch);
+    return ProfileEstimate{*seconds * (flops / measured_flops), false, note};
   }
-  return std::nullopt;
+  ProfileEstimate e = find(gemm_, dtype)->at(flops);
+  e.note = note;
+  return e;
 }
 
 std::optional<ProfileEstimate> ProfileTable::attention(Precision precision, bool backward,

@@ -263,6 +263,8 @@ class ProfileTable {
   // a measured shape (m, n, k, batch each rounding to the request's) gives its own time, scaled
   // by the FLOPs ratio (fractional MoE token counts); any other shape interpolates the series.
   std::optional<ProfileEstimate> gemm(Precision precision, const GemmShape& shape) const;
+  // Whether gemm() would answer this shape from its own measurement (not interpolated).
+  bool measured_gemm_shape(Precision precision, const GemmShape& shape) const;
   // One attention pass of `flops` (layer_ops.h counting) at this head size; the nearest measured
   // head size stands in for a missing one (extrapolated).
   std::optional<ProfileEstimate> attention(Precision precision, bool backward, double head_dim,
@@ -298,6 +300,8 @@ class ProfileTable {
 
   // The measured time of one exact GEMM shape (geometric mean over repeats), or nullptr.
   const double* measured_gemm(const std::string& dtype, const GemmShape& shape) const;
+  // The GEMM table gemm() uses for a precision and the note it carries, or nullptr.
+  const std::pair<std::string, std::string_view>* gemm_table(Precision precision) const;
 
   Profile profile_;
   std::vector<Keyed> gemm_;        // Key: dtype.

@@ -18,10 +18,7 @@
 namespace ppsim {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  return (std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp")) + "/ppsim_" +
-         std::to_string(::getpid()) + "_" + name;
-}
+using testing::temp_path;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

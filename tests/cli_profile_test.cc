@@ -17,11 +17,7 @@ namespace ppsim {
 namespace {
 
 using testing::run_ppsim;
-
-std::string temp_path(const std::string& name) {
-  return (std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp")) + "/ppsim_" +
-         std::to_string(::getpid()) + "_" + name;
-}
+using testing::temp_path;
 
 TEST_CASE("CLI profile: --backend cpu --quick writes a profile that --show reads") {
   std::string out = temp_path("cpu_profile.json");

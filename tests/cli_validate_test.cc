@@ -65,6 +65,26 @@ TEST_CASE("CLI validate: the text report states prediction, measurement and erro
     CHECK_THAT(result.out, Catch::Contains(row));
   }
   CHECK_THAT(result.out, Catch::Contains("# OK"));
+  // The committed profile has the quick ladder only: of tiny-llama's shapes, 128^3 alone.
+  CHECK_THAT(result.out, Catch::Contains("# note: the profile measured 1 of the 10 GEMM shapes"));
+  CHECK_THAT(result.out, Catch::Contains("ppsim profile --model M --plan P"));
+}
+
+TEST_CASE("CLI validate: a profile of the model's own shapes prices every GEMM from them") {
+  std::string profile = testing::temp_path("tiny_profile.json");
+  auto profiled = run_ppsim("profile --backend cpu --quick -w 0 -n 1 --model "
+                            "tests/data/validate/tiny_llama.json --plan pp=2,mbs=1,gbs=4 --out " +
+                            profile);
+  INFO(profiled.err);
+  REQUIRE(profiled.exit_code == 0);
+  auto result = run_ppsim("validate --backend cpu --profile " + profile +
+                          " --model tests/data/validate/tiny_llama.json --cluster dgx-h100-1 "
+                          "--plan pp=2,mbs=1,gbs=4,schedule=1f1b --iterations 1 --warmup 0 "
+                          "--tolerance 1e9");
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.out, !Catch::Contains("GEMM shapes this plan runs"));
+  std::remove(profile.c_str());
 }
 
 TEST_CASE("CLI validate: an error over --tolerance exits 4") {

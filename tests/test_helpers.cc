@@ -49,6 +49,11 @@ std::string test_data(const std::string& relative_path) {
   return std::string(PPSIM_TEST_DATA) + "/" + relative_path;
 }
 
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/ppsim_" + std::to_string(::getpid()) + "_" + name;
+}
+
 ClusterSpec uniform_cluster(const std::string& gpu_name, int64_t nodes, int64_t gpus_per_node) {
   std::optional<GpuSpec> gpu = find_gpu(gpu_name);
   PPSIM_CHECK(gpu.has_value(), "unknown catalog GPU " + gpu_name);

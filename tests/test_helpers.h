@@ -22,6 +22,9 @@ CommandResult run_ppsim(const std::string& arguments);
 // A file under tests/data.
 std::string test_data(const std::string& relative_path);
 
+// A scratch file path under $TMPDIR (or /tmp), unique to this test process: "ppsim_<pid>_<name>".
+std::string temp_path(const std::string& name);
+
 // A homogeneous cluster of `nodes` nodes of `gpus_per_node` catalog GPUs `gpu_name`
 // (e.g. "H100-SXM-80GB"), NVLink inside nodes and one 400 Gb/s NIC per GPU.
 ClusterSpec uniform_cluster(const std::string& gpu_name, int64_t nodes, int64_t gpus_per_node = 8);
