@@ -520,35 +520,28 @@ TEST_CASE("PipelineSchedule: unit-time makespans hold the bubble formulas") {
                     .makespan == 3 * (m * v + p - 1));
         }
       }
-      // ZB-H1 with F = I = W = 1: bubble (p-1)(tF + tI - tW) = p - 1.
-      if (m >= p) {
-        CHECK(run_unit_time(build_pipeline_schedule(ScheduleKind::kZbH1, p, m, 1), 1, 2, 1, 1)
-                  .makespan == 3 * m + p - 1);
+      // ZB-H1 with F = I = W = 1: bubble (p-1)(tF + tI - tW) = p - 1; the searched ZB-1p finds
+      // the same.
+      for (ScheduleKind kind : {ScheduleKind::kZbH1, ScheduleKind::kZb1p}) {
+        if (m < p) continue;
+        INFO(schedule_name(kind));
+        CHECK(run_unit_time(build_pipeline_schedule(kind, p, m, 1), 1, 2, 1, 1).makespan ==
+              3 * m + p - 1);
       }
-      // ZB-H2: every rank busy 3m without a gap (the parallelogram); the last rank starts p-1
-      // late, so the step ends at 3m + p - 1. Holds from m = 2p - 1.
+      // ZB-H2 and the searched ZB-2p: every rank busy 3m without a gap (the parallelogram); the
+      // last rank starts p-1 late, so the step ends at 3m + p - 1. Holds from m = 2p - 1.
       if (m >= 2 * p - 1) {
-        UnitTimeRun run =
-            run_unit_time(build_pipeline_schedule(ScheduleKind::kZbH2, p, m, 1), 1, 2, 1, 1);
-        for (int32_t r = 0; r < p; ++r) CHECK(run.span(r) == 3 * m);
-        CHECK(run.makespan == 3 * m + p - 1);
+        for (ScheduleKind kind : {ScheduleKind::kZbH2, ScheduleKind::kZb2p}) {
+          INFO(schedule_name(kind));
+          UnitTimeRun run = run_unit_time(build_pipeline_schedule(kind, p, m, 1), 1, 2, 1, 1);
+          for (int32_t r = 0; r < p; ++r) CHECK(run.span(r) == 3 * m);
+          CHECK(run.makespan == 3 * m + p - 1);
+        }
         // ZBV, two chunks per rank, per chunk F = I = W = 1: also gap-free, 6m per rank.
         UnitTimeRun zbv =
             run_unit_time(build_pipeline_schedule(ScheduleKind::kZbv, p, m, 2), 1, 2, 1, 1);
         for (int32_t r = 0; r < p; ++r) CHECK(zbv.span(r) == 6 * m);
         CHECK(zbv.makespan == 6 * m + p - 1);
-      }
-      // Searched ZB-1p: ZB-H1's bubble, p - 1, from m = p. Searched ZB-2p: gap-free on every
-      // rank from m = 2p - 1, as ZB-H2 (the paper's near-zero bubble under 2p).
-      if (m >= p) {
-        CHECK(run_unit_time(build_pipeline_schedule(ScheduleKind::kZb1p, p, m, 1), 1, 2, 1, 1)
-                  .makespan == 3 * m + p - 1);
-      }
-      if (m >= 2 * p - 1) {
-        UnitTimeRun run =
-            run_unit_time(build_pipeline_schedule(ScheduleKind::kZb2p, p, m, 1), 1, 2, 1, 1);
-        for (int32_t r = 0; r < p; ++r) CHECK(run.span(r) == 3 * m);
-        CHECK(run.makespan == 3 * m + p - 1);
       }
       // DualPipeV with its overlapped pairs run one after the other (no overlap gain), F = I =
       // W = 1, B = 2: 6m + p - 1; rank 0 idles p - 1.
