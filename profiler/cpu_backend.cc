@@ -7,11 +7,13 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "profiler/cpu_kernels.h"
 #include "profiler/measure.h"
 #include "profiler/thread_collectives.h"
+#include "simulator/step_builder.h"
 
 namespace ppsim {
 namespace {
@@ -27,13 +29,19 @@ std::vector<GemmSample> measure_gemms(const ProfileOptions& options) {
                                              {256, 768, 256},  {512, 1536, 512}, {512, 256, 64},
                                              {2048, 512, 128}};
   append_missing(shapes, options.extra_gemms);
-  std::vector<GemmSample> out;
   CpuKernels kernels;
+  std::vector<std::function<void()>> calls;
   for (const BenchGemm& s : shapes) {
-    double seconds = time_median(options.warmup_iters, options.iters, [&] {
+    calls.push_back([&kernels, s] {
       kernels.gemm(double(s.m), double(s.n), double(s.k), double(s.batch));
     });
-    out.push_back({"fp32", double(s.m), double(s.n), double(s.k), double(s.batch), seconds});
+  }
+  std::vector<double> seconds =
+      time_medians_interleaved(options.warmup_iters, options.iters, calls);
+  std::vector<GemmSample> out;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const BenchGemm& s = shapes[i];
+    out.push_back({"fp32", double(s.m), double(s.n), double(s.k), double(s.batch), seconds[i]});
   }
   return out;
 }
@@ -44,17 +52,24 @@ std::vector<AttentionSample> measure_attention(const ProfileOptions& options) {
                     : std::vector<BenchAttention>{{4, 128, 64},  {4, 256, 64},  {4, 512, 64},
                                                   {4, 128, 128}, {4, 256, 128}, {4, 512, 128}};
   append_missing(cases, options.extra_attention);
-  std::vector<AttentionSample> out;
   CpuKernels kernels;
+  std::vector<std::function<void()>> calls;
   for (const BenchAttention& c : cases) {
+    for (bool backward : {false, true}) {
+      calls.push_back([&kernels, c, backward] {
+        kernels.attention(double(c.batch_heads), double(c.seq_len), double(c.head_dim), backward);
+      });
+    }
+  }
+  std::vector<double> seconds =
+      time_medians_interleaved(options.warmup_iters, options.iters, calls);
+  std::vector<AttentionSample> out;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const BenchAttention& c = cases[i];
     double heads = double(c.batch_heads), seq = double(c.seq_len), dim = double(c.head_dim);
     double fwd_flops = 2.0 * heads * seq * seq * dim;
-    double fwd = time_median(options.warmup_iters, options.iters,
-                             [&] { kernels.attention(heads, seq, dim, false); });
-    double bwd = time_median(options.warmup_iters, options.iters,
-                             [&] { kernels.attention(heads, seq, dim, true); });
-    out.push_back({"fp32", false, "eigen", heads, seq, dim, true, fwd_flops, fwd});
-    out.push_back({"fp32", true, "eigen", heads, seq, dim, true, 2.5 * fwd_flops, bwd});
+    out.push_back({"fp32", false, "eigen", heads, seq, dim, true, fwd_flops, seconds[2 * i]});
+    out.push_back({"fp32", true, "eigen", heads, seq, dim, true, 2.5 * fwd_flops, seconds[2 * i + 1]});
   }
   return out;
 }
@@ -85,6 +100,20 @@ std::vector<MemorySample> measure_memory(const ProfileOptions& options) {
                                    [&] { kernels.memory(k.kernel, bytes); });
       out.push_back({k.name, bytes, seconds});
     }
+  }
+  // Adam over 64K to 4M parameters (quick: to 1M): one stage of a small validation model holds
+  // about a million, and on a CPU core the per-parameter square root and division, not the
+  // bytes, set its time.
+  std::vector<size_t> counts = options.quick ? std::vector<size_t>{64 << 10, 1 << 20}
+                                             : std::vector<size_t>{64 << 10, 512 << 10, 4 << 20};
+  for (size_t count : counts) {
+    std::vector<float> parameters(count, 0.5f), gradients(count, 1e-3f), m(count, 0.0f),
+        v(count, 0.0f);
+    std::vector<unsigned short> copy(count);
+    double seconds = time_median(options.warmup_iters, options.iters, [&] {
+      CpuKernels::adam(parameters.data(), gradients.data(), m.data(), v.data(), copy.data(), count);
+    });
+    out.push_back({"adam", double(count) * kStepAdamBytesPerParameter, seconds});
   }
   return out;
 }

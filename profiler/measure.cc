@@ -19,6 +19,25 @@ double median(std::vector<double> samples) {
   return 0.5 * (lower + upper);
 }
 
+std::vector<double> time_medians_interleaved(int64_t warmup_iters, int64_t iters,
+                                             const std::vector<std::function<void()>>& calls) {
+  for (const auto& call : calls) {
+    for (int64_t i = 0; i < warmup_iters; ++i) call();
+  }
+  std::vector<std::vector<double>> samples(calls.size());
+  for (int64_t pass = 0; pass < iters; ++pass) {
+    for (size_t c = 0; c < calls.size(); ++c) {
+      auto start = std::chrono::steady_clock::now();
+      calls[c]();
+      auto end = std::chrono::steady_clock::now();
+      samples[c].push_back(std::chrono::duration<double>(end - start).count());
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& s : samples) medians.push_back(median(std::move(s)));
+  return medians;
+}
+
 std::string binary_size(double bytes) {
   static const char* kSuffix[] = {"", "K", "M", "G", "T"};
   int unit = 0;

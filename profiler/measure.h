@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,14 @@ double time_median(int64_t warmup_iters, int64_t iters, Call&& call) {
   }
   return median(std::move(samples));
 }
+
+// The same for several calls, interleaved: each call's warm-up first, then `iters` passes that
+// time every call once, and each call's median over the passes. A burst of load from another
+// process then lands in one pass of every call instead of in all the samples of a few calls
+// (on a shared CPU it did: a quick profile's GEMMs read up to 1.6x slow in one run of three).
+// REQUIRES: iters >= 1.
+std::vector<double> time_medians_interleaved(int64_t warmup_iters, int64_t iters,
+                                             const std::vector<std::function<void()>>& calls);
 
 // Bytes with a binary suffix, as nccl-tests' flags take them: 1024 -> "1K", 3<<30 -> "3G";
 // sizes that are not whole multiples print in bytes ("1000").

@@ -1,5 +1,7 @@
 #include "simulator/plan_screen.h"
 
+#include "simulator/optimizer_step_cost.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -601,8 +603,9 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
   }
   double shard =
       plan.zero_stage >= 1 ? parameters / static_cast<double>(plan.dp * plan.cp) : parameters;
-  double gpu_seconds = shard * kStepAdamBytesPerParameter /
-                       (gpu.memory_bandwidth * screen_.step_options().efficiency.memory);
+  double gpu_seconds =
+      adam_step_seconds(shard, gpu, screen_.step_options().efficiency.memory,
+                        profile_for_gpu(screen_.step_options().profile, gpu));
   if (offloaded_fraction(plan) <= 0) return gpu_seconds;
   // Offload (step_builder.cc): the GPU's part and the host's Adam + copy back both start after
   // the last compute task; the bound takes the fewest GPUs sharing a node's CPU Adam.

@@ -329,7 +329,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   }
   for (JsonReader& r : elements(root, "memory")) {
     MemorySample s;
-    s.kernel = r.required_choice("kernel", {"copy", "norm", "elementwise"});
+    s.kernel = r.required_choice("kernel", {"copy", "norm", "elementwise", "adam"});
     s.bytes = r.required_number("bytes", 1);
     s.seconds = read_time(r);
     check_derived(r, "GBps", r.required_number("GBps", 0), s.bytes / s.seconds / kGBps);
@@ -378,7 +378,7 @@ Profile parse_profile(const std::string& text, const std::string& source) {
   }
   for (JsonReader& r : elements(fits, "memory")) {
     MemoryFit f;
-    f.kernel = r.required_choice("kernel", {"copy", "norm", "elementwise"});
+    f.kernel = r.required_choice("kernel", {"copy", "norm", "elementwise", "adam"});
     f.fit = read_alpha_beta(r);
     r.finish();
     profile.fits.memory.push_back(f);
@@ -592,7 +592,7 @@ ProfileFits fit_profile(const Profile& profile) {
     }
     fits.collectives.push_back({op, n, g, fit_alpha_beta(x, t)});
   }
-  for (std::string kernel : {"copy", "norm", "elementwise"}) {
+  for (std::string kernel : {"copy", "norm", "elementwise", "adam"}) {
     std::vector<double> x, t;
     for (const MemorySample& s : profile.memory) {
       if (s.kernel == kernel) {
@@ -813,6 +813,12 @@ std::optional<ProfileEstimate> ProfileTable::attention(Precision precision, bool
 std::optional<ProfileEstimate> ProfileTable::memory(std::string_view kernel, double bytes) const {
   const Series* s = find(memory_, std::string(kernel));
   if (!s) s = find(memory_, "copy");
+  if (!s) return std::nullopt;
+  return s->at(bytes);
+}
+
+std::optional<ProfileEstimate> ProfileTable::optimizer(double bytes) const {
+  const Series* s = find(memory_, "adam");
   if (!s) return std::nullopt;
   return s->at(bytes);
 }

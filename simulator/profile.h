@@ -11,7 +11,7 @@
 //    "gemm":      [{"dtype", "m", "n", "k", "batch", "time_us", "tflops"}],
 //    "attention": [{"dtype", "pass": "fwd"|"bwd", "impl", "batch_heads", "seq_len", "head_dim",
 //                   "causal", "flops", "time_us", "tflops"}],
-//    "memory":    [{"kernel": "copy"|"norm"|"elementwise", "bytes", "time_us", "GBps"}],
+//    "memory":    [{"kernel": "copy"|"norm"|"elementwise"|"adam", "bytes", "time_us", "GBps"}],
 //    "host_transfer": [{"direction": "h2d"|"d2h", "pinned", "bytes", "time_us", "GBps"}],
 //    "collectives": [{"op", "ranks", "ranks_per_node", "group", "bytes", "time_us",
 //                     "algbw_GBps", "busbw_GBps"}],
@@ -32,7 +32,8 @@
 //   GEMM flops = 2*m*n*k*batch; tflops = flops / time / 1e12.
 //   attention flops: causal forward 2*batch_heads*seq_len^2*head_dim (QK^T and PV, halved by
 //     the mask), backward 2.5x forward, as layer_ops.h counts them; written in "flops".
-//   memory GBps = bytes (read + written) / time / 1e9; host transfer GBps = bytes / time / 1e9.
+//   memory GBps = bytes (read + written) / time / 1e9; "adam" is one Adam step over
+//     bytes / 34 parameters (kStepAdamBytesPerParameter: gradient-norm pass, p, m, v, bf16 copy); host transfer GBps = bytes / time / 1e9.
 //   collectives: nccl-tests' size, algbw and busbw (collective_cost.h).
 //
 // Fitted models, least squares on relative error (each point weighs 1/time), so a 1 KiB
@@ -271,6 +272,9 @@ class ProfileTable {
                                            double flops) const;
   // A memory-bound kernel moving `bytes`; "norm" and "elementwise" fall back to "copy".
   std::optional<ProfileEstimate> memory(std::string_view kernel, double bytes) const;
+  // An Adam step touching `bytes` (34 per parameter) from the measured "adam" kernel only;
+  // nullopt without that table (the caller keeps its bandwidth model).
+  std::optional<ProfileEstimate> optimizer(double bytes) const;
   std::optional<ProfileEstimate> host_transfer(bool to_device, double bytes) const;
   // A collective of nccl-tests size `bytes` on n ranks, g per node: measured points inside
   // their range, the fitted alpha-beta outside.

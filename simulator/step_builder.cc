@@ -1,5 +1,7 @@
 #include "simulator/step_builder.h"
 
+#include "simulator/optimizer_step_cost.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -540,8 +542,8 @@ class StepCosts : public LoweringCosts {
     // With offload the GPU updates only its (1 - f) part (optimizer_offload.h).
     double gpu_parameters =
         offloaded_fraction(plan_) > 0 ? worker_offload(worker).split.gpu_parameters : shard;
-    task.work = gpu_parameters * kStepAdamBytesPerParameter /
-                (group.gpu.memory_bandwidth * options_.efficiency.memory);
+    task.work = adam_step_seconds(gpu_parameters, group.gpu, options_.efficiency.memory,
+                                  profile_for_gpu(options_.profile, group.gpu));
     // The framework's per-step host work (cost_model.h): host time, so a slow GPU's speed
     // factor does not stretch it (work is divided by the stream's speed).
     task.work += options_.efficiency.step_overhead * graph.stream(compute_stream).speed;

@@ -4,7 +4,10 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "profiler/measure.h"
 #include "profiler/thread_collectives.h"
@@ -93,6 +96,17 @@ TEST_CASE("measure: median and binary sizes") {
   CHECK(binary_size(1000) == "1000");
 }
 
+TEST_CASE("measure: interleaved timing warms each call up, then times one of each per pass") {
+  std::vector<char> trace;
+  std::vector<std::function<void()>> calls = {[&] { trace.push_back('a'); },
+                                              [&] { trace.push_back('b'); }};
+  std::vector<double> medians = time_medians_interleaved(2, 3, calls);
+  CHECK(std::string(trace.begin(), trace.end()) == "aabbababab");
+  REQUIRE(medians.size() == 2);
+  CHECK(medians[0] >= 0);
+  CHECK(medians[1] >= 0);
+}
+
 TEST_CASE("CPU backend: --quick produces a valid, fitted profile in seconds") {
   ProfileOptions options;
   options.quick = true;
@@ -106,13 +120,22 @@ TEST_CASE("CPU backend: --quick produces a valid, fitted profile in seconds") {
   CHECK(p.backend == "cpu");
   CHECK(p.gemm.size() == 5);
   CHECK(p.attention.size() == 6);
-  CHECK(p.memory.size() == 15);  // 3 kernels x 5 array sizes (16K, 128K, 1M, 4M, 32M).
+  // 3 kernels x 5 array sizes (16K, 128K, 1M, 4M, 32M), and Adam over 64K and 1M parameters.
+  CHECK(p.memory.size() == 17);
+  size_t adam = 0;
+  for (const MemorySample& s : p.memory) {
+    if (s.kernel != "adam") continue;
+    ++adam;
+    CHECK((s.bytes == 34.0 * (64 << 10) || s.bytes == 34.0 * (1 << 20)));
+    CHECK(s.seconds > 0);
+  }
+  CHECK(adam == 2);
   CHECK(p.host_transfer.empty());
   CHECK(p.collectives.size() == 25);  // 5 ops x 5 sizes (1K..256K by 4) on 2 threads.
   for (const GemmSample& g : p.gemm) CHECK(g.seconds > 0);
   CHECK(p.fits.collectives.size() == 5);
   CHECK(p.fits.gemm.size() == 1);
-  CHECK(p.fits.memory.size() == 3);
+  CHECK(p.fits.memory.size() == 4);
   // The JSON parses back (strictly) to the same tables.
   Profile q = parse_profile(profile_json(p), "cpu.json");
   CHECK(q.gemm.size() == p.gemm.size());
@@ -122,6 +145,7 @@ TEST_CASE("CPU backend: --quick produces a valid, fitted profile in seconds") {
   ProfileTable table(p);
   CHECK(table.gemm(Precision::kBf16, GemmShape{128, 128, 128, 1}).has_value());
   CHECK(table.collective(Collective::kAllReduce, 2, 2, 4096).has_value());
+  CHECK(table.optimizer(34.0 * (1 << 20)).has_value());
 }
 
 }  // namespace

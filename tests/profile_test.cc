@@ -7,7 +7,9 @@
 
 #include "simulator/cost_model.h"
 #include "simulator/error.h"
+#include "simulator/gpu_catalog.h"
 #include "simulator/layer_ops.h"
+#include "simulator/optimizer_step_cost.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {
@@ -184,6 +186,29 @@ TEST_CASE("ProfileTable: a measured GEMM shape gives its own time, not its FLOPs
   // Fractional dims (tokens per expert) round to the measured shape, scaled by the FLOPs ratio.
   CHECK(at(256.4, 4096, 1024) == Approx(2e-4 * 256.4 / 256).epsilon(1e-12));
   CHECK_FALSE(table.gemm(Precision::kBf16, GemmShape{256.4, 4096, 1024, 1})->extrapolated);
+}
+
+TEST_CASE("Adam step: the profile's measured kernel when it has one, else the bandwidth model") {
+  GpuSpec gpu = *find_gpu("H100-SXM-80GB");
+  const double parameters = 1e9;
+  const double bandwidth_model = parameters * 34 / (gpu.memory_bandwidth * 0.9);
+  // The sample profile has no "adam" table: the bandwidth model, as without a profile.
+  Profile p = sample_profile();
+  ProfileTable without(p);
+  CHECK_FALSE(without.optimizer(34e9).has_value());
+  CHECK(adam_step_seconds(parameters, gpu, 0.9, &without) == bandwidth_model);
+  CHECK(adam_step_seconds(parameters, gpu, 0.9, nullptr) == bandwidth_model);
+  // Measured Adam steps at 1e8 and 1e9 parameters' bytes: exact at a point, and the rate of
+  // the largest point above it.
+  p.memory.push_back({"adam", 34e8, 2e-3});
+  p.memory.push_back({"adam", 34e9, 15e-3});
+  ProfileTable with(p);
+  CHECK(adam_step_seconds(parameters, gpu, 0.9, &with) == 15e-3);
+  CHECK(adam_step_seconds(2 * parameters, gpu, 0.9, &with) == Approx(30e-3));
+  CHECK(adam_step_seconds(0, gpu, 0.9, &with) == 0);
+  // The JSON carries the kernel name back.
+  CHECK(ProfileTable(parse_profile(profile_json(p), "p.json")).optimizer(34e9)->seconds ==
+        Approx(15e-3));
 }
 
 TEST_CASE("ProfileTable: collectives use the fit outside the measured sizes") {
