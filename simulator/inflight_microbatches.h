@@ -23,9 +23,10 @@
 //   rank r can run 2(p-r)-1 forwards before its first backward: min(2(p-r) - 1, m); stage 0
 //   holds 2p-1 (the paper's (2p-1) M_B peak); the last rank holds 1.
 // - zb-1p, zb-2p (the paper's searched schedules, schedules/zero_bubble_auto.cc): no closed
-//   form; the peak of (forwards - weight gradients) along rank r's searched order. Its memory
-//   limit (p or 2p microbatches, an input gradient freeing half of one) holds W back until
-//   memory forces them, so under zb-2p every rank, not only the first, fills towards the limit.
+//   form; the peak of (forwards - input gradients) along rank r's searched order, released at
+//   I as zb-h1 and zb-h2 are here. What W still holds after I (its weight stash) is not counted:
+//   under zb-2p the search holds W back until its memory limit forces them, so every rank fills
+//   towards 2p and the simulated timeline (which frees the stash at W) peaks higher than this.
 // - zbv (V placement: rank r holds chunk 0 = stage r and chunk 1 = stage 2p-1-r; torch
 //   ScheduleZBVZeroBubble): warm-up 2(p-r)-1 F(c0), then r x [F(c1), F(c0)], then the first
 //   F(c1) of the (p-r) x [F(c1), I(c1), W(c1)] phase: chunk 0 holds min(2p-r-1, m), chunk 1

@@ -474,15 +474,16 @@ TEST_CASE("PipelineSchedule: searched zero-bubble orders keep their memory limit
 }
 
 TEST_CASE("PipelineSchedule: counted peaks agree with the analytic in-flight model") {
-  // inflight_microbatches.h counts zb-h1 and zb-h2 with 1F1B-style release at the input
-  // gradient (p - r, 2(p-r) - 1); the other schedules release at W or B.
+  // inflight_microbatches.h counts the zero-bubble family (zb-h1, zb-h2, zb-1p, zb-2p) with
+  // 1F1B-style release at the input gradient; the other schedules release at W or B.
   for (ScheduleKind kind : kAllKinds) {
     std::vector<int32_t> chunk_options = {default_chunks(kind)};
     if (kind == ScheduleKind::kInterleaved1F1B) chunk_options = {1, 2, 3, 4};
-    // zb-1p and zb-2p count the searched order's own peak at W.
-    const ActivationRelease release = kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2
-                                          ? ActivationRelease::kAtInputGrad
-                                          : ActivationRelease::kAtWeightGrad;
+    const ActivationRelease release =
+        kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 ||
+                kind == ScheduleKind::kZb1p || kind == ScheduleKind::kZb2p
+            ? ActivationRelease::kAtInputGrad
+            : ActivationRelease::kAtWeightGrad;
     for (int32_t v : chunk_options) {
       for (int32_t p = 1; p <= 8; ++p) {
         for (int32_t m = 1; m <= 16; ++m) {

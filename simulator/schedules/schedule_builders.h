@@ -35,7 +35,8 @@ std::vector<Action> zero_bubble_rank_order(int32_t p, int32_t m, int32_t r, int3
 // over unit F, I, W under an activation limit of factor*p microbatches per rank
 // (zero_bubble_auto.cc). REQUIRES: factor is 1 or 2.
 std::vector<Action> zero_bubble_auto_rank_order(int32_t p, int32_t m, int32_t r, int32_t factor);
-// Rank r's peak count of microbatches between their F and their W in that order.
+// Rank r's peak count of microbatches between their F and their I in that order (the release
+// inflight_microbatches.h counts the zero-bubble family with).
 int64_t zero_bubble_auto_inflight(int32_t p, int32_t m, int32_t r, int32_t factor);
 
 // torch ScheduleZBVZeroBubble (V placement, two chunks per rank).

@@ -236,7 +236,7 @@ int64_t zero_bubble_auto_inflight(int32_t p, int32_t m, int32_t r, int32_t facto
   int64_t alive = 0, peak = 0;
   for (const Action& a : zero_bubble_auto_rank_order(p, m, r, factor)) {
     if (a.kind == ActionKind::kForward) peak = std::max(peak, ++alive);
-    if (a.kind == ActionKind::kBackwardWeight) --alive;
+    if (a.kind == ActionKind::kBackwardInput) --alive;
   }
   return peak;
 }
