@@ -1,8 +1,8 @@
 // How well the simulator predicts the CPU executor (issue 7's benchmark; not a test).
 //
-// Once per process: `ppsim profile --backend cpu --quick --model small_llama.json --plan
-// pp=2,mbs=1,gbs=8`'s measurement, in-process (run_cpu_profile): the quick ladder plus the
-// model's own GEMM and attention shapes. Then per schedule (gpipe, 1f1b, zb-h1) on 2 ranks: `ppsim validate
+// Per schedule (gpipe, 1f1b, zb-h1) on 2 ranks: first `ppsim profile --backend cpu --quick
+// --model small_llama.json --plan pp=2,mbs=1,gbs=8`'s measurement, in-process
+// (run_cpu_profile): the quick ladder plus the model's own GEMM and attention shapes; then `ppsim validate
 // --backend cpu` of tests/data/validate/small_llama.json with 8 microbatches (run_validation,
 // as the CLI does), 1 warm-up and 5 timed steps. Counters: the step-time error in percent
 // (error_pct: (predicted - measured) / measured), the predicted and measured step in ms, and
@@ -26,20 +26,19 @@ namespace {
 
 const char* const kModel = PPSIM_SOURCE_DIR "/tests/data/validate/small_llama.json";
 
-const ProfileTable& cpu_profile() {
-  static const ProfileTable table = [] {
-    ModelSpec model = load_model_spec(kModel);
-    OpShape shape = op_shape(parse_plan("pp=2,mbs=1,gbs=8", "benchmark"), model);
-    ProfileOptions options;
-    options.quick = true;
-    options.warmup_iters = 2;
-    options.iters = 5;
-    options.collective_timeout = 60;
-    options.extra_gemms = model_gemm_shapes(model, {shape});
-    options.extra_attention = model_attention_shapes(model, {shape});
-    return ProfileTable(run_cpu_profile(options));
-  }();
-  return table;
+// Taken right before each schedule's run: on a shared host the machine's speed drifts by up to
+// 10-20% over minutes, and a profile from the start of the process misprices the last run.
+ProfileTable cpu_profile() {
+  ModelSpec model = load_model_spec(kModel);
+  OpShape shape = op_shape(parse_plan("pp=2,mbs=1,gbs=8", "benchmark"), model);
+  ProfileOptions options;
+  options.quick = true;
+  options.warmup_iters = 2;
+  options.iters = 15;
+  options.collective_timeout = 60;
+  options.extra_gemms = model_gemm_shapes(model, {shape});
+  options.extra_attention = model_attention_shapes(model, {shape});
+  return ProfileTable(run_cpu_profile(options));
 }
 
 void validate_schedule(benchmark::State& state, const char* schedule) {
@@ -48,7 +47,8 @@ void validate_schedule(benchmark::State& state, const char* schedule) {
   Plan plan = parse_plan(std::string("pp=2,mbs=1,gbs=8,schedule=") + schedule, "benchmark");
   ValidationRequest request;
   request.backend = "cpu";
-  request.profile = &cpu_profile();
+  ProfileTable profile = cpu_profile();
+  request.profile = &profile;
   request.profile_source = "in-process --quick CPU profile with the model's shapes";
   request.run.warmup_iterations = 1;
   request.run.iterations = 5;
