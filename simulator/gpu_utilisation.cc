@@ -3,15 +3,6 @@
 #include <algorithm>
 
 namespace ppsim {
-namespace {
-
-bool is_compute_action(const TaskInfo& info) {
-  return info.role == TaskInfo::Role::kAction &&
-         (info.kind == ActionKind::kForward || info.kind == ActionKind::kBackward ||
-          info.kind == ActionKind::kBackwardInput || info.kind == ActionKind::kBackwardWeight);
-}
-
-}  // namespace
 
 std::vector<GpuTypeUse> gpu_type_use(const ClusterSpec& cluster, const Step& step,
                                      const Timeline& timeline,

@@ -45,6 +45,12 @@ enum class ActionKind : uint8_t {
   kOptimizerStep,
 };
 
+// True for the compute actions F, B, I and W (not sends, receives, syncs or the optimizer).
+inline bool is_compute(ActionKind kind) {
+  return kind == ActionKind::kForward || kind == ActionKind::kBackward ||
+         kind == ActionKind::kBackwardInput || kind == ActionKind::kBackwardWeight;
+}
+
 struct Action {
   ActionKind kind = ActionKind::kForward;
   int32_t chunk = 0;       // Virtual stage the action belongs to (kOptimizerStep: -1).

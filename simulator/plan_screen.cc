@@ -56,11 +56,6 @@ struct ScheduleProfile {
 
 namespace {
 
-bool is_compute(ActionKind kind) {
-  return kind == ActionKind::kForward || kind == ActionKind::kBackward ||
-         kind == ActionKind::kBackwardInput || kind == ActionKind::kBackwardWeight;
-}
-
 void add_pareto(std::vector<std::vector<int32_t>>& set, const std::vector<int32_t>& x) {
   auto dominates = [](const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
     for (size_t i = 0; i < a.size(); ++i) {

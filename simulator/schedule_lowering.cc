@@ -10,11 +10,6 @@
 namespace ppsim {
 namespace {
 
-bool is_compute(ActionKind kind) {
-  return kind == ActionKind::kForward || kind == ActionKind::kBackward ||
-         kind == ActionKind::kBackwardInput || kind == ActionKind::kBackwardWeight;
-}
-
 // Task ids of one replica's compute actions, by (chunk, microbatch).
 struct ReplicaTasks {
   std::vector<TaskId> forward;          // F

@@ -55,6 +55,11 @@ struct TaskInfo {
   } role = Role::kAction;
 };
 
+// True for the tasks that are a pipeline's compute actions: F, B, I, W.
+inline bool is_compute_action(const TaskInfo& info) {
+  return info.role == TaskInfo::Role::kAction && is_compute(info.kind);
+}
+
 class LoweringCosts {
  public:
   virtual ~LoweringCosts() = default;

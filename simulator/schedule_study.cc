@@ -23,11 +23,6 @@ constexpr ScheduleKind kAllSchedules[] = {
 constexpr int32_t kMaxStages = 4096;
 constexpr int64_t kMaxChunkMicrobatches = 4'000'000;
 
-bool is_compute(ActionKind kind) {
-  return kind == ActionKind::kForward || kind == ActionKind::kBackward ||
-         kind == ActionKind::kBackwardInput || kind == ActionKind::kBackwardWeight;
-}
-
 void check_time(double value, const std::string& source, bool positive) {
   if (!std::isfinite(value) || value < 0 || (positive && value == 0)) {
     throw InputError(

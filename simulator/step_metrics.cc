@@ -9,12 +9,6 @@
 namespace ppsim {
 namespace {
 
-bool is_compute_action(const TaskInfo& info) {
-  return info.role == TaskInfo::Role::kAction &&
-         (info.kind == ActionKind::kForward || info.kind == ActionKind::kBackward ||
-          info.kind == ActionKind::kBackwardInput || info.kind == ActionKind::kBackwardWeight);
-}
-
 double mean_peak_flops(const ClusterSpec& cluster, const Step& step, Precision precision) {
   double total = 0;
   int64_t gpus = 0;

@@ -13,11 +13,6 @@ namespace {
 
 using ActionKey = std::tuple<int32_t, ActionKind, int32_t, int32_t>;  // worker, kind, chunk, mb.
 
-bool is_compute(ActionKind kind) {
-  return kind == ActionKind::kForward || kind == ActionKind::kBackward ||
-         kind == ActionKind::kBackwardInput || kind == ActionKind::kBackwardWeight;
-}
-
 void append(std::vector<Op>& ops, const OpList& list) {
   for (const Op& op : list) ops.push_back(op);
 }

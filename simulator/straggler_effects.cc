@@ -114,12 +114,6 @@ bool link_fault_active(const Straggler& straggler, double start_s) {
   return phase < straggler.flapping->duty * straggler.flapping->period;
 }
 
-bool is_compute_action(const TaskInfo& info) {
-  return info.role == TaskInfo::Role::kAction &&
-         (info.kind == ActionKind::kForward || info.kind == ActionKind::kBackward ||
-          info.kind == ActionKind::kBackwardInput || info.kind == ActionKind::kBackwardWeight);
-}
-
 double jitter_slowdown(const JitterSpec& jitter, SeededRandom& random) {
   switch (jitter.kind) {
     case JitterKind::kLognormal:

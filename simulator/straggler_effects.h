@@ -69,7 +69,4 @@ void apply_iteration_faults(TaskGraph& graph, const Step& step, const StragglerM
 // The slowdown one jitter draw gives (>= 1), from `random`'s next draws.
 double jitter_slowdown(const JitterSpec& jitter, SeededRandom& random);
 
-// True for the tasks jitter and GPU slowdowns act on: F, B, I, W.
-bool is_compute_action(const TaskInfo& info);
-
 }  // namespace ppsim

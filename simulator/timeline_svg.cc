@@ -64,11 +64,6 @@ const char* text_colour(Rgb fill) {
 
 std::string px(double value) { return fmt::format("{:.2f}", value); }
 
-bool is_compute(ActionKind kind) {
-  return kind == ActionKind::kForward || kind == ActionKind::kBackward ||
-         kind == ActionKind::kBackwardInput || kind == ActionKind::kBackwardWeight;
-}
-
 // A round tick step (1, 2 or 5 times a power of ten) giving about eight ticks over `range`.
 double tick_step(double range) {
   if (range <= 0) return 1;
