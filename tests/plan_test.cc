@@ -7,6 +7,16 @@
 namespace ppsim {
 namespace {
 
+// The message parse_plan(text, "--plan") throws, or "" when it parses.
+std::string error_of(const std::string& text) {
+  try {
+    parse_plan(text, "--plan");
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
 ModelSpec test_model() {
   ModelSpec model;
   model.name = "m";
@@ -86,14 +96,6 @@ TEST_CASE("Plan: offload_fraction, its inline short form and round trips") {
 }
 
 TEST_CASE("Plan: offload_fraction errors name the key") {
-  auto error_of = [](const std::string& text) {
-    try {
-      parse_plan(text, "--plan");
-    } catch (const InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string();
-  };
   CHECK(error_of("gbs=8,offload=1.5").rfind("--plan: /offload: expected a number", 0) == 0);
   CHECK(error_of(R"({"gbs": 8, "offload_fraction": -0.1})")
             .rfind("--plan: /offload_fraction: expected a number", 0) == 0);
@@ -110,14 +112,6 @@ TEST_CASE("Plan: V-shaped schedules default to two chunks per rank") {
 }
 
 TEST_CASE("Plan: parse errors say where and what") {
-  auto error_of = [](const std::string& text) {
-    try {
-      parse_plan(text, "--plan");
-    } catch (const InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string();
-  };
   CHECK(error_of("tp=8,pp=4") ==
         "--plan: /: required key 'global_batch_size' (or 'gbs') is missing: the sequences per "
         "optimizer step, e.g. \"global_batch_size\": 512");
