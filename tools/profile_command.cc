@@ -43,8 +43,7 @@ void add_model_shapes(const ProfileCommandOptions& options, ProfileOptions& prof
     return;
   }
   ModelSpec model = load_model_spec(options.model);
-  Plan plan;
-  plan.global_batch_size = 1;
+  Plan plan;  // Without --plan: mbs 1, no parallelism, the model's sequence length.
   if (!options.plan.empty()) plan = parse_plan(options.plan, "--plan");
   if (std::optional<std::string> problem = op_shape_problem(plan, model)) {
     throw InputError("--plan", "", *problem);

@@ -27,6 +27,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <tuple>
@@ -192,17 +193,8 @@ class GreedyBuild {
   std::vector<std::vector<Action>> order_;
 };
 
-// Every rank's order, searched once per (p, m, factor) and cached: the step builder asks rank by
-// rank and the planner asks the same shapes again and again.
-const std::vector<std::vector<Action>>& searched_orders(int32_t p, int32_t m, int32_t factor) {
-  // Bounded so a planner sweep over many microbatch counts cannot grow it without limit.
-  constexpr size_t kMaxCached = 64;
-  static std::mutex mutex;
-  static std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<std::vector<Action>>> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_tuple(p, m, factor);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  if (cache.size() >= kMaxCached) cache.clear();
+// Every rank's order for (p, m, factor): the shortest-span variant of the header's eight.
+std::vector<std::vector<Action>> search_orders(int32_t p, int32_t m, int32_t factor) {
   const double limit = kMemory[kF] * factor * p;
   std::optional<GreedyBuild> best;
   double best_span = std::numeric_limits<double>::infinity();
@@ -221,7 +213,28 @@ const std::vector<std::vector<Action>>& searched_orders(int32_t p, int32_t m, in
   PPSIM_CHECK(best.has_value(), "zero-bubble search found no schedule within the memory limit");
   std::vector<std::vector<Action>> orders;
   for (int32_t r = 0; r < p; ++r) orders.push_back(best->rank_order(r));
-  return cache.emplace(key, std::move(orders)).first->second;
+  return orders;
+}
+
+using Orders = std::shared_ptr<const std::vector<std::vector<Action>>>;
+
+// search_orders, cached: the step builder asks rank by rank and the planner asks the same shapes
+// again and again. Entries are shared, so a cache cleared by another thread cannot pull the
+// orders from under a caller; the search itself runs outside the lock.
+Orders searched_orders(int32_t p, int32_t m, int32_t factor) {
+  // Bounded so a planner sweep over many microbatch counts cannot grow it without limit.
+  constexpr size_t kMaxCached = 64;
+  static std::mutex mutex;
+  static std::map<std::tuple<int32_t, int32_t, int32_t>, Orders> cache;
+  auto key = std::make_tuple(p, m, factor);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  Orders orders = std::make_shared<const std::vector<std::vector<Action>>>(search_orders(p, m, factor));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= kMaxCached) cache.clear();
+  return cache.emplace(key, orders).first->second;
 }
 
 }  // namespace
@@ -229,7 +242,7 @@ const std::vector<std::vector<Action>>& searched_orders(int32_t p, int32_t m, in
 std::vector<Action> zero_bubble_auto_rank_order(int32_t p, int32_t m, int32_t r, int32_t factor) {
   PPSIM_CHECK(factor == 1 || factor == 2, "zero-bubble memory limit is p (zb-1p) or 2p (zb-2p)");
   PPSIM_CHECK(p >= 1 && m >= 1 && r >= 0 && r < p, "zero-bubble search: bad shape");
-  return searched_orders(p, m, factor)[r];
+  return (*searched_orders(p, m, factor))[r];
 }
 
 int64_t zero_bubble_auto_inflight(int32_t p, int32_t m, int32_t r, int32_t factor) {
