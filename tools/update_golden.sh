@@ -8,6 +8,8 @@
 # - launcher exports (tests/launcher_config_test.cc): for every line of
 #   tests/golden/export/cases.txt, `ppsim export` in each format to
 #   tests/golden/export/NAME_{megatron.sh,deepspeed.json,torchtitan.toml}.
+# - CLI reports (tests/cli_golden_test.cc): for every line NAME ARGS... of
+#   tests/golden/cli/cases.txt, the stdout of `ppsim ARGS...` to tests/golden/cli/NAME.out.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -32,3 +34,12 @@ while read -r name model cluster plan extra; do
     echo "wrote $out"
   done
 done <"$export_dir/cases.txt"
+
+cli_dir=tests/golden/cli
+while read -r name arguments; do
+  [[ -z "$name" || "$name" == \#* ]] && continue
+  # The arguments are split on spaces, as the test splits them (no quoting in cases.txt).
+  # shellcheck disable=SC2086
+  "$ppsim" $arguments >"$cli_dir/$name.out" 2>/dev/null
+  echo "wrote $cli_dir/$name.out"
+done <"$cli_dir/cases.txt"
