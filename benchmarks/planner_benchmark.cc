@@ -9,7 +9,8 @@
 // the best step time found.
 #include <benchmark/benchmark.h>
 
-#include "simulator/planner.h"
+#include "simulator/planner/planner.h"
+#include "simulator/spec/model_file.h"
 
 namespace ppsim {
 namespace {

@@ -12,8 +12,9 @@
 // per step and events per second.
 #include <benchmark/benchmark.h>
 
-#include "simulator/engine.h"
-#include "simulator/step_builder.h"
+#include "simulator/engine/engine.h"
+#include "simulator/spec/model_file.h"
+#include "simulator/step/step_builder.h"
 
 namespace ppsim {
 namespace {

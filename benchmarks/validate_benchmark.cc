@@ -18,8 +18,9 @@
 #include "profiler/benchmark_shapes.h"
 #include "profiler/cpu_backend.h"
 #include "profiler/validation_run.h"
-#include "simulator/error.h"
-#include "simulator/layer_ops.h"
+#include "simulator/spec/error.h"
+#include "simulator/model/layer_ops.h"
+#include "simulator/spec/model_file.h"
 
 namespace ppsim {
 namespace {

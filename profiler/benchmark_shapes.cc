@@ -6,9 +6,9 @@
 #include <set>
 #include <tuple>
 
-#include "simulator/data_root.h"
-#include "simulator/layer_ops.h"
-#include "simulator/model_spec.h"
+#include "simulator/spec/data_root.h"
+#include "simulator/model/layer_ops.h"
+#include "simulator/spec/model_file.h"
 
 namespace ppsim {
 

@@ -13,7 +13,7 @@
 #include "profiler/cpu_kernels.h"
 #include "profiler/measure.h"
 #include "profiler/thread_collectives.h"
-#include "simulator/step_builder.h"
+#include "simulator/step/step_builder.h"
 
 namespace ppsim {
 namespace {

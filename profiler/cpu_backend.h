@@ -1,4 +1,4 @@
-// The CPU backend of `ppsim profile`: the same profile schema (simulator/profile.h) measured
+// The CPU backend of `ppsim profile`: the same profile schema (simulator/cost/profile.h) measured
 // on this machine's CPU, so profiling, fitting and profile-driven costing run in CI without a
 // GPU. Its numbers describe the CPU, not a GPU: use such a profile to test the pipeline, not
 // to plan a GPU cluster.
@@ -18,7 +18,7 @@
 #pragma once
 
 #include "profiler/profile_options.h"
-#include "simulator/profile.h"
+#include "simulator/cost/profile.h"
 
 namespace ppsim {
 

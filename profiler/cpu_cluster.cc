@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

@@ -28,7 +28,7 @@
 #include <string>
 
 #include "profiler/profile_options.h"
-#include "simulator/profile.h"
+#include "simulator/cost/profile.h"
 
 namespace ppsim {
 

@@ -1,7 +1,7 @@
 // The CUDA backend of a build without nvcc: it reports that it is missing.
 #include "profiler/cuda_backend.h"
 
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <utility>
 
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

@@ -1,10 +1,10 @@
-// Lowers a StepProgram (simulator/step_program.h) to the executors' ExecutorProgram
+// Lowers a StepProgram (simulator/step/step_program.h) to the executors' ExecutorProgram
 // (executor_program.h), and turns an ExecutorResult back into the simulator's MeasuredStep.
 #pragma once
 
 #include "profiler/executor_program.h"
-#include "simulator/measured_step.h"
-#include "simulator/step_program.h"
+#include "simulator/engine/measured_step.h"
+#include "simulator/step/step_program.h"
 
 namespace ppsim {
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "profiler/measure.h"
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 #if PPSIM_HAVE_NCCL_RANKS
 #include "profiler/nccl_rank_bench.h"
 #endif

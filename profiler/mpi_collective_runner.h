@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "simulator/collective_cost.h"
+#include "simulator/cost/collective_cost.h"
 
 namespace ppsim {
 

@@ -10,7 +10,7 @@
 #include "profiler/cuda_backend.h"
 #include "profiler/mpi_collective_sweep.h"
 #include "profiler/mpi_world.h"
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "profiler/mpi_profile.h"
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 

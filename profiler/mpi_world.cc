@@ -9,7 +9,7 @@
 
 #include "profiler/measure.h"
 #include "profiler/thread_collectives.h"
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

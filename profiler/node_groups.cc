@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

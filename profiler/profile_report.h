@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "simulator/profile.h"
+#include "simulator/cost/profile.h"
 
 namespace ppsim {
 

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "profiler/measure.h"
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "simulator/collective_cost.h"
-#include "simulator/profile.h"
+#include "simulator/cost/collective_cost.h"
+#include "simulator/cost/profile.h"
 
 namespace ppsim {
 

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "profiler/executor_program.h"
-#include "simulator/profile.h"
-#include "simulator/step_builder.h"
-#include "simulator/validation_report.h"
+#include "simulator/cost/profile.h"
+#include "simulator/step/step_builder.h"
+#include "simulator/report/validation_report.h"
 
 namespace ppsim {
 

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "simulator/error.h"
-#include "simulator/gpu_catalog.h"
-#include "simulator/units.h"
+#include "simulator/spec/error.h"
+#include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/units.h"
 
 namespace ppsim::testing {
 namespace {

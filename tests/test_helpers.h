@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "simulator/cluster_spec.h"
-#include "simulator/model_spec.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/model_spec.h"
 
 namespace ppsim::testing {
 

@@ -5,10 +5,10 @@
 #include <set>
 #include <string>
 
-#include "simulator/accuracy.h"
-#include "simulator/accuracy_report.h"
-#include "simulator/csv_reader.h"
-#include "simulator/error.h"
+#include "simulator/accuracy/accuracy.h"
+#include "simulator/accuracy/accuracy_report.h"
+#include "simulator/spec/csv_reader.h"
+#include "simulator/spec/error.h"
 #include "tools/commands.h"
 
 namespace ppsim {
@@ -69,7 +69,7 @@ void add_accuracy_command(CLI::App& app, int& exit_code) {
   command->add_option("--split", options->split,
                       "Calibration split to run: train, test or all (default all; the summary "
                       "shows train and test MAPE separately)");
-  command->add_flag("--json", options->json, "Print JSON (fields in simulator/accuracy_report.h)");
+  command->add_flag("--json", options->json, "Print JSON (fields in simulator/accuracy/accuracy_report.h)");
   command->footer(
       "Rows are in the test split when the FNV-1a hash of their row_id is odd.\n"
       "Example:\n"

@@ -5,8 +5,9 @@
 #include <fstream>
 #include <string>
 
-#include "simulator/error.h"
-#include "simulator/launcher_config.h"
+#include "simulator/spec/error.h"
+#include "simulator/export/launcher_config.h"
+#include "simulator/spec/model_file.h"
 #include "tools/commands.h"
 
 namespace ppsim {

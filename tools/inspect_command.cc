@@ -3,8 +3,9 @@
 
 #include <string>
 
-#include "simulator/error.h"
-#include "simulator/inspect_report.h"
+#include "simulator/spec/error.h"
+#include "simulator/report/inspect_report.h"
+#include "simulator/spec/model_file.h"
 #include "tools/commands.h"
 
 namespace ppsim {

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "simulator/error.h"
+#include "simulator/spec/error.h"
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {

@@ -3,8 +3,9 @@
 
 #include <string>
 
-#include "simulator/memory_model.h"
-#include "simulator/memory_report.h"
+#include "simulator/model/memory_model.h"
+#include "simulator/report/memory_report.h"
+#include "simulator/spec/model_file.h"
 #include "tools/commands.h"
 
 namespace ppsim {

@@ -9,11 +9,12 @@
 #include <fstream>
 #include <string>
 
-#include "simulator/error.h"
-#include "simulator/launcher_config.h"
-#include "simulator/plan_report.h"
-#include "simulator/planner.h"
-#include "simulator/profile.h"
+#include "simulator/spec/error.h"
+#include "simulator/export/launcher_config.h"
+#include "simulator/report/plan_report.h"
+#include "simulator/planner/planner.h"
+#include "simulator/cost/profile.h"
+#include "simulator/spec/model_file.h"
 #include "tools/commands.h"
 
 namespace ppsim {

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "simulator/chrome_trace.h"
-#include "simulator/error.h"
-#include "simulator/schedule_study.h"
-#include "simulator/timeline_svg.h"
+#include "simulator/report/chrome_trace.h"
+#include "simulator/spec/error.h"
+#include "simulator/schedule/schedule_study.h"
+#include "simulator/report/timeline_svg.h"
 #include "tools/commands.h"
 
 namespace ppsim {
@@ -157,9 +157,9 @@ void run_schedule(const CLI::App& command, const Options& options) {
   input.schedule = parse_schedule_name(options.schedule, "--schedule");
   input.stages = options.stages;
   input.microbatches = options.microbatches;
-  const bool v_shape =
-      input.schedule == ScheduleKind::kZbv || input.schedule == ScheduleKind::kDualPipeV;
-  input.chunks_per_rank = command.count("--vpp") > 0 ? options.vpp : (v_shape ? 2 : 1);
+  input.chunks_per_rank = command.count("--vpp") > 0
+                              ? options.vpp
+                              : static_cast<int32_t>(default_chunks_per_rank(input.schedule));
   if (!options.stage_costs.empty()) {
     if (has_inline) {
       throw InputError("--stage-costs", "",

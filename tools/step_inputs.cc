@@ -4,8 +4,9 @@
 
 #include <fstream>
 
-#include "simulator/error.h"
-#include "simulator/pipeline_schedule.h"
+#include "simulator/spec/error.h"
+#include "simulator/schedule/pipeline_schedule.h"
+#include "simulator/spec/model_file.h"
 
 namespace ppsim {
 

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "simulator/cluster_spec.h"
-#include "simulator/model_spec.h"
-#include "simulator/plan.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/plan.h"
 
 namespace ppsim {
 

@@ -1,0 +1,774 @@
+#include "simulator/accuracy/public_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+
+#include "simulator/spec/error.h"
+#include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/units.h"
+
+namespace ppsim {
+namespace {
+
+// A row problem: becomes PublicRun::reason.
+struct RowProblem {
+  std::string message;
+};
+
+// Link latencies of the DGX node files (configs/clusters/nodes/dgx-a100.json): NCCL's Ring
+// Simple per-hop latency over NVLink is a few us, over the NIC about 5 us (REFERENCE.md 6).
+constexpr double kNvlinkLatency = 2.5e-6;
+constexpr double kNicLatency = 5e-6;
+// GPUs per node of HGX/DGX boards (DGX A100, DGX H100, HGX H200/B200).
+constexpr int64_t kGpusPerNode = 8;
+
+// Tokenizer vocabularies, per framework default (public_run.h).
+constexpr int64_t kGpt2Vocab = 50257;     // GPT-2 BPE (Megatron-LM GPT examples).
+constexpr int64_t kLlama3Vocab = 128256;  // Llama 3 tokenizer (torchtitan's default model).
+constexpr int64_t kMptVocab = 50368;      // llm-foundry mpt-*.yaml vocab_size.
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+std::string trim(const std::string& text) {
+  size_t begin = 0, end = text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  return text.substr(begin, end - begin);
+}
+
+bool contains(const std::string& haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// True when `word` appears in `text` delimited by non-letters.
+bool has_word(const std::string& text, std::string_view word) {
+  for (size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    bool left = pos == 0 || !std::isalpha(static_cast<unsigned char>(text[pos - 1]));
+    size_t end = pos + word.size();
+    bool right = end == text.size() || !std::isalpha(static_cast<unsigned char>(text[end]));
+    if (left && right) return true;
+  }
+  return false;
+}
+
+bool is_missing(const std::string& text) {
+  std::string value = lower(trim(text));
+  return value.empty() || value == "n/a" || value == "na" || value == "-" || value == "none stated";
+}
+
+// Reads the fields of one record by column name.
+class RowReader {
+ public:
+  RowReader(const CsvTable& table, const CsvRecord& record) : table_(table), record_(record) {}
+
+  // Trimmed text; "" when the column is absent.
+  std::string text(std::string_view column) const {
+    std::optional<size_t> index = table_.column_index(column);
+    return index ? trim(record_.fields[*index]) : std::string();
+  }
+
+  std::optional<int64_t> integer(std::string_view column, int64_t min) const {
+    std::string value = text(column);
+    if (is_missing(value)) return std::nullopt;
+    int64_t parsed = 0;
+    auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    // Accept "8.0"-style integers written by spreadsheets.
+    if (error != std::errc() || end != value.data() + value.size()) {
+      double real = 0;
+      auto [real_end, real_error] = std::from_chars(value.data(), value.data() + value.size(), real);
+      if (real_error == std::errc() && real_end == value.data() + value.size() &&
+          real == std::floor(real) && std::abs(real) < 9e15) {
+        parsed = static_cast<int64_t>(real);
+      } else {
+        throw RowProblem{fmt::format("column '{}' is '{}', expected an integer", column, value)};
+      }
+    }
+    if (parsed < min) {
+      throw RowProblem{fmt::format("column '{}' is {}, expected at least {}", column, parsed, min)};
+    }
+    return parsed;
+  }
+
+  std::optional<double> number(std::string_view column) const {
+    std::string value = text(column);
+    if (is_missing(value)) return std::nullopt;
+    double parsed = 0;
+    auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (error != std::errc() || end != value.data() + value.size() || !std::isfinite(parsed)) {
+      throw RowProblem{fmt::format("column '{}' is '{}', expected a number", column, value)};
+    }
+    return parsed;
+  }
+
+  int64_t required_integer(std::string_view column, int64_t min) const {
+    std::optional<int64_t> value = integer(column, min);
+    if (!value) throw RowProblem{fmt::format("column '{}' is empty (required)", column)};
+    return *value;
+  }
+
+ private:
+  const CsvTable& table_;
+  const CsvRecord& record_;
+};
+
+Framework framework_of(const std::string& text) {
+  std::string value = lower(text);
+  if (contains(value, "torchtitan")) return Framework::kTorchtitan;
+  if (contains(value, "llm-foundry") || contains(value, "composer") || contains(value, "mosaicml")) {
+    return Framework::kLlmFoundry;
+  }
+  if (contains(value, "megatron") || contains(value, "zero-bubble") || contains(value, "zero bubble")) {
+    return Framework::kMegatron;
+  }
+  return Framework::kUnknown;
+}
+
+// Architecture families (public_run.h).
+enum class Family { kGpt, kLlama, kMpt };
+
+Family family_of(const std::string& model_name, std::optional<int64_t> ffn, int64_t hidden,
+                 std::vector<std::string>& defaults) {
+  std::string name = lower(model_name);
+  for (const char* word : {"llama", "mistral", "mixtral", "qwen", "deepseek"}) {
+    if (contains(name, word)) return Family::kLlama;
+  }
+  if (contains(name, "mpt")) return Family::kMpt;
+  for (const char* word : {"gpt", "nlg", "bloom", "opt"}) {
+    if (contains(name, word)) return Family::kGpt;
+  }
+  if (!ffn || *ffn == 4 * hidden) {
+    defaults.push_back("architecture not named: GPT-style (GeLU, LayerNorm, learned positions, "
+                       "tied, biases) as ffn_hidden is 4*hidden");
+    return Family::kGpt;
+  }
+  defaults.push_back("architecture not named: Llama-style (SwiGLU, RMSNorm, rope, untied) as "
+                     "ffn_hidden is not 4*hidden");
+  return Family::kLlama;
+}
+
+ModelSpec read_model(const RowReader& row, Framework framework, std::vector<std::string>& defaults) {
+  ModelSpec model;
+  model.name = row.text("model").empty() ? "row " + row.text("row_id") : row.text("model");
+  model.num_layers = row.required_integer("layers", 1);
+  model.hidden_size = row.required_integer("hidden", 1);
+  model.num_attention_heads = row.required_integer("heads", 1);
+  model.seq_length = row.required_integer("seq_len", 1);
+  std::optional<int64_t> ffn = row.integer("ffn_hidden", 1);
+  Family family = family_of(model.name, ffn, model.hidden_size, defaults);
+  if (ffn) {
+    model.ffn_hidden_size = *ffn;
+  } else {
+    model.ffn_hidden_size = 4 * model.hidden_size;
+    defaults.push_back("ffn_hidden not stated: 4*hidden (GPT)");
+  }
+  if (std::optional<int64_t> kv = row.integer("kv_heads", 1)) {
+    model.num_kv_heads = *kv;
+  } else {
+    model.num_kv_heads = model.num_attention_heads;
+    defaults.push_back("kv_heads not stated: = heads (MHA)");
+  }
+  if (std::optional<int64_t> vocab = row.integer("vocab", 1)) {
+    model.vocab_size = *vocab;
+  } else {
+    switch (framework) {
+      case Framework::kTorchtitan:
+        model.vocab_size = kLlama3Vocab;
+        defaults.push_back("vocab not stated: 128256 (torchtitan's Llama 3 tokenizer)");
+        break;
+      case Framework::kLlmFoundry:
+        model.vocab_size = kMptVocab;
+        defaults.push_back("vocab not stated: 50368 (llm-foundry mpt yamls)");
+        break;
+      default:
+        model.vocab_size = kGpt2Vocab;
+        defaults.push_back("vocab not stated: 50257 (GPT-2 BPE, Megatron-LM's GPT examples)");
+        break;
+    }
+  }
+  if (model.hidden_size % model.num_attention_heads != 0) {
+    throw RowProblem{fmt::format("hidden {} is not a multiple of heads {}", model.hidden_size,
+                                 model.num_attention_heads)};
+  }
+  model.head_dim = model.hidden_size / model.num_attention_heads;
+  switch (family) {
+    case Family::kLlama:
+      model.activation = Activation::kSwiglu;
+      model.norm = Norm::kRmsNorm;
+      model.position_embedding = PositionEmbedding::kRope;
+      model.tied_embeddings = false;
+      model.linear_bias = false;
+      break;
+    case Family::kMpt:
+      model.activation = Activation::kGelu;
+      model.norm = Norm::kLayerNorm;
+      model.position_embedding = PositionEmbedding::kRope;  // ALiBi: no table (header).
+      model.tied_embeddings = true;
+      model.linear_bias = false;
+      break;
+    case Family::kGpt:
+      model.activation = Activation::kGelu;
+      model.norm = Norm::kLayerNorm;
+      model.position_embedding = PositionEmbedding::kLearned;
+      model.tied_embeddings = true;
+      model.linear_bias = true;
+      break;
+  }
+  model.max_position_embeddings = model.seq_length;
+  std::optional<int64_t> experts = row.integer("moe_experts", 1);
+  if (experts && *experts > 1) {
+    MoeSpec moe;
+    moe.num_experts = *experts;
+    if (std::optional<int64_t> top_k = row.integer("moe_topk", 1)) {
+      moe.top_k = *top_k;
+    } else {
+      moe.top_k = 2;
+      defaults.push_back("moe_topk not stated: 2 (Mixtral, GShard)");
+    }
+    if (std::optional<int64_t> expert_ffn = row.integer("moe_ffn_hidden", 1)) {
+      moe.expert_ffn_hidden_size = *expert_ffn;
+    } else {
+      moe.expert_ffn_hidden_size = model.ffn_hidden_size;
+      defaults.push_back("moe_ffn_hidden not stated: = ffn_hidden");
+    }
+    moe.every_n_layers = 1;
+    if (moe.top_k > moe.num_experts) {
+      throw RowProblem{fmt::format("moe_topk {} exceeds moe_experts {}", moe.top_k, moe.num_experts)};
+    }
+    model.moe = moe;
+  }
+  try {
+    validate_model_spec(model, "row");
+  } catch (const InputError& error) {
+    throw RowProblem{"model: " + error.message()};
+  }
+  return model;
+}
+
+// The first "<number> GB" in the text, if any.
+std::optional<double> stated_capacity_gb(const std::string& text) {
+  std::string value = lower(text);
+  for (size_t pos = value.find("gb"); pos != std::string::npos; pos = value.find("gb", pos + 2)) {
+    size_t end = pos;
+    while (end > 0 && value[end - 1] == ' ') --end;
+    size_t begin = end;
+    while (begin > 0 && (std::isdigit(static_cast<unsigned char>(value[begin - 1])) ||
+                         value[begin - 1] == '.')) {
+      --begin;
+    }
+    if (begin == end) continue;
+    double number = 0;
+    auto [ptr, error] = std::from_chars(value.data() + begin, value.data() + end, number);
+    if (error == std::errc() && number > 0) return number;
+  }
+  return std::nullopt;
+}
+
+// Nominal capacity of a catalog GPU as its name states it ("...-80GB" -> 80).
+std::optional<double> nominal_capacity_gb(const std::string& catalog_name) {
+  return stated_capacity_gb(catalog_name);
+}
+
+// Node NIC bandwidth from the interconnect text.
+struct NicGuess {
+  NicSpec nic;
+  std::string said;  // How it was read, for the defaults list; empty when stated plainly.
+  bool stated = false;
+};
+
+// All "<number><unit>" link rates in the text, in Gb/s, each with the count of an "Nx" before it.
+struct Rate {
+  double gbps = 0;
+  double count = 1;
+};
+
+std::vector<Rate> link_rates(const std::string& text) {
+  std::vector<Rate> rates;
+  std::string value = lower(text);
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(value[i])) ||
+        (i > 0 && (std::isdigit(static_cast<unsigned char>(value[i - 1])) || value[i - 1] == '.'))) {
+      continue;
+    }
+    size_t j = i;
+    while (j < value.size() && (std::isdigit(static_cast<unsigned char>(value[j])) || value[j] == '.')) ++j;
+    double number = 0;
+    std::from_chars(value.data() + i, value.data() + j, number);
+    size_t k = j;
+    while (k < value.size() && value[k] == ' ') ++k;
+    double scale = 0;
+    if (value.compare(k, 4, "gb/s") == 0 || value.compare(k, 4, "gbps") == 0 ||
+        value.compare(k, 4, "gbit") == 0) {
+      scale = 1;
+    }
+    if (value.compare(k, 4, "tb/s") == 0 || value.compare(k, 4, "tbps") == 0) scale = 1000;
+    // "GB/s" (bytes) cannot be told from "Gb/s" (bits) once lowered; a NIC is quoted in bits.
+    if (scale > 0) {
+      Rate rate;
+      rate.gbps = number * scale;
+      // "8x200Gb/s" or "8 x 200 Gb/s": the count before.
+      size_t x = i;
+      while (x > 0 && value[x - 1] == ' ') --x;
+      if (x > 0 && (value[x - 1] == 'x' || value[x - 1] == '*')) {
+        size_t c_end = x - 1;
+        while (c_end > 0 && value[c_end - 1] == ' ') --c_end;
+        size_t c_begin = c_end;
+        while (c_begin > 0 && std::isdigit(static_cast<unsigned char>(value[c_begin - 1]))) --c_begin;
+        if (c_begin < c_end) {
+          double count = 0;
+          std::from_chars(value.data() + c_begin, value.data() + c_end, count);
+          if (count > 0) rate.count = count;
+        }
+      }
+      rates.push_back(rate);
+    }
+    i = j;
+  }
+  return rates;
+}
+
+NicGuess read_nic(const std::string& interconnect, const GpuSpec& gpu, int64_t gpus_per_node) {
+  NicGuess guess;
+  guess.nic.link.latency = kNicLatency;
+  std::string value = lower(interconnect);
+  std::vector<Rate> rates = link_rates(value);
+  if (!rates.empty()) {
+    const Rate& rate = rates.front();
+    guess.stated = true;
+    double bytes = gbps_to_bytes_per_s(rate.gbps);
+    if (rate.count > 1) {
+      // N NICs of R per node.
+      if (static_cast<int64_t>(rate.count) == gpus_per_node) {
+        guess.nic = NicSpec{LinkSpec{bytes, kNicLatency}, true};
+      } else {
+        guess.nic = NicSpec{LinkSpec{bytes * rate.count, kNicLatency}, false};
+      }
+    } else if (contains(value, "per gpu") || contains(value, "per-gpu") || contains(value, "each gpu")) {
+      guess.nic = NicSpec{LinkSpec{bytes, kNicLatency}, true};
+    } else if (contains(value, "node")) {
+      guess.nic = NicSpec{LinkSpec{bytes, kNicLatency}, false};
+    } else {
+      guess.nic = NicSpec{LinkSpec{bytes, kNicLatency}, true};
+      guess.said = fmt::format("NIC {} Gb/s taken as one per GPU (rail-optimised)", rate.gbps);
+    }
+    return guess;
+  }
+  struct Named {
+    const char* name;
+    double gbps;
+  };
+  for (Named named : {Named{"xdr", 800}, Named{"ndr", 400}, Named{"hdr", 200}, Named{"edr", 100}}) {
+    if (contains(value, named.name)) {
+      guess.stated = true;
+      guess.nic = NicSpec{LinkSpec{gbps_to_bytes_per_s(named.gbps), kNicLatency}, true};
+      guess.said = fmt::format("NIC '{}' taken as one {} Gb/s {} per GPU", interconnect,
+                               named.gbps, named.name);
+      return guess;
+    }
+  }
+  bool ampere_or_older = contains(gpu.name, "A100") || contains(gpu.name, "V100");
+  double gbps = ampere_or_older ? 200 : 400;
+  guess.nic = NicSpec{LinkSpec{gbps_to_bytes_per_s(gbps), kNicLatency}, true};
+  guess.said = fmt::format("NIC speed not stated: {}x{} Gb/s per node ({} reference)",
+                           gpus_per_node, gbps, ampere_or_older ? "DGX A100 HDR" : "DGX H100 NDR");
+  return guess;
+}
+
+ClusterSpec read_cluster(const RowReader& row, const std::string& gpu_type, int64_t num_gpus,
+                         std::vector<std::string>& defaults) {
+  std::optional<std::string> name = catalog_gpu_for(gpu_type);
+  if (!name) {
+    throw RowProblem{fmt::format("unsupported GPU '{}' (ppsim knows {})", gpu_type,
+                                 join_names(gpu_names()))};
+  }
+  GpuSpec gpu = *find_gpu(*name);
+  std::string text = lower(gpu_type);
+  if (!contains(text, "sxm") && !contains(text, "pcie") && !contains(text, "nvl") &&
+      contains(gpu.name, "SXM")) {
+    defaults.push_back(fmt::format("GPU form factor not stated: '{}' taken as {}", gpu_type, gpu.name));
+  }
+  std::optional<double> stated = stated_capacity_gb(gpu_type);
+  std::optional<double> nominal = nominal_capacity_gb(gpu.name);
+  if (stated && nominal && std::abs(*stated - *nominal) > 1.5) {
+    // Scale the driver-visible capacity by the stated/nominal ratio (gpu_catalog.cc convention).
+    gpu.memory_bytes *= *stated / *nominal;
+    gpu.name += fmt::format("({:.0f}GB)", *stated);
+    defaults.push_back(fmt::format("GPU memory {:.0f} GB from '{}' (catalog peaks and bandwidths "
+                                   "kept)",
+                                   *stated, gpu_type));
+  }
+  NodeGroup group;
+  group.gpus_per_node = std::min(kGpusPerNode, num_gpus);
+  group.count = (num_gpus + group.gpus_per_node - 1) / group.gpus_per_node;
+  group.gpu = gpu;
+  double intra = gpu.nvlink_bandwidth > 0 ? gpu.nvlink_bandwidth : gpu.pcie_bandwidth;
+  group.intra_node = LinkSpec{intra, kNvlinkLatency};
+  NicGuess nic = read_nic(row.text("interconnect"), gpu, kGpusPerNode);
+  group.nic = nic.nic;
+  if (!nic.said.empty() && group.count > 1) defaults.push_back(nic.said);
+  ClusterSpec cluster;
+  cluster.name = fmt::format("{}x{} {}", group.count, group.gpus_per_node, gpu.name);
+  cluster.nodes.push_back(group);
+  return cluster;
+}
+
+// The ppsim schedule name a published schedule text describes.
+std::string read_schedule_name(const std::string& text) {
+  std::string value = lower(text);
+  if (is_missing(value)) return schedule_name(kDefaultSchedule);
+  if (contains(value, "zero bubble") || contains(value, "zero-bubble") || contains(value, "zb")) {
+    if (contains(value, "zbv") || contains(value, "zb-v") || contains(value, "v-shape") ||
+        contains(value, "v shape")) {
+      return "zbv";
+    }
+    // "auto-searched" or "ZB-1p"/"ZB-2p" is the paper's searched schedule (zb-1p, zb-2p);
+    // "ZB-H1"/"ZB-H2" its handcrafted forms.
+    const bool searched = contains(value, "auto") || contains(value, "search");
+    if (contains(value, "2p") || contains(value, "h2")) {
+      return searched || contains(value, "zb-2p") ? "zb-2p" : "zb-h2";
+    }
+    if (contains(value, "p*m_b") || contains(value, "1p") || contains(value, "h1")) {
+      return searched || contains(value, "zb-1p") ? "zb-1p" : "zb-h1";
+    }
+    throw RowProblem{fmt::format("unsupported schedule '{}' (zero-bubble variant not named: "
+                                 "ZB-1p/ZB-H1, ZB-2p/ZB-H2 or ZB-V)",
+                                 text)};
+  }
+  if (contains(value, "dualpipe")) return "dualpipev";
+  if (contains(value, "interleav") || contains(value, "virtual")) return "interleaved-1f1b";
+  if (contains(value, "gpipe")) return "gpipe";
+  if (contains(value, "1f1b") || contains(value, "pipedream")) return "1f1b";
+  throw RowProblem{fmt::format("unsupported schedule '{}' (ppsim runs {})", text,
+                               join_names(schedule_names()))};
+}
+
+ScheduleKind read_schedule(const std::string& text) {
+  return *find_schedule(read_schedule_name(text));
+}
+
+Recompute read_recompute(const std::string& text, std::vector<std::string>& defaults) {
+  std::string value = lower(text);
+  if (is_missing(value) || value == "none" || value == "no" || value == "false") {
+    if (is_missing(value)) defaults.push_back("recompute not stated: none");
+    return Recompute::kNone;
+  }
+  if (contains(value, "selective")) {
+    if (has_word(value, "op") || has_word(value, "layer")) {
+      defaults.push_back(fmt::format("recompute '{}' (torchtitan selective AC) simulated as "
+                                     "selective (attention core)",
+                                     text));
+    }
+    return Recompute::kSelective;
+  }
+  if (contains(value, "full") || contains(value, "activation checkpointing") || value == "yes" ||
+      value == "true") {
+    return Recompute::kFull;
+  }
+  if (value.rfind("none", 0) == 0) return Recompute::kNone;
+  throw RowProblem{fmt::format("unsupported recompute '{}' (expected none, selective or full)", text)};
+}
+
+int read_zero_stage(const std::string& text, Framework framework, std::vector<std::string>& defaults) {
+  std::string value = lower(text);
+  if (is_missing(value)) {
+    if (framework == Framework::kTorchtitan || framework == Framework::kLlmFoundry) {
+      defaults.push_back("sharding not stated: FSDP full shard (ZeRO-3), the framework's default");
+      return 3;
+    }
+    return 0;
+  }
+  if (contains(value, "full_shard") || contains(value, "fsdp2") || contains(value, "zero-3") ||
+      contains(value, "zero3") || contains(value, "zero stage 3") || value == "fsdp") {
+    return 3;
+  }
+  if (contains(value, "shard_grad_op") || contains(value, "zero-2") || contains(value, "zero2")) {
+    return 2;
+  }
+  if (contains(value, "distributed optimizer") || contains(value, "distopt") ||
+      contains(value, "zero-1") || contains(value, "zero1")) {
+    return 1;
+  }
+  if (value.rfind("none", 0) == 0 || value == "no" || value == "ddp") return 0;
+  if (contains(value, "fsdp")) {
+    defaults.push_back(fmt::format("sharding '{}' taken as FSDP full shard (ZeRO-3)", text));
+    return 3;
+  }
+  throw RowProblem{fmt::format("unsupported fsdp_zero_distopt '{}' (expected FSDP FULL_SHARD / "
+                               "SHARD_GRAD_OP, ZeRO-1/2/3, distributed optimizer or none)",
+                               text)};
+}
+
+Precision read_precision(const std::string& text, const std::string& framework_text,
+                         std::vector<std::string>& defaults) {
+  std::string value = lower(text);
+  if (is_missing(value)) {
+    std::string framework = lower(framework_text);
+    if (contains(framework, "zero-bubble") || contains(framework, "zero bubble")) {
+      // sail-sg/zero-bubble-pipeline-parallelism's launch script (examples/
+      // pretrain_zero_bubble.sh) adds --fp16 unless FP32 is set: fp16 keeps 2-byte gradients.
+      defaults.push_back("precision not stated: fp16 (the zero-bubble fork's launch script)");
+      return Precision::kFp16;
+    }
+    defaults.push_back("precision not stated: bf16");
+    return Precision::kBf16;
+  }
+  if (contains(value, "fp8") || contains(value, "float8")) return Precision::kFp8;
+  bool fp16 = contains(value, "fp16") || contains(value, "float16");
+  bool bf16 = contains(value, "bf16") || contains(value, "bfloat16");
+  if (bf16 && !fp16) return Precision::kBf16;
+  if (fp16 && !bf16) return Precision::kFp16;
+  if (contains(value, "mixed") || (fp16 && bf16) || contains(value, "amp")) {
+    defaults.push_back(fmt::format("precision '{}': bf16 (same peak as fp16)", text));
+    return Precision::kBf16;
+  }
+  throw RowProblem{fmt::format("unsupported precision '{}' (expected bf16, fp16 or fp8)", text)};
+}
+
+bool read_flag(const std::string& column, const std::string& text) {
+  std::string value = lower(text);
+  if (is_missing(value) || value == "no" || value == "false" || value == "0") return false;
+  if (value == "yes" || value == "true" || value == "1") return true;
+  throw RowProblem{fmt::format("column '{}' is '{}', expected yes or no", column, text)};
+}
+
+// The largest v > 1 that divides every stage's layer count, or 1.
+int64_t largest_common_chunking(const std::vector<int64_t>& layers) {
+  int64_t g = 0;
+  for (int64_t count : layers) g = std::gcd(g, count);
+  return g;
+}
+
+Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, Framework framework,
+               std::vector<std::string>& defaults) {
+  Plan plan;
+  plan.tp = row.integer("tp", 1).value_or(1);
+  plan.pp = row.integer("pp", 1).value_or(1);
+  plan.cp = row.integer("cp", 1).value_or(1);
+  plan.ep = row.integer("ep", 1).value_or(1);
+  int64_t model_parallel = plan.tp * plan.pp * plan.cp;
+  if (std::optional<int64_t> dp = row.integer("dp", 1)) {
+    plan.dp = *dp;
+  } else {
+    if (num_gpus % model_parallel != 0) {
+      throw RowProblem{fmt::format("num_gpus {} is not a multiple of tp*pp*cp = {}", num_gpus,
+                                   model_parallel)};
+    }
+    plan.dp = num_gpus / model_parallel;
+    defaults.push_back(fmt::format("dp not stated: num_gpus/(tp*pp*cp) = {}", plan.dp));
+  }
+  if (plan.num_gpus() != num_gpus) {
+    throw RowProblem{fmt::format("tp*pp*dp*cp = {}*{}*{}*{} = {} but num_gpus is {}", plan.tp,
+                                 plan.pp, plan.dp, plan.cp, plan.num_gpus(), num_gpus)};
+  }
+  std::optional<int64_t> accumulation = row.integer("grad_accum", 1);
+  std::optional<int64_t> gbs = row.integer("global_batch", 1);
+  std::optional<int64_t> mbs = row.integer("micro_batch", 1);
+  if (!mbs) {
+    if (!gbs || !accumulation || *gbs % (plan.dp * *accumulation) != 0) {
+      throw RowProblem{"micro_batch is empty and cannot be derived from global_batch/(dp*grad_accum)"};
+    }
+    mbs = *gbs / (plan.dp * *accumulation);
+    defaults.push_back(fmt::format("micro_batch not stated: global_batch/(dp*grad_accum) = {}", *mbs));
+  }
+  if (!gbs) {
+    if (!accumulation) throw RowProblem{"global_batch and grad_accum are both empty"};
+    gbs = *mbs * plan.dp * *accumulation;
+    defaults.push_back(fmt::format("global_batch not stated: micro_batch*dp*grad_accum = {}", *gbs));
+  }
+  plan.micro_batch_size = *mbs;
+  plan.global_batch_size = *gbs;
+  if (*gbs % (plan.dp * *mbs) != 0) {
+    throw RowProblem{fmt::format("global_batch {} is not a multiple of dp*micro_batch = {} (ppsim "
+                                 "runs whole microbatches)",
+                                 *gbs, plan.dp * *mbs)};
+  }
+  if (accumulation && *accumulation * plan.dp * *mbs != *gbs) {
+    defaults.push_back(fmt::format("grad_accum {} disagrees with global_batch/(dp*micro_batch) = "
+                                   "{}; global_batch used",
+                                   *accumulation, *gbs / (plan.dp * *mbs)));
+  }
+  std::string schedule_text = row.text("pipeline_schedule");
+  plan.schedule = plan.pp > 1 ? read_schedule(schedule_text) : kDefaultSchedule;
+  if (plan.pp > 1 && is_missing(schedule_text)) defaults.push_back("schedule not stated: 1f1b");
+  std::optional<int64_t> vp = row.integer("vp", 1);
+  if (is_v_shaped(plan.schedule)) {
+    plan.vpp = default_chunks_per_rank(plan.schedule);
+  } else if (is_interleaved(plan.schedule)) {
+    std::vector<int64_t> layers = stage_layer_counts(plan, model);
+    if (vp && *vp > 1) {
+      plan.vpp = *vp;
+    } else {
+      int64_t v = largest_common_chunking(layers);
+      if (v <= 1) {
+        throw RowProblem{fmt::format("interleaved 1F1B with chunks of unequal size: the {} layers "
+                                     "split over pp={} as {}..{} per stage have no common chunk "
+                                     "count > 1, and ppsim's chunks hold equal layer counts",
+                                     model.num_layers, plan.pp, layers.front(),
+                                     *std::max_element(layers.begin(), layers.end()))};
+      }
+      plan.vpp = v;
+      defaults.push_back(fmt::format("vp not stated for interleaved 1F1B: {} chunks per stage "
+                                     "(one layer each)",
+                                     v));
+    }
+    if (plan.vpp == 1) plan.schedule = kDefaultSchedule;  // Interleaving one chunk is 1F1B.
+  } else if (vp && *vp > 1) {
+    throw RowProblem{fmt::format("vp={} with schedule '{}' (vp > 1 needs an interleaved or V "
+                                 "schedule)",
+                                 *vp, schedule_text)};
+  }
+  plan.recompute = read_recompute(row.text("recompute"), defaults);
+  std::string sequence_parallel = row.text("sequence_parallel");
+  plan.sequence_parallel = read_flag("sequence_parallel", sequence_parallel);
+  if (is_missing(sequence_parallel) && plan.tp > 1 && framework == Framework::kTorchtitan) {
+    // torchtitan's tensor-parallel plan shards the norms over the sequence (SequenceParallel).
+    plan.sequence_parallel = true;
+    defaults.push_back("sequence_parallel not stated: yes (torchtitan's TP plan shards norms "
+                       "over the sequence)");
+  }
+  if (plan.sequence_parallel && plan.tp == 1) {
+    plan.sequence_parallel = false;
+    defaults.push_back("sequence_parallel ignored: tp = 1");
+  }
+  plan.zero_stage = read_zero_stage(row.text("fsdp_zero_distopt"), framework, defaults);
+  plan.precision = read_precision(row.text("precision"), row.text("framework"), defaults);
+  return plan;
+}
+
+bool reads_flash_attention(Framework framework, const std::string& framework_text,
+                           std::vector<std::string>& defaults) {
+  std::string value = lower(framework_text);
+  if (framework != Framework::kMegatron) return true;
+  if (contains(value, "flash") || contains(value, "transformer engine") ||
+      contains(value, "transformer-engine") || contains(value, "megatron-core") ||
+      contains(value, "mcore")) {
+    return true;
+  }
+  defaults.push_back("attention: Megatron-LM's unfused core attention (flash attention not "
+                     "stated; --use-flash-attn was off by default)");
+  return false;
+}
+
+}  // namespace
+
+const std::vector<std::string>& public_run_columns() {
+  static const std::vector<std::string> columns = {
+      "row_id",      "source_id",  "model",        "layers",          "hidden",
+      "ffn_hidden",  "heads",      "kv_heads",     "vocab",           "seq_len",
+      "moe_experts", "moe_topk",   "moe_ffn_hidden", "gpu_type",      "num_gpus",
+      "interconnect", "framework", "tp",           "pp",              "dp",
+      "cp",          "ep",         "vp",           "sequence_parallel", "fsdp_zero_distopt",
+      "micro_batch", "global_batch", "grad_accum", "pipeline_schedule", "recompute",
+      "precision",   "mem_gb_per_gpu", "target_tokens_per_s_per_gpu"};
+  return columns;
+}
+
+void check_public_run_columns(const CsvTable& table) {
+  std::vector<std::string> missing;
+  std::string hints;
+  for (const std::string& column : public_run_columns()) {
+    if (table.column_index(column)) continue;
+    missing.push_back(column);
+    std::string close = closest_match(column, table.columns);
+    if (!close.empty()) hints += fmt::format("; '{}' may be a misspelling of '{}'", close, column);
+  }
+  if (missing.empty()) return;
+  throw InputError(table.source, "",
+                   fmt::format("line 1: missing column{} {} (a runs file needs the columns of "
+                               "public-runs.csv: {}){}",
+                               missing.size() > 1 ? "s" : "", join_names(missing),
+                               join_names(public_run_columns()), hints));
+}
+
+std::optional<std::string> catalog_gpu_for(const std::string& gpu_type) {
+  std::string value = lower(gpu_type);
+  bool pcie = contains(value, "pcie");
+  if (contains(value, "b200")) return "B200";
+  if (contains(value, "h200")) return "H200-SXM-141GB";
+  if (contains(value, "h100")) {
+    if (contains(value, "nvl")) return "H100-NVL-94GB";
+    return pcie ? "H100-PCIe-80GB" : "H100-SXM-80GB";
+  }
+  if (contains(value, "a100")) {
+    bool forty = contains(value, "40gb") || contains(value, "40 gb") || contains(value, "40g");
+    if (pcie) {
+      if (forty) return std::nullopt;
+      return "A100-PCIe-80GB";
+    }
+    return forty ? "A100-SXM-40GB" : "A100-SXM-80GB";
+  }
+  if (contains(value, "v100")) return "V100-SXM-32GB";
+  if (contains(value, "mi300x")) return "MI300X";
+  if (contains(value, "l40s")) return "L40S";
+  if (contains(value, "l4") && !contains(value, "l40")) return "L4";
+  if (contains(value, "a10") && !contains(value, "a100")) return "A10";
+  return std::nullopt;
+}
+
+std::string framework_name(Framework framework) {
+  switch (framework) {
+    case Framework::kMegatron:
+      return "megatron-lm";
+    case Framework::kTorchtitan:
+      return "torchtitan";
+    case Framework::kLlmFoundry:
+      return "llm-foundry";
+    case Framework::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+PublicRun read_public_run(const CsvTable& table, const CsvRecord& record) {
+  RowReader row(table, record);
+  PublicRun run;
+  run.line = record.line;
+  run.row_id = row.text("row_id");
+  run.source_id = row.text("source_id");
+  run.source = row.text("source");
+  run.model_name = row.text("model");
+  run.gpu_type = row.text("gpu_type");
+  run.schedule_text = row.text("pipeline_schedule");
+  std::string framework_text = row.text("framework");
+  run.framework = framework_of(framework_text);
+  try {
+    run.target_tokens_per_s_per_gpu = row.number("target_tokens_per_s_per_gpu");
+    if (run.target_tokens_per_s_per_gpu && *run.target_tokens_per_s_per_gpu <= 0) {
+      throw RowProblem{"target_tokens_per_s_per_gpu must be positive"};
+    }
+    run.published_memory_gb = row.number("mem_gb_per_gpu");
+    run.num_gpus = row.required_integer("num_gpus", 1);
+    if (run.framework == Framework::kUnknown) {
+      run.defaults.push_back(fmt::format("framework '{}' not recognised: generic defaults",
+                                         framework_text));
+    }
+    run.model = read_model(row, run.framework, run.defaults);
+    run.cluster = read_cluster(row, run.gpu_type, run.num_gpus, run.defaults);
+    run.plan = read_plan(row, run.model, run.num_gpus, run.framework, run.defaults);
+    run.flash_attention = reads_flash_attention(run.framework, framework_text, run.defaults);
+    if (std::optional<std::string> problem = plan_problem(run.plan, run.model, run.cluster)) {
+      throw RowProblem{"impossible plan: " + *problem};
+    }
+  } catch (const RowProblem& problem) {
+    run.reason = problem.message;
+  }
+  return run;
+}
+
+std::vector<PublicRun> read_public_runs(const CsvTable& table) {
+  check_public_run_columns(table);
+  std::vector<PublicRun> runs;
+  runs.reserve(table.records.size());
+  for (const CsvRecord& record : table.records) runs.push_back(read_public_run(table, record));
+  return runs;
+}
+
+}  // namespace ppsim

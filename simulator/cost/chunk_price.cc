@@ -1,0 +1,246 @@
+#include "simulator/cost/chunk_price.h"
+
+#include <algorithm>
+
+#include "simulator/cost/collective_timing.h"
+#include "simulator/cost/profile.h"
+#include "simulator/model/model_stats.h"
+#include "simulator/model/parameter_bytes.h"
+
+namespace ppsim {
+
+ChunkPricer::ChunkPricer(const ModelSpec& model, const Plan& plan,
+                         const EfficiencyTable& efficiency, const CollectiveEfficiency& collective,
+                         const ProfileTable* profile, bool ideal_links)
+    : model_(model),
+      plan_(plan),
+      efficiency_(efficiency),
+      collective_(collective),
+      profile_(profile),
+      ideal_links_(ideal_links),
+      shape_(op_shape(plan, model)),
+      activations_(activation_config(plan, model, efficiency.flash_attention)),
+      microbatches_(static_cast<int32_t>(num_microbatches(plan))) {
+  double seq = static_cast<double>(effective_seq_length(plan, model));
+  tokens_ = plan.micro_batch_size * seq / plan.cp;
+}
+
+int64_t ChunkPricer::dp_ranks_per_node(const NodeGroup& group) const {
+  return std::max<int64_t>(1, group.gpus_per_node / plan_.tp);
+}
+
+double ChunkPricer::collective_seconds(Collective kind, double bytes, int64_t size,
+                                       int64_t per_node, const NodeGroup& group,
+                                       CommCounts& comm) const {
+  PassCost cost = collective_time(kind, bytes, collective_group(size, per_node, group),
+                                  collective_, profile_for_gpu(profile_, group.gpu), ideal_links_);
+  if (cost.seconds > 0) {
+    if (cost.source == CostSource::kProfile) {
+      ++comm.profile;
+      if (cost.extrapolated) ++comm.extrapolated;
+    } else {
+      ++comm.modelled;
+    }
+  }
+  return cost.seconds;
+}
+
+TensorParallelPrice ChunkPricer::tensor_parallel(const NodeGroup& group, CommCounts& comm) const {
+  TensorParallelPrice tp;
+  if (plan_.tp > 1) {
+    const double tensor = tokens_ * model_.hidden_size * kActivationElementBytes;
+    tp.forward =
+        plan_.sequence_parallel
+            ? collective_seconds(Collective::kAllGather, tensor, plan_.tp, plan_.tp, group,
+                                 comm) +
+                  collective_seconds(Collective::kReduceScatter, tensor, plan_.tp, plan_.tp,
+                                     group, comm)
+            : 2 * collective_seconds(Collective::kAllReduce, tensor, plan_.tp, plan_.tp, group,
+                                     comm);
+  }
+  tp.recompute = plan_.recompute == Recompute::kFull ? tp.forward : 0;
+  return tp;
+}
+
+LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
+                              const TensorParallelPrice& tp, int64_t layer) const {
+  LayerPrice price;
+  price.compute = costs.layer_cost(model_, shape_, layer);
+  const LayerCost& compute = price.compute;
+  double comm_fwd = tp.forward, comm_bwd = tp.forward + tp.recompute;
+  OpList ops = layer_ops(model_, shape_, layer);
+  // Expert-parallel all-to-all: dispatch and combine, forward and backward.
+  if (model_.is_moe_layer(layer) && plan_.ep > 1) {
+    double a2a = 0;
+    for (const Op& op : ops) {
+      a2a += collective_seconds(Collective::kAllToAll, op.all_to_all_bytes, plan_.ep,
+                                dp_ranks_per_node(group), group, price.comm);
+    }
+    comm_fwd += a2a;
+    comm_bwd += a2a;
+  }
+  // Context parallelism: the KV ring hides under attention; the excess shows.
+  if (plan_.cp > 1 && !ideal_links_) {
+    double kv = tokens_ * 2.0 * model_.kv_width() / std::min(plan_.tp, model_.num_kv_heads) *
+                kActivationElementBytes;
+    double ring = (plan_.cp - 1) * collective_seconds(Collective::kSendRecv, kv, 2,
+                                                      plan_.tp >= group.gpus_per_node ? 1 : 2,
+                                                      group, price.comm);
+    double attention = 0, attention_bwd = 0;
+    if (const Op* core = ops.find("attention_core")) {
+      OpCost core_cost = costs.op_cost(*core);
+      attention = core_cost.fwd.seconds;
+      attention_bwd = core_cost.b.seconds;
+    }
+    comm_fwd += std::max(0.0, ring - attention);
+    comm_bwd += std::max(0.0, 2 * ring - attention_bwd);
+  }
+  price.forward_comm = comm_fwd;
+  price.backward_comm = comm_bwd;
+  price.bound = {compute.fwd + tp.forward, compute.recompute + compute.b + tp.forward + tp.recompute,
+                 compute.w};
+  LayerActivationBytes saved = layer_activation_bytes(model_, activations_, layer);
+  price.activation_bytes = saved.total();
+  price.weight_stash_bytes = saved.norm_and_gemm_inputs;
+  return price;
+}
+
+namespace {
+
+PassSeconds embedding_seconds(const LayerCost& embedding) {
+  return {embedding.fwd, embedding.b, embedding.w};
+}
+
+PassSeconds head_seconds(const LayerCost& head) {
+  return {head.fwd, head.recompute + head.b, head.w};
+}
+
+}  // namespace
+
+PassSeconds ChunkPricer::embedding_passes(const CostModel& costs) const {
+  return embedding_seconds(costs.embedding_cost(model_, shape_));
+}
+
+PassSeconds ChunkPricer::head_passes(const CostModel& costs) const {
+  return head_seconds(costs.head_cost(model_, shape_));
+}
+
+double ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool first_chunk,
+                               bool last_chunk) const {
+  double parameters = 0;
+  for (int64_t layer = first_layer; layer < first_layer + layers; ++layer) {
+    LayerParameters counted = layer_parameters(model_, layer);
+    double expert_split = model_.is_moe_layer(layer) ? plan_.ep : 1;
+    parameters += (counted.attention + counted.norms + counted.router) / plan_.tp +
+                  counted.mlp / (plan_.tp * expert_split);
+  }
+  ParameterCounts counts = count_parameters(model_);
+  if (first_chunk) parameters += (counts.embedding + counts.position_embedding) / plan_.tp;
+  if (last_chunk) {
+    parameters += (counts.output_layer > 0 ? counts.output_layer : counts.embedding) / plan_.tp;
+  }
+  return parameters;
+}
+
+ChunkPrice ChunkPricer::chunk(const CostModel& costs, const NodeGroup& group, int64_t first_layer,
+                              int64_t layers, bool first_chunk, bool last_chunk) const {
+  CommCounts tp_comm;
+  const TensorParallelPrice tp = tensor_parallel(group, tp_comm);
+  std::vector<LayerPrice> prices;
+  prices.reserve(layers);
+  for (int64_t index = first_layer; index < first_layer + layers; ++index) {
+    prices.push_back(layer(costs, group, tp, index));
+  }
+  ChunkPrice price =
+      chunk_from_layers(costs, group, prices.data(), first_layer, layers, first_chunk, last_chunk);
+  price.comm.modelled += tp_comm.modelled;
+  price.comm.profile += tp_comm.profile;
+  price.comm.extrapolated += tp_comm.extrapolated;
+  return price;
+}
+
+ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGroup& group,
+                                          const LayerPrice* layer_prices, int64_t first_layer,
+                                          int64_t layers, bool first_chunk,
+                                          bool last_chunk) const {
+  ChunkPrice price;
+  price.first_layer = first_layer;
+  price.layers = layers;
+  auto count_passes = [&price](const LayerCost& cost) {
+    price.roofline_passes += cost.roofline_passes;
+    price.profile_passes += cost.profile_passes;
+    price.extrapolated_passes += cost.extrapolated_passes;
+  };
+  for (int64_t i = 0; i < layers; ++i) {
+    const LayerPrice& layer = layer_prices[i];
+    const LayerCost& compute = layer.compute;
+    count_passes(compute);
+    price.forward += compute.fwd + layer.forward_comm;
+    price.backward_input += compute.recompute + compute.b + layer.backward_comm;
+    price.backward_weight += compute.w;
+    price.forward_comm += layer.forward_comm;
+    price.backward_comm += layer.backward_comm;
+    price.activation_bytes += layer.activation_bytes;
+    price.weight_stash_bytes += layer.weight_stash_bytes;
+    price.bound.forward += layer.bound.forward;
+    price.bound.backward_input += layer.bound.backward_input;
+    price.bound.backward_weight += layer.bound.backward_weight;
+    price.comm.modelled += layer.comm.modelled;
+    price.comm.profile += layer.comm.profile;
+    price.comm.extrapolated += layer.comm.extrapolated;
+  }
+  auto add_end = [&price](const PassSeconds& end) {
+    price.forward += end.forward;
+    price.backward_input += end.backward_input;
+    price.backward_weight += end.backward_weight;
+    price.bound.forward += end.forward;
+    price.bound.backward_input += end.backward_input;
+    price.bound.backward_weight += end.backward_weight;
+  };
+  if (first_chunk) {
+    LayerCost embedding = costs.embedding_cost(model_, shape_);
+    count_passes(embedding);
+    add_end(embedding_seconds(embedding));
+    price.activation_bytes += embedding_activation_bytes(model_, activations_);
+  }
+  if (last_chunk) {
+    LayerCost head = costs.head_cost(model_, shape_);
+    count_passes(head);
+    add_end(head_seconds(head));
+    price.activation_bytes += loss_activation_bytes(model_, activations_);
+  }
+  price.parameters = parameters(first_layer, layers, first_chunk, last_chunk);
+  // ZeRO-3: parameters gathered before each pass, gradients reduce-scattered after backward;
+  // FSDP prefetches, so only the excess over the chunk's compute shows.
+  if (plan_.zero_stage == 3 && plan_.dp * plan_.cp > 1) {
+    int64_t n = plan_.dp * plan_.cp;
+    double gather =
+        collective_seconds(Collective::kAllGather, price.parameters * kStepParameterBytes, n,
+                           dp_ranks_per_node(group), group, price.comm);
+    double scatter = collective_seconds(
+        Collective::kReduceScatter, price.parameters * gradient_bytes_per_param(plan_.precision),
+        n, dp_ranks_per_node(group), group, price.comm);
+    // What overlap cannot hide, plus the contention of what it hides (collective_cost.h).
+    auto exposed = [this](double comm, double compute) {
+      return std::max(0.0, comm - compute) + collective_.overlap_slowdown * std::min(comm, compute);
+    };
+    double exposed_fwd = exposed(gather, price.forward) * microbatches_;
+    double exposed_bwd = exposed(gather + scatter, price.backward_input + price.backward_weight);
+    price.forward += exposed_fwd / microbatches_;
+    price.forward_comm += exposed_fwd / microbatches_;
+    price.backward_input += exposed_bwd;
+    price.backward_comm += exposed_bwd;
+    // The bound: the excess over the bound's own compute, without the contention share.
+    PassSeconds& bound = price.bound;
+    double bound_fwd = std::max(0.0, gather - bound.forward) * microbatches_;
+    double bound_bwd = std::max(0.0, gather + scatter - bound.backward_input - bound.backward_weight);
+    bound.forward += bound_fwd / microbatches_;
+    bound.backward_input += bound_bwd;
+  }
+  // Framework per-microbatch dispatch (cost_model.h), once per forward and per backward.
+  price.forward += efficiency_.microbatch_overhead;
+  price.backward_input += efficiency_.microbatch_overhead;
+  return price;
+}
+
+}  // namespace ppsim

@@ -1,0 +1,160 @@
+// ChunkPrice: what one microbatch costs on one model chunk (a run of layers, chunk_layout.h) on
+// one GPU type. The one price of a chunk: the step builder sets its F, B (or I) and W tasks from
+// `total`, and the planner's lower bound (plan_screen.h) reads `bound`, which is derived from the
+// same terms, never from a second formula.
+//
+// Per layer (ChunkPricer::layer):
+//   compute    the CostModel's forward, input-gradient (with the recompute that runs inside
+//              the backward task) and weight-gradient passes;
+//   tp         tensor-parallel collectives inside each pass (Megatron: sequence parallelism's
+//              all-gather + reduce-scatter, else two all-reduces; full recompute repeats the
+//              forward's in the backward), priced once per chunk (tensor_parallel());
+//   ep         MoE layers with ep > 1: the dispatch and combine all-to-alls, forward and backward;
+//   cp         context parallelism: the KV ring's excess over the attention it hides under
+//              (forward: one ring, backward: two).
+// Per chunk (ChunkPricer::chunk): its layers, the embedding on chunk 0, the final norm, output
+// layer and loss on the last chunk; ZeRO-3's parameter gather (before each pass) and gradient
+// reduce-scatter (after the backward) where they outlast the chunk's compute, FSDP prefetching
+// the rest, plus a contention share of what they hide (overlap_slowdown, collective_cost.h);
+// and the framework's per-microbatch dispatch once per forward and per backward (cost_model.h).
+//
+// The bound keeps compute + tp per pass and, under ZeRO-3, the gather and scatter excess over
+// that smaller compute; it leaves out what the simulation alone times or what only adds time
+// (ep, cp, the contention share, the dispatch), so for every pass bound <= total: with
+// F the bound's compute, max(F, g) <= max(F + extra, g) + slowdown share + overhead.
+//
+// Provenance: each price says where its passes and collectives came from (roofline or profile,
+// as CostProvenance counts them), so callers tally without the pricer keeping state.
+//
+// Thread-safety: ChunkPricer is immutable after construction; its methods may run concurrently.
+#pragma once
+
+#include <cstdint>
+
+#include "simulator/cost/collective_cost.h"
+#include "simulator/cost/cost_model.h"
+#include "simulator/model/activation_memory.h"
+#include "simulator/model/layer_ops.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/plan.h"
+
+namespace ppsim {
+
+class ProfileTable;
+
+// Seconds of one microbatch through one pass each: forward, input gradient (with recompute),
+// weight gradient.
+struct PassSeconds {
+  double forward = 0;
+  double backward_input = 0;  // Including recompute.
+  double backward_weight = 0;
+  double total() const { return forward + backward_input + backward_weight; }
+};
+
+// Where the collectives of a price came from (CostProvenance's comm counts).
+struct CommCounts {
+  int64_t modelled = 0;      // Alpha-beta.
+  int64_t profile = 0;       // Measured or fitted by the profile...
+  int64_t extrapolated = 0;  // ...of which outside its measured sizes.
+};
+
+// The tensor-parallel collectives inside one layer's passes (the same for every layer).
+struct TensorParallelPrice {
+  double forward = 0;    // Seconds inside each pass (forward, and the backward's own).
+  double recompute = 0;  // Added inside each backward under full recompute (the forward's).
+};
+
+// One layer's passes, the communication inside them, and what it holds.
+struct LayerPrice {
+  LayerCost compute;         // The CostModel's passes (with their provenance counts).
+  double forward_comm = 0;   // TP + EP all-to-all + CP ring excess inside the forward.
+  double backward_comm = 0;  // The same inside the input-gradient pass.
+  PassSeconds bound;         // Compute + TP per pass (the planner's bound).
+  double activation_bytes = 0;    // Saved per microbatch (activation_memory.h).
+  double weight_stash_bytes = 0;  // Of those, kept from I to W.
+  CommCounts comm;                // The EP and CP collectives priced.
+};
+
+struct ChunkPrice {
+  int64_t first_layer = 0;
+  int64_t layers = 0;
+  double forward = 0;         // Including its exposed communication and dispatch.
+  double backward_input = 0;  // B without W, including recompute and exposed communication.
+  double backward_weight = 0;
+  double forward_comm = 0;    // Exposed communication inside `forward`.
+  double backward_comm = 0;   // Exposed communication inside backward_input.
+  double activation_bytes = 0;  // Saved per microbatch (plus logits on the last chunk).
+  // Of those, what a split backward keeps from I to W: each GEMM's input (W = X^T dY needs X;
+  // everything else is consumed by I). Zero-bubble schedules free the rest at I.
+  double weight_stash_bytes = 0;
+  double parameters = 0;  // Per GPU (dense and expert), for gradient sync and optimizer.
+  PassSeconds bound;      // The planner's lower bound on forward, backward_input, weight.
+  // Op passes by source (counted once per GPU type and chunk by the caller) and collectives.
+  int64_t roofline_passes = 0;
+  int64_t profile_passes = 0;
+  int64_t extrapolated_passes = 0;
+  CommCounts comm;
+};
+
+// Prices chunks of one plan. The costs and links of a GPU type come with each call.
+class ChunkPricer {
+ public:
+  // `efficiency` and `collective`: the simulation's (StepOptions); `profile`: its measured
+  // profile or null (profile_for_gpu picks what applies per GPU); `ideal_links`: communication
+  // is free. REQUIRES: plan_problem(plan, model, ...) is nullopt; the references outlive this.
+  ChunkPricer(const ModelSpec& model, const Plan& plan, const EfficiencyTable& efficiency,
+              const CollectiveEfficiency& collective, const ProfileTable* profile,
+              bool ideal_links);
+
+  // The TP collectives of every layer of `group`'s GPUs (a TP group sits on one node).
+  TensorParallelPrice tensor_parallel(const NodeGroup& group, CommCounts& comm) const;
+
+  // Layer `layer` on `group`'s GPUs, priced by `costs` (that GPU type's CostModel).
+  LayerPrice layer(const CostModel& costs, const NodeGroup& group, const TensorParallelPrice& tp,
+                   int64_t layer) const;
+
+  // Layers [first_layer, first_layer + layers), with the embedding when `first_chunk` and the
+  // head when `last_chunk`, on `group`'s GPUs.
+  ChunkPrice chunk(const CostModel& costs, const NodeGroup& group, int64_t first_layer,
+                   int64_t layers, bool first_chunk, bool last_chunk) const;
+
+  // The same from layer prices already made (layer_prices[i] is layer first_layer + i), for
+  // callers that price each layer once and sum many chunks (the planner's screen).
+  ChunkPrice chunk_from_layers(const CostModel& costs, const NodeGroup& group,
+                               const LayerPrice* layer_prices, int64_t first_layer,
+                               int64_t layers, bool first_chunk, bool last_chunk) const;
+
+  // The embedding's passes (forward, input gradient, weight gradient) and the head's (final
+  // norm, output layer and loss; its recompute inside the input gradient), as chunks add them.
+  PassSeconds embedding_passes(const CostModel& costs) const;
+  PassSeconds head_passes(const CostModel& costs) const;
+
+  // Parameters per GPU of those layers (tp-split, experts ep-split), the embedding's on the
+  // first chunk and the output layer's (or the tied embedding's) on the last.
+  double parameters(int64_t first_layer, int64_t layers, bool first_chunk, bool last_chunk) const;
+
+  // Data-parallel ranks of one GPU's gradient group on one node of `group`.
+  int64_t dp_ranks_per_node(const NodeGroup& group) const;
+
+  // Seconds of one collective on `size` ranks, `per_node` of them per node of `group`, counted
+  // into `comm`: measured when the profile applies and has it, else alpha-beta.
+  double collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
+                            const NodeGroup& group, CommCounts& comm) const;
+
+  const OpShape& shape() const { return shape_; }
+
+ private:
+  const ModelSpec& model_;
+  const Plan& plan_;
+  const EfficiencyTable& efficiency_;
+  const CollectiveEfficiency& collective_;
+  const ProfileTable* profile_;
+  bool ideal_links_;
+  OpShape shape_;
+  ActivationConfig activations_;
+  int32_t microbatches_;
+  double tokens_;  // Per microbatch per context-parallel rank.
+};
+
+}  // namespace ppsim

@@ -1,0 +1,47 @@
+// Launcher configs: a validated Plan written as the file a training framework starts from.
+//
+// Three formats, each a pure function of (model, cluster, plan) returning the file's text and
+// the list of things the launcher cannot express:
+// - megatron:   a bash script that runs Megatron-LM's pretrain_gpt.py under torchrun, with the
+//               model shape, parallel sizes, layer split, batch, recompute, precision, optimizer
+//               sharding and overlap flags (Megatron-LM arguments.py; REFERENCE.md 1.1-1.4).
+// - deepspeed:  a DeepSpeed config JSON: batch sizes, gradient accumulation, ZeRO stage and
+//               offload, bf16/fp16, the "pipeline" block (REFERENCE.md 2). Parallel degrees that
+//               DeepSpeed takes in Python (PipelineModule, topology, MoE) are stated in the
+//               top-level "_ppsim_comment" array, which DeepSpeed ignores (it reads top-level
+//               keys one by one; only nested blocks reject unknown keys).
+// - torchtitan: a job-config TOML of the TOML era (torchtitan/config/job_config.py at
+//               e347b1e5e, REFERENCE.md 3.1), with the same settings as `--section.option`
+//               overrides for the later Python-config releases in a comment (REFERENCE.md 3.2).
+//
+// Invariants: output is deterministic (no time, no absolute path, fixed key order); every flag
+// and key is one the launcher accepts; whatever the launcher cannot state (a schedule it lacks,
+// a layer split it cannot give, a ZeRO stage it rejects) is in `warnings` and also written as a
+// comment in `text`, never dropped silently. The functions never throw for a valid plan.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "simulator/export/deepspeed_export.h"
+#include "simulator/export/launcher_common.h"
+#include "simulator/export/megatron_export.h"
+#include "simulator/export/torchtitan_export.h"
+
+namespace ppsim {
+
+// Format names as the CLI spells them: "megatron", "deepspeed", "torchtitan".
+const std::vector<std::string>& launcher_format_names();
+std::string launcher_format_name(LauncherFormat format);
+
+// Parses a format name. Throws InputError naming `source` (e.g. "--format"), listing the
+// formats and suggesting the nearest ("did you mean 'megatron'?") when the name is unknown.
+LauncherFormat parse_launcher_format(const std::string& name, const std::string& source);
+
+// REQUIRES: plan_problem(plan, model, cluster) is nullopt.
+// Dispatches on `format` to export_megatron, export_deepspeed or export_torchtitan (one file
+// each beside this one).
+LauncherOutput export_launcher(LauncherFormat format, const ModelSpec& model,
+                               const ClusterSpec& cluster, const Plan& plan);
+
+}  // namespace ppsim

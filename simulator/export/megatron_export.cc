@@ -1,0 +1,274 @@
+#include "simulator/export/megatron_export.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include "simulator/model/chunk_layout.h"
+#include "simulator/spec/error.h"
+#include "simulator/spec/gpu_catalog.h"
+
+namespace ppsim {
+namespace {
+
+// One command-line argument: a flag and its value ("" for a store_true flag).
+struct Arg {
+  std::string flag;
+  std::string value;
+};
+
+std::string bash_array(const std::string& name, const std::vector<Arg>& args) {
+  std::string text = name + "=(\n";
+  for (const Arg& arg : args) {
+    text += "  " + arg.flag + (arg.value.empty() ? "" : " " + arg.value) + "\n";
+  }
+  return text + ")\n";
+}
+
+// --pipeline-model-parallel-layout: "E" embedding, "t" decoder layer, "L" loss; stages
+// separated by "|"; "t*n" repeats; commas are cosmetic (pipeline_parallel_layer_layout.py).
+std::string megatron_layout(const std::vector<int64_t>& stage_layers) {
+  std::string layout;
+  for (size_t i = 0; i < stage_layers.size(); ++i) {
+    if (i) layout += "|";
+    if (i == 0) layout += "E";
+    int64_t n = stage_layers[i];
+    if (n == 1) layout += "t";
+    if (n > 1) layout += fmt::format("t*{}", n);
+    if (i + 1 == stage_layers.size()) layout += ",L";
+  }
+  return layout;
+}
+
+// Pipeline schedule and layer split flags; `chunks` becomes the plan's vpp when Megatron has
+// the schedule, else 1 (1F1B) with a warning.
+void megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vector<Arg>& args,
+                            std::vector<std::string>& warnings) {
+  if (plan.pp == 1) return;
+  const std::string name = schedule_name(plan.schedule);
+  int64_t chunks = 1;
+  const ScheduleTraits& traits = schedule_traits(plan.schedule);
+  if (traits.megatron_native) {
+    if (is_interleaved(plan.schedule)) chunks = plan.vpp;
+  } else if (is_v_shaped(plan.schedule)) {
+    warnings.push_back(fmt::format(
+        "Megatron-LM has no V-shaped schedule ({}: two chunks per rank, rank r holding stages r "
+        "and 2pp-1-r); the script runs its non-interleaved 1F1B schedule with the same layers "
+        "per rank, whose bubble is larger",
+        name));
+  } else if (traits.splits_backward) {
+    warnings.push_back(fmt::format(
+        "Megatron-LM has no zero-bubble schedule ({}: backward split into input-gradient and "
+        "delayed weight-gradient passes); the script runs its 1F1B schedule, whose bubble is "
+        "larger",
+        name));
+  } else {  // GPipe: all forwards, then all backwards.
+    warnings.push_back(fmt::format(
+        "Megatron-LM has no GPipe schedule (all forwards, then all backwards); the script runs "
+        "its 1F1B schedule, which has the same bubble but keeps at most pp = {} microbatches of "
+        "activations alive instead of all {}",
+        plan.pp, launcher_microbatches(plan)));
+  }
+  std::vector<int64_t> layers = stage_layer_counts(plan, model);
+  if (all_equal(layers)) {
+    if (chunks > 1) {
+      args.push_back(
+          {"--num-layers-per-virtual-pipeline-stage", std::to_string(layers.front() / chunks)});
+    }
+    return;
+  }
+  // Uneven: first/last flags when the middle stages are even, else an explicit layout.
+  const int64_t first = layers.front(), last = layers.back();
+  std::vector<int64_t> middle(layers.begin() + 1, layers.end() - 1);
+  bool middle_even = middle.empty() || all_equal(middle);
+  if (middle_even && first > 0 && last > 0) {
+    args.push_back({"--decoder-first-pipeline-num-layers", std::to_string(first)});
+    args.push_back({"--decoder-last-pipeline-num-layers", std::to_string(last)});
+    if (chunks > 1)
+      args.push_back({"--num-virtual-stages-per-pipeline-rank", std::to_string(chunks)});
+    return;
+  }
+  std::vector<int64_t> virtual_layers =
+      chunks > 1 ? chunk_layout(plan, model).chunk_layers : layers;
+  args.push_back(
+      {"--pipeline-model-parallel-layout", "\"" + megatron_layout(virtual_layers) + "\""});
+}
+
+}  // namespace
+
+LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluster,
+                               const Plan& plan) {
+  LauncherOutput out;
+  std::vector<std::string>& warnings = out.warnings;
+  const Launch launch = launch_shape(cluster, plan, "Megatron-LM", warnings);
+  const int64_t seq = effective_seq_length(plan, model);
+  const int64_t microbatches = launcher_microbatches(plan);
+
+  std::vector<Arg> model_args = {
+      {"--num-layers", std::to_string(model.num_layers)},
+      {"--hidden-size", std::to_string(model.hidden_size)},
+      {"--ffn-hidden-size", std::to_string(model.ffn_hidden_size)},
+      {"--num-attention-heads", std::to_string(model.num_attention_heads)},
+  };
+  if (model.num_kv_heads != model.num_attention_heads) {
+    model_args.push_back({"--group-query-attention", ""});
+    model_args.push_back({"--num-query-groups", std::to_string(model.num_kv_heads)});
+  }
+  if (model.head_dim * model.num_attention_heads != model.hidden_size) {
+    model_args.push_back({"--kv-channels", std::to_string(model.head_dim)});
+  }
+  const bool learned = model.position_embedding == PositionEmbedding::kLearned;
+  const int64_t positions = std::max(model.max_position_embeddings, seq);
+  if (learned && seq > model.max_position_embeddings) {
+    warnings.push_back(fmt::format(
+        "{} has a learned position table of {} rows but the plan trains at sequence length {}; "
+        "Megatron-LM needs --max-position-embeddings >= --seq-length, so the script sets {} (a "
+        "larger table than the model's)",
+        model.name, model.max_position_embeddings, seq, positions));
+  }
+  model_args.push_back({"--seq-length", std::to_string(seq)});
+  model_args.push_back({"--max-position-embeddings", std::to_string(positions)});
+  model_args.push_back({"--position-embedding-type", learned ? "learned_absolute" : "rope"});
+  if (model.activation == Activation::kSwiglu) model_args.push_back({"--swiglu", ""});
+  model_args.push_back({"--normalization", model.norm == Norm::kRmsNorm ? "RMSNorm" : "LayerNorm"});
+  if (!model.tied_embeddings) model_args.push_back({"--untie-embeddings-and-output-weights", ""});
+  if (!model.linear_bias) model_args.push_back({"--disable-bias-linear", ""});
+  if (model.moe) {
+    model_args.push_back({"--num-experts", std::to_string(model.moe->num_experts)});
+    model_args.push_back({"--moe-router-topk", std::to_string(model.moe->top_k)});
+    model_args.push_back(
+        {"--moe-ffn-hidden-size", std::to_string(model.moe->expert_ffn_hidden_size)});
+    if (model.moe->every_n_layers != 1) {
+      model_args.push_back({"--moe-layer-freq", std::to_string(model.moe->every_n_layers)});
+    }
+  }
+
+  std::vector<Arg> parallel_args = {
+      {"--tensor-model-parallel-size", std::to_string(plan.tp)},
+      {"--pipeline-model-parallel-size", std::to_string(plan.pp)},
+      {"--context-parallel-size", std::to_string(plan.cp)},
+  };
+  if (model.moe) {
+    parallel_args.push_back({"--expert-model-parallel-size", std::to_string(plan.ep)});
+    if (plan.ep > 1) parallel_args.push_back({"--moe-token-dispatcher-type", "alltoall"});
+  }
+  if (plan.sequence_parallel) parallel_args.push_back({"--sequence-parallel", ""});
+  if (plan.ep > 1 && plan.tp > 1 && !plan.sequence_parallel) {
+    warnings.push_back(
+        "Megatron-LM requires sequence parallelism when expert and tensor parallelism are both "
+        "on (model_parallel_config.py); the plan has sequence_parallel=false, which the script "
+        "keeps: add --sequence-parallel, or set it in the plan and re-run ppsim");
+  }
+  megatron_pipeline_args(model, plan, parallel_args, warnings);
+
+  std::vector<Arg> training_args = {
+      {"--micro-batch-size", std::to_string(plan.micro_batch_size)},
+      {"--global-batch-size", std::to_string(plan.global_batch_size)},
+  };
+  if (plan.recompute == Recompute::kSelective) {
+    training_args.push_back({"--recompute-granularity", "selective"});
+  } else if (plan.recompute == Recompute::kFull) {
+    training_args.push_back({"--recompute-granularity", "full"});
+    training_args.push_back({"--recompute-method", "uniform"});
+    training_args.push_back({"--recompute-num-layers", "1"});
+  }
+  if (plan.precision == Precision::kFp16) {
+    training_args.push_back({"--fp16", ""});
+  } else {
+    training_args.push_back({"--bf16", ""});
+    if (plan.precision == Precision::kFp8) training_args.push_back({"--fp8-format", "hybrid"});
+  }
+  const bool megatron_fsdp = plan.zero_stage >= 2;
+  if (plan.zero_stage >= 1) training_args.push_back({"--use-distributed-optimizer", ""});
+  if (megatron_fsdp) {
+    training_args.push_back({"--use-megatron-fsdp", ""});
+    training_args.push_back({"--data-parallel-sharding-strategy",
+                             plan.zero_stage == 2 ? "optim_grads" : "optim_grads_params"});
+    training_args.push_back({"--ckpt-format", "fsdp_dtensor"});
+  }
+  if (plan.offload_optimizer) {
+    training_args.push_back({"--optimizer-cpu-offload", ""});
+    // REFERENCE.md 1.1: --optimizer-offload-fraction, default 1.0.
+    if (plan.offload_fraction < 1.0) {
+      training_args.push_back(
+          {"--optimizer-offload-fraction", fmt::format("{}", plan.offload_fraction)});
+    }
+    training_args.push_back({"--use-precision-aware-optimizer", ""});
+  }
+  if (plan.dp * plan.cp > 1) {
+    training_args.push_back({"--overlap-grad-reduce", ""});
+    if (plan.zero_stage >= 1) training_args.push_back({"--overlap-param-gather", ""});
+  }
+
+  std::vector<Arg> run_args = {
+      {"--mock-data", ""},
+      {"--tokenizer-type", "NullTokenizer"},
+      {"--vocab-size", std::to_string(model.vocab_size)},
+      {"--train-iters", "\"${TRAIN_ITERS:-100}\""},
+      {"--lr", "1.0e-4"},
+      {"--log-throughput", ""},
+  };
+
+  std::string& text = out.text;
+  text += "#!/bin/bash\n";
+  text += "# Megatron-LM launch script written by `ppsim export --format megatron`.\n";
+  text += fmt::format("#   model:   {} ({})\n", model.name, model_summary(model));
+  text += fmt::format("#   cluster: {} ({})\n", cluster.name, cluster_summary(cluster));
+  text += fmt::format("#   plan:    {}\n", plan_to_inline(plan));
+  text += fmt::format("#   step:    {} microbatches of {} x {} tokens per replica, {} GPUs\n",
+                      microbatches, plan.micro_batch_size, seq, launch.world);
+  text += wrap_comment(
+      (launch.nodes == 1
+           ? std::string("Run it from the root of a Megatron-LM checkout.")
+           : fmt::format("Run it from the root of a Megatron-LM checkout on each of the {} nodes, "
+                         "with NODE_RANK set to the node's index (0..{}) and MASTER_ADDR to node "
+                         "0's address.",
+                         launch.nodes, launch.nodes - 1)) +
+          " Flags as megatron/training/arguments.py (NVIDIA/Megatron-LM) defines them.",
+      "# ", "# ");
+  for (const std::string& warning : warnings) {
+    text += wrap_comment(warning, "# WARNING: ", "#   ");
+  }
+  text += "\nset -euo pipefail\n\n";
+  if (megatron_fsdp) {
+    text += "# Megatron-FSDP (ZeRO-2/3) asserts CUDA_DEVICE_MAX_CONNECTIONS != 1 (arguments.py).\n";
+    text += "unset CUDA_DEVICE_MAX_CONNECTIONS\n\n";
+  } else {
+    text += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
+  }
+  text += fmt::format("GPUS_PER_NODE={}\n", launch.gpus_per_node);
+  text += fmt::format("NUM_NODES={}\n", launch.nodes);
+  if (launch.nodes == 1) {
+    text += "NODE_RANK=${NODE_RANK:-0}\n";
+    text += "MASTER_ADDR=${MASTER_ADDR:-localhost}\n";
+  } else {
+    // No apostrophes: inside ${VAR:?word} bash would read one as an opening quote.
+    text +=
+        fmt::format("NODE_RANK=${{NODE_RANK:?set NODE_RANK to the index of this node, 0..{}}}\n",
+                    launch.nodes - 1);
+    text += "MASTER_ADDR=${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\n";
+  }
+  text += "MASTER_PORT=${MASTER_PORT:-29500}\n\n";
+  text += bash_array("DISTRIBUTED_ARGS", {{"--nproc_per_node", "\"$GPUS_PER_NODE\""},
+                                          {"--nnodes", "\"$NUM_NODES\""},
+                                          {"--node_rank", "\"$NODE_RANK\""},
+                                          {"--master_addr", "\"$MASTER_ADDR\""},
+                                          {"--master_port", "\"$MASTER_PORT\""}});
+  text += fmt::format("\n# Model shape ({}).\n", model.name);
+  text += bash_array("MODEL_ARGS", model_args);
+  text += fmt::format(
+      "\n# Parallelism: tp {} x pp {} x cp {} x dp {} = {} GPUs; Megatron derives dp from the "
+      "world size.\n",
+      plan.tp, plan.pp, plan.cp, plan.dp, launch.world);
+  text += bash_array("PARALLEL_ARGS", parallel_args);
+  text += "\n# Batch, recompute, precision, optimizer sharding and overlap.\n";
+  text += bash_array("TRAINING_ARGS", training_args);
+  text += "\n# Not part of the plan: mock data and a short run; replace for real training.\n";
+  text += bash_array("RUN_ARGS", run_args);
+  text += "\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n";
+  text +=
+      "  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" "
+      "\"${RUN_ARGS[@]}\"\n";
+  return out;
+}
+
+}  // namespace ppsim

@@ -1,0 +1,113 @@
+#include "simulator/model/activation_memory.h"
+
+#include <algorithm>
+
+#include "simulator/spec/error.h"
+#include "simulator/model/model_stats.h"
+
+namespace ppsim {
+namespace {
+
+// Divisor of the tensors outside the tensor-parallel GEMM pairs: t with sequence parallelism.
+double replicated_divisor(const ActivationConfig& config) {
+  return config.sequence_parallel && config.tp > 1 ? static_cast<double>(config.tp) : 1.0;
+}
+
+// Tokens of one microbatch on this GPU's share of the sequence: s*b/cp.
+double local_tokens(const ActivationConfig& config) {
+  PPSIM_CHECK(config.seq_length > 0 && config.micro_batch_size > 0 && config.cp > 0);
+  PPSIM_CHECK(config.seq_length % config.cp == 0, "cp must divide the sequence length");
+  return static_cast<double>(config.seq_length / config.cp) * config.micro_batch_size;
+}
+
+// Bytes per token an MLP of width `ffn` keeps between its two GEMMs (before the tp split).
+double mlp_intermediate_bytes_per_token(const ModelSpec& model, int64_t ffn) {
+  // GeLU: fc1 output and GeLU output, F each; SwiGLU: the 2F-wide fc1 output and the product.
+  double elements = model.activation == Activation::kSwiglu ? 3.0 * ffn : 2.0 * ffn;
+  return kActivationElementBytes * elements;
+}
+
+}  // namespace
+
+ActivationConfig activation_config(const Plan& plan, const ModelSpec& model, bool flash_attention) {
+  ActivationConfig config;
+  config.seq_length = effective_seq_length(plan, model);
+  config.micro_batch_size = plan.micro_batch_size;
+  config.tp = plan.tp;
+  config.cp = plan.cp;
+  config.sequence_parallel = plan.sequence_parallel;
+  config.recompute = plan.recompute;
+  config.flash_attention = flash_attention;
+  return config;
+}
+
+LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const ActivationConfig& config,
+                                            int64_t layer_index) {
+  const double tokens = local_tokens(config);
+  const double h = model.hidden_size;
+  const double t = config.tp;
+  const double replicated = replicated_divisor(config);
+  LayerActivationBytes bytes;
+  if (config.recompute == Recompute::kFull) {
+    bytes.layer_input = kActivationElementBytes * tokens * h / replicated;
+    return bytes;
+  }
+  bytes.norm_and_gemm_inputs = 4 * kActivationElementBytes * tokens * h / replicated;
+  bytes.dropout_masks = 2 * kDropoutMaskBytes * tokens * h / replicated;
+  const double q = model.query_width();
+  // Each tp rank holds at least one key/value head (Megatron replicates them when tp > g).
+  const double kv_local = model.kv_width() * std::max(1.0 / t, 1.0 / model.num_kv_heads);
+  bytes.attention = kActivationElementBytes * tokens * (2 * q / t + 2 * kv_local);
+  if (config.recompute == Recompute::kNone) {
+    const double heads = model.num_attention_heads;
+    if (config.flash_attention) {
+      bytes.attention_core = kFp32Bytes * heads * tokens / t;
+    } else {
+      // Softmax output (2 bytes), its dropout mask (1) and the dropout output (2) per score;
+      // local queries (tokens) against all seq_length keys.
+      const double scores = heads * tokens * static_cast<double>(config.seq_length);
+      bytes.attention_core = (2 * kActivationElementBytes + kDropoutMaskBytes) * scores / t;
+    }
+  }
+  if (model.is_moe_layer(layer_index)) {
+    const MoeSpec& moe = *model.moe;
+    const double copies = tokens * moe.top_k;
+    bytes.router = kFp32Bytes * tokens * moe.num_experts / replicated;
+    bytes.mlp = copies * (kActivationElementBytes * h +
+                          mlp_intermediate_bytes_per_token(model, moe.expert_ffn_hidden_size) / t +
+                          kActivationElementBytes * h / t);
+  } else {
+    bytes.mlp = tokens * mlp_intermediate_bytes_per_token(model, model.ffn_hidden_size) / t;
+  }
+  return bytes;
+}
+
+double recompute_working_bytes(const ModelSpec& model, const ActivationConfig& config,
+                               int64_t layer_index) {
+  if (config.recompute == Recompute::kNone) return 0;
+  ActivationConfig full = config;
+  full.recompute = Recompute::kNone;
+  return layer_activation_bytes(model, full, layer_index).total() -
+         layer_activation_bytes(model, config, layer_index).total();
+}
+
+double embedding_activation_bytes(const ModelSpec& model, const ActivationConfig& config) {
+  const double tokens = local_tokens(config);
+  return kTokenIdBytes * tokens +
+         kDropoutMaskBytes * tokens * model.hidden_size / replicated_divisor(config);
+}
+
+double loss_activation_bytes(const ModelSpec& model, const ActivationConfig& config) {
+  const double tokens = local_tokens(config);
+  const double vocab = padded_vocab_size(model.vocab_size, config.tp);
+  const double norm_and_output_inputs =
+      2 * kActivationElementBytes * tokens * model.hidden_size / replicated_divisor(config);
+  return norm_and_output_inputs + kFp32Bytes * tokens * vocab / config.tp;
+}
+
+double loss_working_bytes(const ModelSpec& model, const ActivationConfig& config) {
+  const double vocab = padded_vocab_size(model.vocab_size, config.tp);
+  return kActivationElementBytes * local_tokens(config) * vocab / config.tp;
+}
+
+}  // namespace ppsim

@@ -1,0 +1,38 @@
+#include "simulator/model/chunk_layout.h"
+
+#include "simulator/spec/error.h"
+
+namespace ppsim {
+
+std::vector<int64_t> ChunkLayout::rank_chunks(int64_t rank) const {
+  std::vector<int64_t> chunks(chunks_per_rank, -1);
+  for (int64_t c = 0; c < num_chunks(); ++c) {
+    if (chunk_rank[c] == rank) chunks[chunk_local_index[c]] = c;
+  }
+  return chunks;
+}
+
+ChunkLayout chunk_layout(const Plan& plan, const ModelSpec& model) {
+  ChunkLayout layout;
+  layout.ranks = plan.pp;
+  layout.chunks_per_rank = chunks_per_rank(plan.schedule, plan.vpp);
+  layout.stage_layers = stage_layer_counts(plan, model);
+  PPSIM_CHECK(static_cast<int64_t>(layout.stage_layers.size()) == plan.pp,
+              "one layer count per stage");
+  const int64_t v = layout.chunks_per_rank;
+  int64_t first = 0;
+  for (int64_t c = 0; c < plan.pp * v; ++c) {
+    const int64_t rank = rank_of_chunk(plan.schedule, plan.pp, v, c);
+    PPSIM_CHECK(layout.stage_layers[rank] % v == 0, "chunks divide the stage's layers");
+    const int64_t count = layout.stage_layers[rank] / v;
+    layout.chunk_rank.push_back(rank);
+    layout.chunk_local_index.push_back(local_index_of_chunk(plan.schedule, plan.pp, v, c));
+    layout.chunk_first_layer.push_back(first);
+    layout.chunk_layers.push_back(count);
+    first += count;
+  }
+  PPSIM_CHECK(first == model.num_layers, "stage layers add up to the model's");
+  return layout;
+}
+
+}  // namespace ppsim

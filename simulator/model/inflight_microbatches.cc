@@ -1,0 +1,41 @@
+#include "simulator/model/inflight_microbatches.h"
+
+#include "simulator/schedule/pipeline_schedule.h"
+#include "simulator/spec/error.h"
+
+namespace ppsim {
+
+double InflightMicrobatches::stage_equivalent() const {
+  PPSIM_CHECK(!per_chunk.empty());
+  double sum = 0;
+  for (int64_t count : per_chunk) sum += static_cast<double>(count);
+  return sum / static_cast<double>(per_chunk.size());
+}
+
+std::vector<InflightMicrobatches> microbatches_in_flight_per_rank(ScheduleKind schedule,
+                                                                  int64_t pp, int64_t vpp,
+                                                                  int64_t microbatches) {
+  PPSIM_CHECK(pp >= 1 && microbatches >= 1 && vpp >= 1);
+  const PipelineSchedule order =
+      build_pipeline_schedule(schedule, static_cast<int32_t>(pp),
+                              static_cast<int32_t>(microbatches),
+                              static_cast<int32_t>(chunks_per_rank(schedule, vpp)));
+  const ActivationRelease release = schedule_traits(schedule).releases_at_input_grad
+                                        ? ActivationRelease::kAtInputGrad
+                                        : ActivationRelease::kAtWeightGrad;
+  std::vector<InflightMicrobatches> ranks;
+  for (const InflightPeak& peak : inflight_peaks(order, release)) {
+    InflightMicrobatches inflight;
+    inflight.per_chunk.assign(peak.per_local_chunk.begin(), peak.per_local_chunk.end());
+    ranks.push_back(std::move(inflight));
+  }
+  return ranks;
+}
+
+InflightMicrobatches microbatches_in_flight(ScheduleKind schedule, int64_t pp, int64_t vpp,
+                                            int64_t microbatches, int64_t rank) {
+  PPSIM_CHECK(rank >= 0 && rank < pp);
+  return microbatches_in_flight_per_rank(schedule, pp, vpp, microbatches)[rank];
+}
+
+}  // namespace ppsim

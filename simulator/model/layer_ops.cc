@@ -1,0 +1,392 @@
+#include "simulator/model/layer_ops.h"
+
+#include <algorithm>
+
+#include "simulator/spec/error.h"
+#include "simulator/model/model_stats.h"
+
+namespace ppsim {
+namespace {
+
+// Bytes per element of activations between ops (bf16/fp16, also under fp8 recipes).
+constexpr double kActivationBytes = 2;
+// fp32 main-grad accumulation in W: read 4 + write 4 bytes per weight element.
+constexpr double kMainGradBytes = 8;
+// Rough elementwise FLOPs per element (forward, backward). Only the FLOPs totals use them.
+constexpr double kRmsNormFlops = 4;          // square, sum, scale, gamma
+constexpr double kLayerNormFlops = 7;        // mean, centre, square, sum, scale, gamma, beta
+constexpr double kSwigluFlops = 5;           // per output: sigmoid (~3), x*sigmoid, times up
+constexpr double kGeluFlops = 8;             // tanh approximation
+constexpr double kRotaryFlops = 3;           // x*cos + rotate(x)*sin
+constexpr double kCrossEntropyFlopsFwd = 5;  // max, subtract, exp, sum, divide
+constexpr double kCrossEntropyFlopsBwd = 3;  // subtract one-hot, scale, cast
+// Megatron's vocab-parallel cross entropy (megatron/core/tensor_parallel/cross_entropy.py)
+// copies the bf16 logits to fp32 and sweeps them in place: cast 2+4, max 4, subtract 8,
+// exp 8, sum 4, divide 8 = 38 bytes per logit unfused; --cross-entropy-loss-fusion merges
+// some passes, so 30. Backward rewrites the saved softmax in place (8), scales it (8, partly
+// fused) and casts it to bf16 for the GEMM (4+2): about 14.
+constexpr double kCrossEntropyBytesFwd = 30;
+constexpr double kCrossEntropyBytesBwd = 14;
+
+double operand_bytes(Precision precision) { return precision == Precision::kFp8 ? 1.0 : 2.0; }
+
+// Attention, norms and elementwise ops stay in 16-bit under fp8 recipes.
+Precision non_fp8(Precision precision) {
+  return precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
+}
+
+// Sizes every op of a layer shares.
+struct Dims {
+  double b = 0;          // Micro-batch size.
+  double s = 0;          // Full sequence length.
+  double tokens = 0;     // T = b*s/cp: tokens through each GEMM on this GPU.
+  double sp_tokens = 0;  // Tn: tokens through norms and residual adds.
+  double h = 0;
+  double head_dim = 0;
+  double heads = 0;     // Query heads on this GPU.
+  double kv_heads = 0;  // Key/value heads on this GPU (replicated when g < tp).
+  double q_width = 0;   // heads * head_dim.
+  double kv_width = 0;  // kv_heads * head_dim.
+  double tp = 1;
+  double cp = 1;
+  bool sp = false;
+  Precision gemm_precision = Precision::kBf16;
+  Precision other_precision = Precision::kBf16;
+};
+
+Dims make_dims(const ModelSpec& model, const OpShape& shape) {
+  PPSIM_CHECK(shape.micro_batch_size >= 1 && shape.seq_length >= 1, "empty microbatch");
+  PPSIM_CHECK(shape.tp >= 1 && shape.cp >= 1 && shape.ep >= 1, "degrees must be >= 1");
+  PPSIM_CHECK(shape.seq_length % shape.cp == 0, "cp must divide the sequence length");
+  PPSIM_CHECK(model.num_attention_heads % shape.tp == 0, "tp must divide the attention heads");
+  PPSIM_CHECK(model.num_kv_heads % shape.tp == 0 || shape.tp % model.num_kv_heads == 0,
+              "tp and the kv heads must divide one another");
+  Dims d;
+  d.b = static_cast<double>(shape.micro_batch_size);
+  d.s = static_cast<double>(shape.seq_length);
+  d.tp = static_cast<double>(shape.tp);
+  d.cp = static_cast<double>(shape.cp);
+  d.sp = shape.sequence_parallel && shape.tp > 1;
+  d.tokens = d.b * d.s / d.cp;
+  d.sp_tokens = d.sp ? d.tokens / d.tp : d.tokens;
+  d.h = static_cast<double>(model.hidden_size);
+  d.head_dim = static_cast<double>(model.head_dim);
+  d.heads = static_cast<double>(model.num_attention_heads) / d.tp;
+  d.kv_heads = std::max(1.0, static_cast<double>(model.num_kv_heads) / d.tp);
+  d.q_width = d.heads * d.head_dim;
+  d.kv_width = d.kv_heads * d.head_dim;
+  d.gemm_precision = shape.precision;
+  d.other_precision = non_fp8(shape.precision);
+  return d;
+}
+
+double norm_parameters(const ModelSpec& model) {
+  return model.norm == Norm::kRmsNorm ? model.hidden_size : 2.0 * model.hidden_size;
+}
+
+// Y[m,n] = X[m,k] W[k,n], `batch` times, with `bias` parameters beside the weights.
+Op gemm_op(std::string_view name, double m, double n, double k, double batch, Precision precision,
+           double bias) {
+  Op op;
+  op.name = name;
+  op.op_class = OpClass::kGemm;
+  op.precision = precision;
+  op.gemm = GemmShape{m, n, k, batch};
+  double flops = 2.0 * m * n * k * batch;
+  op.flops_fwd = flops;
+  op.flops_b = flops;
+  op.flops_w = flops;
+  double in = operand_bytes(precision);
+  op.bytes_fwd = batch * ((m * k + k * n) * in + m * n * kActivationBytes);
+  op.bytes_b = batch * ((m * n + n * k) * in + m * k * kActivationBytes);
+  op.bytes_w = batch * ((m * k + m * n) * in + k * n * kMainGradBytes);
+  op.kernels_fwd = 1;
+  op.kernels_b = 1;
+  op.kernels_w = 1;
+  op.parameters = batch * (k * n + bias);
+  return op;
+}
+
+// A memory-bound op with forward and input-gradient work only.
+Op memory_op(std::string_view name, Precision precision, double flops_fwd, double bytes_fwd,
+             double flops_b, double bytes_b) {
+  Op op;
+  op.name = name;
+  op.op_class = OpClass::kMemoryBound;
+  op.precision = precision;
+  op.flops_fwd = flops_fwd;
+  op.bytes_fwd = bytes_fwd;
+  op.flops_b = flops_b;
+  op.bytes_b = bytes_b;
+  op.kernels_fwd = 1;
+  op.kernels_b = 1;
+  return op;
+}
+
+// Norm over `tokens` rows of width h. Backward reads x and dy and writes dx; the gamma
+// (and beta) gradient is reduced by a second kernel of the same pass, so it counts in B.
+Op norm_op(std::string_view name, const ModelSpec& model, const Dims& d, double tokens) {
+  double elements = tokens * d.h;
+  double per_element = model.norm == Norm::kRmsNorm ? kRmsNormFlops : kLayerNormFlops;
+  Op op =
+      memory_op(name, d.other_precision, per_element * elements, 2 * elements * kActivationBytes,
+                2 * per_element * elements, 3 * elements * kActivationBytes);
+  op.kernels_b = 2;
+  op.parameters = norm_parameters(model);
+  return op;
+}
+
+// out = x + branch over Tn tokens; backward sums the two incoming gradients.
+Op residual_op(std::string_view name, const Dims& d) {
+  double elements = d.sp_tokens * d.h;
+  return memory_op(name, d.other_precision, elements, 3 * elements * kActivationBytes, elements,
+                   3 * elements * kActivationBytes);
+}
+
+// The MLP activation over `outputs` output elements: swiglu reads two inputs per output
+// (gate and up), gelu one; backward reads the saved inputs and dy and writes dinputs.
+Op activation_op(std::string_view name, const ModelSpec& model, const Dims& d, double outputs) {
+  if (model.activation == Activation::kSwiglu) {
+    return memory_op(name, d.other_precision, kSwigluFlops * outputs,
+                     3 * outputs * kActivationBytes, 2 * kSwigluFlops * outputs,
+                     5 * outputs * kActivationBytes);
+  }
+  return memory_op(name, d.other_precision, kGeluFlops * outputs, 2 * outputs * kActivationBytes,
+                   2 * kGeluFlops * outputs, 3 * outputs * kActivationBytes);
+}
+
+double gated_factor(const ModelSpec& model) {
+  return model.activation == Activation::kSwiglu ? 2.0 : 1.0;
+}
+
+Op attention_op(const Dims& d, const OpShape& shape) {
+  Op op;
+  op.name = "attention_core";
+  op.op_class = OpClass::kAttention;
+  op.precision = d.other_precision;
+  op.attention = AttentionShape{d.b * d.heads, d.s / d.cp, d.s, d.head_dim};
+  // Causal: 4 * b*heads * (s/cp) * s * d / 2; see the header for the cp balance.
+  op.flops_fwd =
+      2.0 * op.attention.batch_heads * op.attention.q_tokens * op.attention.kv_tokens * d.head_dim;
+  op.flops_b = 2.5 * op.flops_fwd;
+  double q = d.tokens * d.q_width;                // Q, O, dO, dQ elements.
+  double kv = d.b * d.s * d.kv_width;             // K or V elements; cp's ring passes the whole
+                                                  // sequence's K and V through every rank.
+  double lse = d.b * d.heads * (d.s / d.cp) * 4;  // fp32 log-sum-exp per query row.
+  op.bytes_fwd = (2 * q + 2 * kv) * kActivationBytes + lse;
+  op.bytes_b = (4 * q + 4 * kv) * kActivationBytes + lse;
+  // Megatron's cp runs one flash call per ring step; flash-attention's backward launches
+  // three kernels (dot(dO, O) preprocess, the main dq/dk/dv kernel, the dQ conversion).
+  op.kernels_fwd = static_cast<int>(shape.cp);
+  op.kernels_b = 3 * static_cast<int>(shape.cp);
+  return op;
+}
+
+void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dims& d, OpList& ops) {
+  bool bias = model.linear_bias;
+  ops.push_back(norm_op("input_norm", model, d, d.sp_tokens));
+  double qkv_width = d.q_width + 2 * d.kv_width;
+  ops.push_back(
+      gemm_op("qkv_proj", d.tokens, qkv_width, d.h, 1, d.gemm_precision, bias ? qkv_width : 0));
+  if (model.position_embedding == PositionEmbedding::kRope) {
+    double elements = d.tokens * (d.q_width + d.kv_width);
+    ops.push_back(memory_op("rotary", d.other_precision, kRotaryFlops * elements,
+                            2 * elements * kActivationBytes, kRotaryFlops * elements,
+                            2 * elements * kActivationBytes));
+  }
+  ops.push_back(attention_op(d, shape));
+  // Row-parallel: the output bias (h) is whole on every tp rank.
+  ops.push_back(
+      gemm_op("attn_out_proj", d.tokens, d.h, d.q_width, 1, d.gemm_precision, bias ? d.h : 0));
+  ops.push_back(residual_op("attn_residual_add", d));
+  ops.push_back(norm_op("post_attn_norm", model, d, d.sp_tokens));
+}
+
+void add_dense_mlp(const ModelSpec& model, const Dims& d, OpList& ops) {
+  bool bias = model.linear_bias;
+  bool swiglu = model.activation == Activation::kSwiglu;
+  double ffn = static_cast<double>(model.ffn_hidden_size) / d.tp;
+  double up_width = gated_factor(model) * ffn;
+  ops.push_back(gemm_op(swiglu ? "mlp_up_gate" : "mlp_up", d.tokens, up_width, d.h, 1,
+                        d.gemm_precision, bias ? up_width : 0));
+  ops.push_back(activation_op(swiglu ? "swiglu_act" : "gelu_act", model, d, d.tokens * ffn));
+  ops.push_back(gemm_op("mlp_down", d.tokens, d.h, ffn, 1, d.gemm_precision, bias ? d.h : 0));
+}
+
+void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, OpList& ops) {
+  const MoeSpec& moe = *model.moe;
+  PPSIM_CHECK(moe.num_experts % shape.ep == 0, "ep must divide the experts");
+  bool bias = model.linear_bias;
+  bool swiglu = model.activation == Activation::kSwiglu;
+  double experts = static_cast<double>(moe.num_experts);
+  double top_k = static_cast<double>(moe.top_k);
+  double local_experts = experts / static_cast<double>(shape.ep);
+  // Tokens this GPU routes: its sequence-parallel share (see the header).
+  double routed = d.tokens / d.tp;
+  double dispatched = routed * top_k * d.h;  // Elements after permutation.
+
+  Op router = gemm_op("moe_router", routed, experts, d.h, 1, d.other_precision, 0);
+  router.kernels_fwd = 3;  // GEMM, softmax, top-k.
+  router.kernels_b = 2;    // Softmax backward, GEMM.
+  ops.push_back(router);
+
+  Op permute =
+      memory_op("moe_permute", d.other_precision, 0, (routed * d.h + dispatched) * kActivationBytes,
+                0, (routed * d.h + dispatched) * kActivationBytes);
+  permute.kernels_fwd = 2;  // Sort by expert, gather rows.
+  permute.all_to_all_bytes = dispatched * kActivationBytes;
+  ops.push_back(permute);
+
+  // Balanced routing: every expert receives ep*T*top_k/E tokens (header).
+  double per_expert = d.tokens * top_k * static_cast<double>(shape.ep) / experts;
+  double ffn = static_cast<double>(moe.expert_ffn_hidden_size) / d.tp;
+  double up_width = gated_factor(model) * ffn;
+  ops.push_back(gemm_op(swiglu ? "moe_expert_up_gate" : "moe_expert_up", per_expert, up_width, d.h,
+                        local_experts, d.gemm_precision, bias ? up_width : 0));
+  ops.push_back(activation_op("moe_expert_act", model, d, local_experts * per_expert * ffn));
+  ops.push_back(gemm_op("moe_expert_down", per_expert, d.h, ffn, local_experts, d.gemm_precision,
+                        bias ? d.h : 0));
+
+  // Scatter rows back and sum each token's top_k outputs weighted by its routing probs.
+  Op unpermute = memory_op("moe_unpermute", d.other_precision, 2 * dispatched,
+                           (dispatched + routed * d.h) * kActivationBytes, 2 * dispatched,
+                           (dispatched + routed * d.h) * kActivationBytes);
+  unpermute.all_to_all_bytes = dispatched * kActivationBytes;
+  ops.push_back(unpermute);
+}
+
+}  // namespace
+
+void OpList::push_back(const Op& op) {
+  PPSIM_CHECK(size_ < kMaxOps, "OpList capacity exceeded");
+  ops_[size_++] = op;
+}
+
+const Op* OpList::find(std::string_view name) const {
+  for (const Op& op : *this) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+OpShape op_shape(const Plan& plan, const ModelSpec& model) {
+  OpShape shape;
+  shape.micro_batch_size = plan.micro_batch_size;
+  shape.seq_length = plan.seq_length.value_or(model.seq_length);
+  shape.tp = plan.tp;
+  shape.cp = plan.cp;
+  shape.ep = plan.ep;
+  shape.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
+  shape.precision = plan.precision;
+  shape.recompute = plan.recompute;
+  return shape;
+}
+
+OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_index) {
+  PPSIM_CHECK(layer_index >= 0 && layer_index < model.num_layers, "layer index out of range");
+  Dims d = make_dims(model, shape);
+  OpList ops;
+  add_attention_block(model, shape, d, ops);
+  if (model.is_moe_layer(layer_index)) {
+    add_moe_mlp(model, shape, d, ops);
+  } else {
+    add_dense_mlp(model, d, ops);
+  }
+  ops.push_back(residual_op("mlp_residual_add", d));
+
+  for (Op& op : ops) {
+    op.recomputed =
+        shape.recompute == Recompute::kFull ||
+        (shape.recompute == Recompute::kSelective && op.op_class == OpClass::kAttention);
+  }
+  return ops;
+}
+
+OpList embedding_ops(const ModelSpec& model, const OpShape& shape) {
+  Dims d = make_dims(model, shape);
+  double vocab = static_cast<double>(padded_vocab_size(model.vocab_size, shape.tp)) / d.tp;
+  OpList ops;
+  // Each tp rank looks up all T tokens in its vocabulary shard (about T/tp hits) and writes
+  // a masked T x h output for the tp reduction. The backward is PyTorch's dense embedding
+  // gradient: zero-fill the shard's V/tp x h bf16 gradient, scatter-add dY into it, then add
+  // it to the fp32 main grad; there is no input gradient (token ids).
+  Op embedding;
+  embedding.name = "embedding";
+  embedding.op_class = OpClass::kMemoryBound;
+  embedding.precision = d.other_precision;
+  embedding.bytes_fwd = (d.tokens * d.h / d.tp + d.tokens * d.h) * kActivationBytes;
+  embedding.kernels_fwd = 2;
+  embedding.flops_w = d.tokens * d.h + vocab * d.h;
+  embedding.bytes_w =
+      d.tokens * d.h * kActivationBytes + vocab * d.h * (2 * kActivationBytes + kMainGradBytes);
+  embedding.kernels_w = 3;
+  embedding.parameters = vocab * d.h;
+  ops.push_back(embedding);
+  if (model.position_embedding == PositionEmbedding::kLearned) {
+    // A whole (not vocab-parallel) table: read s/cp rows and add them to the word embeddings.
+    double table = static_cast<double>(model.max_position_embeddings);
+    Op position;
+    position.name = "position_embedding";
+    position.op_class = OpClass::kMemoryBound;
+    position.precision = d.other_precision;
+    position.flops_fwd = d.tokens * d.h;
+    position.bytes_fwd = 3 * d.tokens * d.h * kActivationBytes;
+    position.kernels_fwd = 2;
+    position.flops_w = d.tokens * d.h + table * d.h;
+    position.bytes_w =
+        d.tokens * d.h * kActivationBytes + table * d.h * (2 * kActivationBytes + kMainGradBytes);
+    position.kernels_w = 3;
+    position.parameters = table * d.h;
+    ops.push_back(position);
+  }
+  return ops;
+}
+
+OpList head_ops(const ModelSpec& model, const OpShape& shape) {
+  Dims d = make_dims(model, shape);
+  double vocab = static_cast<double>(padded_vocab_size(model.vocab_size, shape.tp)) / d.tp;
+  OpList ops;
+  ops.push_back(norm_op("final_norm", model, d, d.sp_tokens));
+  Op output = gemm_op("output_proj", d.tokens, vocab, d.h, 1, d.gemm_precision, 0);
+  if (model.tied_embeddings) output.parameters = 0;
+  ops.push_back(output);
+  double logits = d.tokens * vocab;
+  Op loss = memory_op("cross_entropy", d.other_precision, kCrossEntropyFlopsFwd * logits,
+                      kCrossEntropyBytesFwd * logits, kCrossEntropyFlopsBwd * logits,
+                      kCrossEntropyBytesBwd * logits);
+  loss.kernels_fwd = 6;  // Cast, max, subtract+exp, sum, divide, loss gather.
+  loss.kernels_b = 3;
+  ops.push_back(loss);
+  return ops;
+}
+
+OpTotals sum_ops(const OpList& ops) {
+  OpTotals totals;
+  for (const Op& op : ops) {
+    totals.flops_fwd += op.flops_fwd;
+    totals.flops_b += op.flops_b;
+    totals.flops_w += op.flops_w;
+    if (op.recomputed) totals.recompute_flops += op.flops_fwd;
+    totals.bytes_fwd += op.bytes_fwd;
+    totals.bytes_b += op.bytes_b;
+    totals.bytes_w += op.bytes_w;
+    totals.parameters += op.parameters;
+    totals.all_to_all_bytes += op.all_to_all_bytes;
+    totals.kernels += op.kernels_fwd + op.kernels_b + op.kernels_w;
+  }
+  return totals;
+}
+
+std::string_view op_class_name(OpClass op_class) {
+  switch (op_class) {
+    case OpClass::kGemm:
+      return "gemm";
+    case OpClass::kAttention:
+      return "attention";
+    case OpClass::kMemoryBound:
+      return "memory_bound";
+  }
+  return "?";
+}
+
+}  // namespace ppsim

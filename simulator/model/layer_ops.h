@@ -1,0 +1,203 @@
+// The compute work of one GPU for one microbatch, as a list of ops per transformer layer.
+//
+// Each layer is broken into the kernels Megatron-LM runs (REFERENCE.md 1.5 structure):
+//   input_norm, qkv_proj, rotary, attention_core, attn_out_proj, attn_residual_add,
+//   post_attn_norm, then either the dense MLP
+//     mlp_up_gate (swiglu) | mlp_up (gelu), swiglu_act | gelu_act, mlp_down
+//   or the MoE block
+//     moe_router, moe_permute, moe_expert_up_gate | moe_expert_up, moe_expert_act,
+//     moe_expert_down, moe_unpermute
+//   and mlp_residual_add.
+// The embedding is "embedding" (+ "position_embedding" for learned positions); the head is
+// final_norm, output_proj, cross_entropy.
+//
+// Every number is per GPU, already divided by the plan's parallelism:
+//   T  = b*s/cp tokens enter each GEMM (a cp rank holds s/cp query tokens; GEMMs are split
+//        over tp by columns or rows, so every tp rank sees all T tokens);
+//   Tn = T/tp tokens go through norms and residual adds with sequence parallelism, T without;
+//   heads a/tp per GPU; kv heads g/tp, or 1 (replicated) when g < tp; F/tp of the MLP.
+// FLOPs count a multiply-add as 2. Each op has three passes: forward (F), input gradient (B,
+// "dgrad") and weight gradient (W, "wgrad"), so zero-bubble schedules can split B from W:
+//   GEMM  Y[m,n] = X[m,k] W[k,n]:  F = 2mnk, B = dX = dY W^T: 2mnk, W = dW = X^T dY: 2mnk.
+//   Causal flash attention per GPU: F = 4*b*(s/cp)*s*d*(a/tp)/2 (the /2 is the causal mask,
+//     the 4 is QK^T plus PV at 2 FLOPs each), i.e. 2*b*s^2*d*a/(cp*tp); B = 2.5 F, W = 0.
+//     2.5x is flash attention's backward (five matmuls against the forward's two, because it
+//     recomputes the scores blockwise instead of storing them); Dao-AILab/flash-attention
+//     benchmarks/benchmark_flash_attention.py: flops(mode="bwd") = 2.5 * flops(mode="fwd").
+//     Megatron's model-FLOPs formula (model_stats.h) counts 2 F for the backward instead,
+//     so hardware FLOPs here exceed model FLOPs by 0.5 F per layer.
+//   Context parallelism with Megatron's load balancing (each rank holds chunks i and
+//     2cp-1-i of 2cp) gives every rank exactly 1/cp of the causal work, so the formula is exact.
+//   Memory-bound ops carry rough elementwise FLOP counts (a few per element); only their
+//     bytes matter for time, and Megatron's formula leaves them out.
+// Bytes are HBM traffic per pass (reads + writes). Activations are 2 bytes (bf16/fp16; with
+// fp8, Transformer Engine feeds GEMMs fp8 operands, 1 byte, but writes bf16 outputs and keeps
+// norms, attention and elementwise ops in bf16). Weight gradients accumulate into fp32 main
+// grads (Megatron's gradient_accumulation_fusion): 8 bytes read+write per weight in W.
+//
+// MoE (Megatron's alltoall token dispatcher; expert tensor parallelism = tp, the default):
+//   each GPU routes its Tn = T/tp tokens (Megatron requires sequence parallelism for MoE with
+//   tp > 1, so this holds whatever the flag), permutes them into Tn*top_k rows and all-to-alls
+//   them over the ep group; with tp > 1 the rows are then all-gathered over the tp group
+//   (and reduce-scattered after the experts), which moves tp times all_to_all_bytes. Under
+//   balanced routing each of the E/ep local experts gets m = b*s*top_k*ep/(cp*E) tokens and
+//   holds F_e/tp of its MLP, so a GPU's expert FLOPs are those of T/tp tokens times top_k:
+//   independent of ep, which changes only the shapes, the parameters and the all-to-all.
+//   The router (h x E, replicated) is not in Megatron's FLOPs formula either.
+//
+// Recompute (Plan::recompute) marks ops whose forward runs again inside backward, before B:
+//   selective: the attention core only. Megatron's "core_attn" checkpoint re-runs it
+//     (attention.py _checkpointed_attention_forward). Korthikanti et al. 2022 chose it because
+//     its activations are large (the s x s scores, softmax and dropout mask) and its FLOPs
+//     small. Flash attention never stores the scores: its backward already recomputes them
+//     blockwise (the 2.5x above), keeping only Q, K, V, the output and a per-row log-sum-exp.
+//     So with flash attention, selective recompute is nearly free in time (one attention
+//     forward, small next to the layer's GEMMs when s << 6h) and also saves little memory;
+//     the memory model (memory_model.h) decides what it saves.
+//   full: every op of the layer (Megatron --recompute-granularity full, one layer per
+//     checkpoint); embedding and head are never recomputed.
+// Dropout is not modelled: ModelSpec has no dropout rate and current LLM recipes use 0; a
+// nonzero rate would fuse into the residual adds (Megatron's bias_dropout_add) with a mask.
+//
+// Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/plan.h"
+
+namespace ppsim {
+
+// How an op's time is estimated (cost_model.h).
+enum class OpClass {
+  kGemm,         // Tensor-core matmul: FLOPs at a shape-dependent efficiency.
+  kAttention,    // Fused (flash) attention: FLOPs at the attention efficiency.
+  kMemoryBound,  // Elementwise, norm, gather/scatter, softmax: bytes over HBM bandwidth.
+};
+
+// The shape of a (batched) GEMM in the forward pass: `batch` independent products
+// Y[m,n] = X[m,k] W[k,n]. Dimensions are averages and may be fractional (tokens per expert).
+// B computes dX[m,k] from dY[m,n] (shape m,k,n); W computes dW[k,n] (shape k,n,m).
+struct GemmShape {
+  double m = 0;      // Output rows: tokens (per expert for MoE).
+  double n = 0;      // Output columns: the weight's output width on this GPU.
+  double k = 0;      // Reduction dimension: the weight's input width on this GPU.
+  double batch = 1;  // Independent GEMMs of this shape (local experts); 1 otherwise.
+};
+
+// The shape of a fused attention call on one GPU.
+struct AttentionShape {
+  double batch_heads = 0;  // b * query heads on this GPU.
+  double q_tokens = 0;     // Query tokens per sequence on this GPU: s/cp.
+  double kv_tokens = 0;    // Key/value tokens each query block can see: s (causal).
+  double head_dim = 0;     // d.
+};
+
+// One kernel (or fused group of kernels) of the step, with its work per pass.
+// Invariant: a pass with no kernels has zero FLOPs and bytes.
+struct Op {
+  std::string_view name;  // Static name, e.g. "qkv_proj" (header list above).
+  OpClass op_class = OpClass::kMemoryBound;
+  Precision precision = Precision::kBf16;  // Math precision; attention and memory-bound ops
+                                           // never run in fp8 (bf16 instead).
+  GemmShape gemm;                          // kGemm only: the forward shape.
+  AttentionShape attention;                // kAttention only.
+
+  double flops_fwd = 0;  // FLOP in the forward pass.
+  double flops_b = 0;    // FLOP in the input-gradient pass.
+  double flops_w = 0;    // FLOP in the weight-gradient pass (0 for ops without weights).
+  double bytes_fwd = 0;  // HBM bytes read + written, forward.
+  double bytes_b = 0;    // HBM bytes read + written, input gradient.
+  double bytes_w = 0;    // HBM bytes read + written, weight gradient.
+  int kernels_fwd = 0;   // Kernel launches per pass (each pays CostModel's launch overhead).
+  int kernels_b = 0;
+  int kernels_w = 0;
+
+  double parameters = 0;  // Parameters this GPU holds for this op (weights + biases).
+  // moe_permute: bytes this GPU dispatches in the ep all-to-all after it (nccl-tests "size":
+  // the whole send buffer, of which (ep-1)/ep leaves the GPU); moe_unpermute: the same for the
+  // combine all-to-all before it. 0 for every other op.
+  double all_to_all_bytes = 0;
+  bool recomputed = false;  // Forward re-run inside backward under the shape's recompute.
+};
+
+// The largest op list one call produces (an MoE layer has 14 ops).
+inline constexpr int kMaxOps = 16;
+
+// A fixed-capacity list of ops: no heap allocation, so building one in the planner's inner
+// loop costs only arithmetic. Iterates in execution order of the forward pass.
+class OpList {
+ public:
+  // REQUIRES: size() < kMaxOps.
+  void push_back(const Op& op);
+  int size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Op& operator[](int i) const { return ops_[i]; }
+  Op& operator[](int i) { return ops_[i]; }
+  const Op* begin() const { return ops_.data(); }
+  const Op* end() const { return ops_.data() + size_; }
+  Op* begin() { return ops_.data(); }
+  Op* end() { return ops_.data() + size_; }
+  // The first op named `name`, or nullptr.
+  const Op* find(std::string_view name) const;
+
+ private:
+  std::array<Op, kMaxOps> ops_{};
+  int size_ = 0;
+};
+
+// How one GPU runs a layer: the microbatch, the sequence and the parallel split.
+struct OpShape {
+  int64_t micro_batch_size = 1;            // b, sequences per microbatch. >= 1.
+  int64_t seq_length = 0;                  // s, the full training sequence (before cp). Required.
+  int64_t tp = 1;                          // Tensor-parallel degree; divides the attention heads.
+  int64_t cp = 1;                          // Context-parallel degree; divides s.
+  int64_t ep = 1;                          // Expert-parallel degree; divides the expert count.
+  bool sequence_parallel = false;          // Norms and residuals on s/tp tokens (tp > 1).
+  Precision precision = Precision::kBf16;  // GEMM precision.
+  Recompute recompute = Recompute::kNone;  // Which forwards re-run inside backward.
+};
+
+// The OpShape of a plan: its degrees, micro-batch size, sequence length (the plan's or the
+// model's), precision and recompute. Sequence parallelism only counts with tp > 1.
+OpShape op_shape(const Plan& plan, const ModelSpec& model);
+
+// The ops of transformer layer `layer_index` (0-based; MoE layers differ) on one GPU.
+// REQUIRES: the shape fits the model (tp divides the heads, cp divides s, ep divides the
+// experts); plan validation guarantees it, and a violation is a bug (PPSIM_CHECK).
+OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_index);
+
+// The first pipeline stage's extra ops: the vocab-parallel token embedding (V_pad/tp rows on
+// each GPU, V_pad = padded_vocab_size(V, tp)) and, for learned positions, the position table.
+OpList embedding_ops(const ModelSpec& model, const OpShape& shape);
+
+// The last pipeline stage's extra ops: final_norm, output_proj (V_pad/tp columns; holds no
+// parameters when tied, since the weight belongs to the embedding: with pp > 1 Megatron keeps
+// a copy on the last stage, which the memory model adds) and the vocab-parallel cross_entropy.
+OpList head_ops(const ModelSpec& model, const OpShape& shape);
+
+// Sums over an op list (a layer, the embedding or the head) on one GPU.
+struct OpTotals {
+  double flops_fwd = 0;
+  double flops_b = 0;
+  double flops_w = 0;
+  double recompute_flops = 0;  // Forward FLOPs re-run inside backward (ops marked recomputed).
+  double bytes_fwd = 0;
+  double bytes_b = 0;
+  double bytes_w = 0;
+  double parameters = 0;
+  double all_to_all_bytes = 0;  // Dispatch plus combine, per the field's definition.
+  int kernels = 0;              // Launches over all three passes (recompute excluded).
+
+  double flops_total() const { return flops_fwd + flops_b + flops_w; }
+};
+
+OpTotals sum_ops(const OpList& ops);
+
+std::string_view op_class_name(OpClass op_class);
+
+}  // namespace ppsim

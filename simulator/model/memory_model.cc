@@ -1,0 +1,232 @@
+#include "simulator/model/memory_model.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "simulator/model/activation_memory.h"
+#include "simulator/model/chunk_layout.h"
+#include "simulator/spec/error.h"
+#include "simulator/model/inflight_microbatches.h"
+#include "simulator/model/model_stats.h"
+#include "simulator/model/worker_layout.h"
+
+// Sources of the workspace constants in memory_model.h:
+// - CUDA context: the first CUDA call of a PyTorch process takes ~723 MiB on the device
+//   (discuss.pytorch.org "What is the reason for pytorch's GPU memory floor?"); lazy module
+//   loading lowers it and NCCL/TE kernels raise it: 0.75 GiB.
+// - cuBLAS: the cuBLAS guide recommends a 32 MiB workspace on Hopper (4 MiB before); PyTorch
+//   allocates it per handle and stream (pytorch/pytorch#120925) and Transformer Engine keeps its
+//   own: 2 x 32 MiB.
+// - NCCL: each channel's connection holds a Simple buffer (DEFAULT_BUFFSIZE = 4 MiB, init.cc),
+//   an LL buffer (8 lines x 512 threads x 8 steps x 16 B = 512 KiB) and an LL128 buffer
+//   (120 elems x 640 threads x 8 steps x 8 B = 4,915,200 B): 9,633,792 B; with 16 channels per
+//   communicator (typical on NVLink/InfiniBand H100 nodes) about 147 MiB per communicator.
+
+namespace ppsim {
+namespace {
+
+// Parameters one GPU holds of layer `index`: tp-split, replicated and expert parts.
+struct LayerShare {
+  double dense = 0;
+  double expert = 0;
+};
+LayerShare layer_share(const ModelSpec& model, const Plan& plan, int64_t index) {
+  LayerParameters layer = layer_parameters(model, index);
+  const double h = model.hidden_size;
+  const double t = plan.tp;
+  const bool moe = model.is_moe_layer(index);
+  // Row-parallel GEMMs (attention output, fc2) keep their bias h whole on every tp rank.
+  double replicated_bias = model.linear_bias ? (moe ? h : 2 * h) : 0.0;
+  double split = layer.attention + (moe ? 0.0 : layer.mlp) - replicated_bias;
+  // K and V projections (with biases): tp > g replicates kv heads, t/g copies of each.
+  const double kv = model.kv_width();
+  const double kv_weights = 2 * h * kv + (model.linear_bias ? 2 * kv : 0.0);
+  const double kv_copies = std::max(1.0, t / model.num_kv_heads);
+  LayerShare share;
+  share.dense =
+      (split + (kv_copies - 1) * kv_weights) / t + replicated_bias + layer.norms + layer.router;
+  if (moe) share.expert = layer.mlp / static_cast<double>(plan.ep * plan.tp);
+  return share;
+}
+
+// Node group of each GPU rank range; the stage's group is the one with the least memory.
+int64_t node_group_of_stage(const ClusterSpec& cluster, const Plan& plan, int64_t stage) {
+  PPSIM_CHECK(!cluster.nodes.empty());
+  if (!plan.placement.empty()) {
+    int64_t group = plan.placement[stage];
+    PPSIM_CHECK(group >= 0 && group < static_cast<int64_t>(cluster.nodes.size()));
+    return group;
+  }
+  const int64_t per_stage = plan.tp * plan.dp * plan.cp;
+  const int64_t first = stage * per_stage;
+  const int64_t last = first + per_stage - 1;
+  int64_t chosen = -1;
+  int64_t group_first = 0;
+  for (int64_t group = 0; group < static_cast<int64_t>(cluster.nodes.size()); ++group) {
+    int64_t group_last = group_first + cluster.nodes[group].num_gpus() - 1;
+    bool overlaps = first <= group_last && last >= group_first;
+    if (overlaps && (chosen < 0 || cluster.nodes[group].gpu.memory_bytes <
+                                       cluster.nodes[chosen].gpu.memory_bytes)) {
+      chosen = group;
+    }
+    group_first = group_last + 1;
+  }
+  PPSIM_CHECK(chosen >= 0, "the cluster has enough GPUs for the plan");
+  return chosen;
+}
+
+// NCCL communicators a GPU of `stage` belongs to (groups of more than one rank).
+int64_t communicators(const ModelSpec& model, const Plan& plan, int64_t stage,
+                      int64_t loss_rank) {
+  int64_t count = 0;
+  if (plan.tp > 1) ++count;
+  if (plan.cp > 1) ++count;
+  if (plan.dp * plan.cp > 1) ++count;  // Gradient reduction / ZeRO collectives.
+  if (plan.pp > 1) ++count;            // Pipeline send/recv.
+  if (plan.ep > 1) ++count;            // Expert all-to-all.
+  // Tied embeddings across ranks: the embedding group (first and loss rank) all-reduces grads.
+  if (model.tied_embeddings && loss_rank != 0 && (stage == 0 || stage == loss_rank)) ++count;
+  return count;
+}
+
+// stage_parameters over a layout already derived.
+StageParameters stage_parameters_in(const ModelSpec& model, const Plan& plan,
+                                    const ChunkLayout& layout, int64_t stage) {
+  PPSIM_CHECK(stage >= 0 && stage < plan.pp);
+  StageParameters params;
+  for (int64_t chunk : layout.rank_chunks(stage)) {
+    const int64_t first = layout.chunk_first_layer[chunk];
+    for (int64_t index = first; index < first + layout.chunk_layers[chunk]; ++index) {
+      LayerShare share = layer_share(model, plan, index);
+      params.dense += share.dense;
+      params.expert += share.expert;
+      params.largest_layer = std::max(params.largest_layer, share.dense + share.expert);
+    }
+  }
+  const double h = model.hidden_size;
+  const double embedding =
+      static_cast<double>(padded_vocab_size(model.vocab_size, plan.tp)) * h / plan.tp;
+  if (stage == 0) {
+    params.dense += embedding;
+    if (model.position_embedding == PositionEmbedding::kLearned) {
+      params.dense += static_cast<double>(model.max_position_embeddings) * h;
+    }
+  }
+  if (stage == layout.loss_rank()) {
+    params.dense += count_parameters(model).final_norm;
+    // Untied: the output layer. Tied: the shared weight, which rank 0 already holds if it is
+    // also the loss rank, and which Megatron duplicates on a separate loss rank.
+    if (!model.tied_embeddings || stage != 0) params.dense += embedding;
+  }
+  return params;
+}
+
+}  // namespace
+
+StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64_t stage) {
+  return stage_parameters_in(model, plan, chunk_layout(plan, model), stage);
+}
+
+MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
+  return estimate_memory(model, cluster, plan, MemoryOptions{});
+}
+
+MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
+                             const MemoryOptions& options) {
+  PPSIM_CHECK(plan.pp >= 1 && plan.tp >= 1 && plan.dp >= 1 && plan.cp >= 1 && plan.ep >= 1);
+  PPSIM_CHECK((plan.dp * plan.cp) % plan.ep == 0, "ep divides dp*cp");
+  const ActivationConfig config = activation_config(plan, model, options.flash_attention);
+  const ChunkLayout layout = chunk_layout(plan, model);
+  const int64_t chunks = layout.chunks_per_rank;
+  const int64_t microbatches = num_microbatches(plan);
+  const int64_t loss_rank = layout.loss_rank();
+  const std::vector<InflightMicrobatches> inflight_per_rank =
+      microbatches_in_flight_per_rank(plan.schedule, plan.pp, chunks, microbatches);
+  const double dense_group = static_cast<double>(plan.dp * plan.cp);
+  const double expert_group = dense_group / static_cast<double>(plan.ep);
+  const int zero = plan.zero_stage;
+
+  MemoryReport report;
+  double least_headroom = std::numeric_limits<double>::infinity();
+  for (int64_t stage = 0; stage < plan.pp; ++stage) {
+    StageMemory memory;
+    memory.stage = stage;
+    memory.layers = layout.stage_layers[stage];
+    memory.node_group = node_group_of_stage(cluster, plan, stage);
+    const GpuSpec& gpu = cluster.nodes[memory.node_group].gpu;
+    memory.gpu = gpu.name;
+    memory.capacity_bytes = gpu.memory_bytes;
+
+    // Weights, gradients, optimizer states.
+    StageParameters params = stage_parameters_in(model, plan, layout, stage);
+    auto sharded = [&](double bytes_per_param, bool shard) {
+      return bytes_per_param *
+             (shard ? params.dense / dense_group + params.expert / expert_group : params.total());
+    };
+    memory.weights_bytes = sharded(kWeightBytesPerParam, zero >= 3);
+    memory.gradients_bytes = sharded(gradient_bytes_per_param(plan.precision), zero >= 2);
+    const double offloaded = offloaded_fraction(plan);
+    memory.host_optimizer_bytes = offloaded * sharded(kHostOptimizerBytesPerParam, zero >= 1);
+    memory.host_gradient_bytes = offloaded * sharded(gradient_bytes_per_param(plan.precision), zero >= 1);
+    memory.optimizer_bytes = (1 - offloaded) * sharded(kOptimizerBytesPerParam, zero >= 1);
+    if (zero >= 3) memory.transient_bytes += kWeightBytesPerParam * params.largest_layer;
+    if (zero >= 2) {
+      memory.transient_bytes += gradient_bytes_per_param(plan.precision) * params.largest_layer;
+    }
+
+    // Activations: per chunk, per microbatch, times the chunk's in-flight count.
+    const InflightMicrobatches& inflight = inflight_per_rank[stage];
+    memory.microbatches_in_flight = inflight.stage_equivalent();
+    memory.chunk_microbatches_in_flight = inflight.per_chunk;
+    const std::vector<int64_t> rank_chunks = layout.rank_chunks(stage);
+    double recompute_working = 0;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const int64_t first = layout.chunk_first_layer[rank_chunks[chunk]];
+      double bytes = 0;
+      for (int64_t index = first; index < first + layout.chunk_layers[rank_chunks[chunk]];
+           ++index) {
+        bytes += layer_activation_bytes(model, config, index).total();
+        recompute_working =
+            std::max(recompute_working, recompute_working_bytes(model, config, index));
+      }
+      if (stage == 0 && chunk == 0) bytes += embedding_activation_bytes(model, config);
+      memory.chunk_activations_per_microbatch_bytes.push_back(bytes);
+      memory.activations_per_microbatch_bytes += bytes;
+      memory.activations_bytes += bytes * static_cast<double>(inflight.per_chunk[chunk]);
+    }
+    memory.transient_bytes += recompute_working;
+    if (stage == loss_rank) {
+      memory.logits_per_microbatch_bytes = loss_activation_bytes(model, config);
+      memory.logits_bytes =
+          memory.logits_per_microbatch_bytes * static_cast<double>(
+              inflight.per_chunk[layout.chunk_local_index[layout.loss_chunk()]]);
+      memory.transient_bytes += loss_working_bytes(model, config);
+    }
+
+    memory.workspace_bytes =
+        kCudaContextBytes + kCublasWorkspaceBytes +
+        kNcclBytesPerCommunicator * static_cast<double>(communicators(model, plan, stage, loss_rank));
+    memory.peak_bytes = memory.weights_bytes + memory.gradients_bytes + memory.optimizer_bytes +
+                        memory.activations_bytes + memory.logits_bytes + memory.transient_bytes +
+                        memory.workspace_bytes;
+
+    report.peak_bytes = std::max(report.peak_bytes, memory.peak_bytes);
+    if (memory.peak_bytes > memory.capacity_bytes) report.fits = false;
+    if (memory.headroom_bytes() < least_headroom) {
+      least_headroom = memory.headroom_bytes();
+      report.worst_stage = stage;
+      report.over_bytes = std::max(0.0, -memory.headroom_bytes());
+    }
+    report.stages.push_back(std::move(memory));
+  }
+  std::vector<double> host_bytes_per_gpu;
+  for (const StageMemory& stage : report.stages) {
+    host_bytes_per_gpu.push_back(stage.host_optimizer_bytes + stage.host_gradient_bytes);
+  }
+  report.host =
+      host_memory_per_node(cluster, build_worker_layout(plan, cluster), host_bytes_per_gpu);
+  if (!report.host.fits) report.fits = false;
+  return report;
+}
+
+}  // namespace ppsim

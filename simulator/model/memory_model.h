@@ -1,0 +1,145 @@
+// Memory model: peak bytes per pipeline stage on one GPU, and whether the plan fits.
+//
+// A stage's GPU holds, at its peak:
+//   weights + gradients + optimizer states          (persistent; from the stage's parameters)
+//   + activations of the microbatches in flight     (per-microbatch sizes x in-flight counts)
+//   + logits/loss buffers                           (on the rank holding the last virtual stage)
+//   + transient buffers                             (one layer or one microbatch at a time)
+//   + workspace                                     (CUDA context, cuBLAS workspace, NCCL buffers)
+// The in-flight counts are closed forms per schedule (inflight_microbatches.h) until the
+// simulated timeline replaces them; the per-microbatch sizes (activation_memory.h) stay.
+//
+// Parameters per stage (Megatron-LM's layout; REFERENCE.md 1.3 and 1.5):
+// - Transformer layers as stage_layer_counts() assigns them; with vpp chunks a rank's layers
+//   are split evenly over its chunks, and chunk c of rank r is virtual stage c*pp + r
+//   (interleaved) or r / 2pp-1-r (zbv, dualpipev), which decides which layers are MoE.
+// - Attention and dense-MLP weights are split by tp; norms, the MoE router and the biases of the
+//   row-parallel GEMMs (attention output, fc2) are replicated across tp; routed experts are
+//   split by ep * etp with etp = tp (Megatron's default expert tensor parallelism). When tp
+//   exceeds the kv heads g, each tp rank keeps a whole kv head: the K and V projections count
+//   2*h*K/g per GPU instead of 2*h*K/tp.
+// - The word embedding (vocabulary padded to a multiple of 128*tp, padded_vocab_size()) sits,
+//   split by tp, on the rank holding virtual stage 0, with any learned position table
+//   (replicated). The output layer (split by tp) and the final norm sit on the rank holding the
+//   last virtual stage. With tied embeddings that rank still holds a full copy of the embedding
+//   when it is not rank 0 (Megatron keeps one on the last stage and all-reduces its gradient).
+//
+// Bytes per parameter (mixed-precision Adam as Megatron runs it; the distributed-optimizer
+// docs): 2 (bf16/fp16 weights) + 4 (fp32 main gradients) + 4 (fp32 master weights) + 8 (Adam m
+// and v, fp32) = 18. fp16 training keeps 2-byte gradients (16 bytes; gradient_bytes_per_param). ZeRO shards over the data-parallel group, D = dp*cp for dense parameters
+// (Megatron's distributed optimizer shards over the data-and-context-parallel group) and
+// D_e = dp*cp/ep for expert parameters (world / (etp*ep*pp)):
+//   zero 0:  2 + 4 + 12          = 18
+//   zero 1:  2 + 4 + 12/D        = 6 + 12/D  (Megatron's distributed optimizer)
+//   zero 2:  2 + 4/D + 12/D
+//   zero 3:  2/D + 4/D + 12/D    = 18/D      (FSDP), plus a transient of one gathered layer
+// ZeRO-2 and -3 also hold one layer's unsharded fp32 gradients transiently before its
+// reduce-scatter. fp8 plans keep bf16 weights (Megatron without --fp8-param-gather): same bytes.
+// offload_optimizer moves the fraction f = offloaded_fraction(plan) of the 12 optimizer bytes
+// (master weights and Adam states, sharded as above) to host memory, with a 4-byte fp32 gradient
+// buffer per offloaded parameter (optimizer_offload.h); the GPU keeps (1 - f) of the optimizer
+// bytes, its weights and gradients. Each node's host memory must hold its GPUs' offloaded bytes.
+//
+// Workspace (one figure per GPU; estimates, see memory_model.cc for sources):
+//   CUDA context and loaded kernels                      0.75 GiB
+//   cuBLAS/cuBLASLt workspaces, 2 streams x 32 MiB       64 MiB
+//   NCCL buffers, per communicator the plan uses          ~147 MiB (16 channels x 9.19 MiB)
+// The caching allocator's fragmentation is not modelled (Megatron's no-SP estimate adds 5%).
+//
+// Capacity of a stage is the GPU memory of the node group it runs on: plan.placement[stage]
+// when given, else GPUs are taken in cluster order, stage s using ranks
+// [s*tp*dp*cp, (s+1)*tp*dp*cp) (Megatron's default order puts pp outermost); a stage spanning
+// two groups gets the smaller memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/model/optimizer_offload.h"
+#include "simulator/model/parameter_bytes.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/plan.h"
+
+namespace ppsim {
+
+// Workspace constants (sources in memory_model.cc).
+inline constexpr double kCudaContextBytes = 0.75 * 1024 * 1024 * 1024;
+inline constexpr double kCublasWorkspaceBytes = 2 * 32.0 * 1024 * 1024;
+inline constexpr double kNcclBytesPerCommunicator = 16 * 9633792.0;
+
+// Parameters one GPU of a pipeline stage holds, split by how ZeRO shards them.
+struct StageParameters {
+  double dense = 0;          // Non-expert parameters on this GPU (already split by tp).
+  double expert = 0;         // Routed-expert parameters on this GPU (already split by ep*tp).
+  double largest_layer = 0;  // Parameters of the stage's largest layer on this GPU (for the
+                             // ZeRO-2/3 transients).
+  double total() const { return dense + expert; }
+};
+
+// Parameters held by one GPU of pipeline rank `stage`. REQUIRES: a valid plan for the model.
+StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64_t stage);
+
+// One pipeline rank's memory on one of its GPUs (all GPUs of a stage are alike). Bytes.
+struct StageMemory {
+  int64_t stage = 0;       // Pipeline rank, 0-based.
+  int64_t layers = 0;      // Transformer layers on this rank (all chunks).
+  std::string gpu;         // GPU model it runs on (node group's GPU name).
+  int64_t node_group = 0;  // Index into cluster.nodes.
+
+  double weights_bytes = 0;    // Model weights, 2 bytes/param (sharded under ZeRO-3).
+  double gradients_bytes = 0;  // fp32 main gradients (sharded under ZeRO-2/3).
+  double optimizer_bytes = 0;  // fp32 master weights + Adam states on the GPU (0 when offloaded).
+  double host_optimizer_bytes = 0;  // The offloaded fraction of them, on the host.
+  double host_gradient_bytes = 0;   // fp32 gradient buffer on the host for the offloaded part.
+
+  // Activations at the peak: sum over chunks of per-microbatch bytes x microbatches in flight.
+  double activations_bytes = 0;
+  // One microbatch through all of this rank's chunks: layers plus embedding extras (no logits).
+  double activations_per_microbatch_bytes = 0;
+  // The same per local chunk (chunk order as in InflightMicrobatches); the timeline allocates
+  // these at each forward and frees them at the backward.
+  std::vector<double> chunk_activations_per_microbatch_bytes;
+  // Whole-rank microbatches in flight at the peak (InflightMicrobatches::stage_equivalent()).
+  double microbatches_in_flight = 0;
+  std::vector<int64_t> chunk_microbatches_in_flight;  // Per local chunk.
+
+  double logits_per_microbatch_bytes = 0;  // Loss-rank only: loss_activation_bytes().
+  double logits_bytes = 0;  // Loss-rank only: per-microbatch x loss-chunk in-flight count.
+  // One-at-a-time buffers, summed (an upper bound): ZeRO-3 gathered layer (2 bytes/param),
+  // ZeRO-2/3 unsharded layer gradients (4 bytes/param), the recompute working set of one layer,
+  // and the bf16 logits beside the fp32 softmax on the loss rank.
+  double transient_bytes = 0;
+  double workspace_bytes = 0;  // CUDA context + cuBLAS workspace + NCCL buffers.
+
+  double peak_bytes = 0;      // Sum of all the GPU terms above.
+  double capacity_bytes = 0;  // The GPU's memory.
+
+  double headroom_bytes() const { return capacity_bytes - peak_bytes; }
+};
+
+// Memory of every stage of a plan.
+struct MemoryReport {
+  std::vector<StageMemory> stages;  // One per pipeline rank, in order.
+  double peak_bytes = 0;            // Largest stage peak.
+  bool fits = true;                 // Every stage's peak <= its capacity.
+  int64_t worst_stage = 0;  // Stage with the least headroom (capacity - peak); first on ties.
+  double over_bytes = 0;    // max(0, peak - capacity) of worst_stage.
+  // Host memory per node of the offloaded optimizer states (every node's bytes 0 without
+  // offload). `fits` above also requires host.fits.
+  HostMemoryReport host;
+};
+
+// Options the plan does not carry.
+struct MemoryOptions {
+  bool flash_attention = true;  // Fused attention kernels (no s^2 scores saved).
+};
+
+// Per-stage memory of running `plan` for `model` on `cluster`.
+// REQUIRES: plan_problem(plan, model, cluster) is nullopt (a valid plan).
+MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan);
+MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
+                             const MemoryOptions& options);
+
+}  // namespace ppsim

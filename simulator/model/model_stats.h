@@ -1,0 +1,58 @@
+// Parameter counts and training FLOPs of a model, as Megatron-LM counts them.
+//
+// Parameter counts are exact sums over the model's tensors (REFERENCE.md 1.5 structure):
+//   attention  h*d*(2a + 2g)            (+ biases a*d + 2g*d + h with linear_bias)
+//   dense MLP  3*h*F (swiglu) or 2*h*F  (+ biases 2F + h or F + h)
+//   MoE MLP    E experts of the dense form with F_e, plus the router h*E
+//   norms      2 per layer, h each (rmsnorm) or 2h (layernorm); one final norm
+//   embedding  V*h (+ learned positions max_pos*h); output layer V*h unless tied
+// FLOPs follow megatron/training/training.py num_floating_point_operations (REFERENCE.md 1.6):
+//   per token = 6*h*F*e*L_dense + 6*h*F_e*k*e*L_moe + L*6*(h*(Q+2K) + Q*h) + 6*h*V + 6*s*L*Q
+// with e = 3 for swiglu, 2 for gelu; Q = a*d, K = g*d; the last term is causal attention.
+#pragma once
+
+#include <cstdint>
+
+#include "simulator/spec/model_spec.h"
+
+namespace ppsim {
+
+// Parameters of one transformer layer, by part.
+struct LayerParameters {
+  double attention = 0;       // QKV and output projections (with biases).
+  double mlp = 0;             // Dense MLP, or all routed experts of an MoE layer.
+  double mlp_active = 0;      // What one token uses: dense MLP, or top_k experts.
+  double router = 0;          // MoE router (0 for dense layers).
+  double norms = 0;           // The layer's two norms.
+
+  double total() const { return attention + mlp + router + norms; }
+  double active() const { return attention + mlp_active + router + norms; }
+};
+
+struct ParameterCounts {
+  double total = 0;               // Every parameter.
+  double active = 0;              // Parameters one token touches (differs for MoE).
+  double transformer_layers = 0;  // Sum over layers.
+  double embedding = 0;           // Token embedding V*h (the vocabulary as given, unpadded).
+  double position_embedding = 0;  // Learned position table (0 for rope).
+  double output_layer = 0;        // Untied output projection (0 when tied).
+  double final_norm = 0;
+};
+
+// Parameters of layer `index` (0-based; MoE layers differ from dense ones).
+LayerParameters layer_parameters(const ModelSpec& model, int64_t index);
+
+ParameterCounts count_parameters(const ModelSpec& model);
+
+// Megatron-LM's model FLOPs for training one token at sequence length `seq_length`
+// (forward and backward, no recompute). Used for MFU and model TFLOP/s.
+double training_flops_per_token(const ModelSpec& model, int64_t seq_length);
+
+// Megatron-LM's FLOPs for one iteration of `global_batch` sequences of `seq_length`.
+double training_flops_per_iteration(const ModelSpec& model, int64_t global_batch,
+                                    int64_t seq_length);
+
+// Vocabulary padded as Megatron pads it: a multiple of divisible_by * tp.
+int64_t padded_vocab_size(int64_t vocab_size, int64_t tp, int64_t divisible_by = 128);
+
+}  // namespace ppsim

@@ -1,0 +1,389 @@
+#include "simulator/planner/plan_candidates.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "simulator/spec/error.h"
+#include "simulator/model/layer_balance.h"
+#include "simulator/model/memory_model.h"
+#include "simulator/step/straggler_effects.h"
+#include "simulator/planner/plan_screen.h"
+
+namespace ppsim {
+namespace {
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> result;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    result.push_back(d);
+    if (d != n / d) result.push_back(n / d);
+  }
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+// (schedule, vpp) pairs for pp stages.
+std::vector<std::pair<ScheduleKind, int64_t>> schedule_options(const ModelSpec& model,
+                                                               const SearchSpace& space,
+                                                               int64_t pp) {
+  if (pp == 1) return {{kDefaultSchedule, 1}};
+  std::vector<std::pair<ScheduleKind, int64_t>> options;
+  for (ScheduleKind kind : space.schedules) {
+    for (int64_t v : chunk_count_options(kind, model.num_layers, pp, space.max_vpp)) {
+      options.emplace_back(kind, v);
+    }
+  }
+  return options;
+}
+
+// Contiguous placements: an order of distinct node groups, each with >= 1 stages, that hold
+// per_stage GPUs per stage within gpus_per_group[g].
+void placements_from(const std::vector<int64_t>& capacity, int64_t stages_left,
+                     std::vector<bool>& used, std::vector<int64_t>& current,
+                     std::vector<std::vector<int64_t>>& out) {
+  if (stages_left == 0) {
+    out.push_back(current);
+    return;
+  }
+  for (size_t g = 0; g < capacity.size(); ++g) {
+    if (used[g]) continue;
+    used[g] = true;
+    for (int64_t n = 1; n <= std::min(capacity[g], stages_left); ++n) {
+      current.insert(current.end(), n, static_cast<int64_t>(g));
+      placements_from(capacity, stages_left - n, used, current, out);
+      current.resize(current.size() - n);
+    }
+    used[g] = false;
+  }
+}
+
+std::vector<std::vector<int64_t>> placement_options(const ClusterSpec& cluster,
+                                                    const SearchSpace& space, int64_t pp,
+                                                    int64_t per_stage) {
+  if (cluster.nodes.size() == 1 || !space.heterogeneous) return {{}};
+  std::vector<int64_t> capacity;
+  for (const NodeGroup& group : cluster.nodes) capacity.push_back(group.num_gpus() / per_stage);
+  std::vector<std::vector<int64_t>> out;
+  std::vector<bool> used(cluster.nodes.size(), false);
+  std::vector<int64_t> current;
+  placements_from(capacity, pp, used, current, out);
+  // Cluster order too, where a stage's GPUs span node groups (so its replicas may sit on
+  // different GPU types and take unequal batch shares); where every stage sits in one group it
+  // is one of the placements above already.
+  auto group_of = [&cluster](int64_t gpu) {
+    for (size_t g = 0; g < cluster.nodes.size(); ++g) {
+      if (gpu < cluster.nodes[g].num_gpus()) return g;
+      gpu -= cluster.nodes[g].num_gpus();
+    }
+    return cluster.nodes.size();
+  };
+  for (int64_t stage = 0; stage < pp; ++stage) {
+    if (group_of(stage * per_stage) != group_of((stage + 1) * per_stage - 1)) {
+      out.push_back({});
+      break;
+    }
+  }
+  return out;
+}
+
+// The shape with the knobs of the space that need the least GPU memory: the heaviest recompute,
+// sequence parallelism, the highest ZeRO stage and the largest offload fraction it lists.
+Plan lightest_memory_knobs(const Plan& shape, const SearchSpace& space) {
+  Plan plan = shape;
+  for (Recompute recompute : space.recompute) plan.recompute = std::max(plan.recompute, recompute);
+  plan.sequence_parallel =
+      shape.tp > 1 && std::find(space.sequence_parallel.begin(), space.sequence_parallel.end(),
+                                true) != space.sequence_parallel.end();
+  for (int zero : space.zero_stages) plan.zero_stage = std::max(plan.zero_stage, zero);
+  double offload = 0;
+  for (double fraction : space.offload_fractions) offload = std::max(offload, fraction);
+  plan.offload_optimizer = offload > 0;
+  plan.offload_fraction = offload > 0 ? offload : 1.0;
+  return plan;
+}
+
+// The time-balanced split within each stage's GPU memory, when `split` (time-balanced without
+// caps) overflows a stage even with the lightest knobs: such a stage's cap drops to one unit
+// below its layers and the split is balanced again, until every stage fits (the memory model
+// decides, with the lightest knobs, so no split a knob could make fit is lost) or no split is
+// left. nullopt when `split` already fits or nothing fits.
+std::optional<std::vector<int64_t>> memory_capped_split(
+    const ModelSpec& model, const SearchSpace& space, const ClusterSpec& cluster, const Plan& shape,
+    std::vector<StageTimeModel> stages, std::vector<int64_t> split, int64_t granularity) {
+  Plan plan = lightest_memory_knobs(shape, space);
+  bool capped = false;
+  while (true) {
+    plan.stage_layers = split;
+    if (plan_problem(plan, model, cluster)) return std::nullopt;
+    MemoryReport memory = estimate_memory(model, cluster, plan);
+    bool over = false;
+    for (const StageMemory& stage : memory.stages) {
+      if (stage.peak_bytes <= stage.capacity_bytes) continue;
+      over = true;
+      stages[stage.stage].max_layers = split[stage.stage] - granularity;
+    }
+    if (!over) return capped ? std::optional<std::vector<int64_t>>(split) : std::nullopt;
+    std::optional<std::vector<int64_t>> next =
+        time_balanced_split(stages, model.num_layers, granularity);
+    if (!next) return std::nullopt;
+    split = *next;
+    capped = true;
+  }
+}
+
+// The layer splits of a shape (stage_layers values; empty = the default split).
+std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const SearchSpace& space,
+                                                const PlanScreen& screen, const Plan& shape) {
+  if (shape.pp == 1) return {{}};
+  int64_t granularity = chunks_per_rank(shape.schedule, shape.vpp);
+  std::optional<std::vector<int64_t>> base =
+      balanced_split(model.num_layers, shape.pp, granularity);
+  if (!base) return {};
+  Plan default_plan = shape;
+  default_plan.stage_layers.clear();
+  std::vector<int64_t> default_split = stage_layer_counts(default_plan, model);
+  std::vector<std::vector<int64_t>> splits;
+  auto add = [&](std::vector<int64_t> split) {
+    if (split == default_split) split.clear();
+    if (std::find(splits.begin(), splits.end(), split) == splits.end()) splits.push_back(split);
+  };
+  add(*base);
+  bool placed = !shape.placement.empty();
+  if (space.uneven_layers || placed) {
+    // Time-balanced: per stage, its GPU type's seconds per layer; the pipeline ends' extras on
+    // the stages that hold the first and the last chunk.
+    int64_t per_stage = shape.tp * shape.cp * shape.dp;
+    std::vector<StageTimeModel> stages(shape.pp);
+    for (int64_t s = 0; s < shape.pp; ++s) {
+      int64_t group = 0;
+      if (!space.heterogeneous) {
+        group = 0;
+      } else if (placed) {
+        group = shape.placement[s];
+      } else {
+        int64_t first_gpu = s * per_stage, end = 0;
+        for (size_t g = 0; g < screen.cluster().nodes.size(); ++g) {
+          end += screen.cluster().nodes[g].num_gpus();
+          if (first_gpu < end) {
+            group = static_cast<int64_t>(g);
+            break;
+          }
+        }
+      }
+      std::shared_ptr<const LayerSeconds> seconds = screen.layer_seconds(shape, group);
+      stages[s].layer_prefix.assign(1, 0.0);
+      for (const PassSeconds& layer : seconds->layers) {
+        stages[s].layer_prefix.push_back(stages[s].layer_prefix.back() + layer.total());
+      }
+      if (s == 0) stages[s].extra_seconds += seconds->embedding.total();
+      if (s == loss_rank(shape.schedule, shape.pp)) stages[s].extra_seconds += seconds->head.total();
+    }
+    if (auto split = time_balanced_split(stages, model.num_layers, granularity)) {
+      add(*split);
+      if (auto capped = memory_capped_split(model, space, screen.cluster(), shape, stages, *split,
+                                            granularity)) {
+        add(*capped);
+      }
+    }
+    // Slow GPUs of the cluster's straggler model count as a slower GPU type would: the
+    // stage's seconds per layer over its slowest GPU's speed (straggler_effects.h).
+    if (screen.cluster().stragglers.has_slow_gpus()) {
+      Plan probe = shape;
+      probe.stage_layers = *base;
+      std::vector<double> speed = stage_straggler_speed(screen.cluster(), probe);
+      for (int64_t s = 0; s < shape.pp; ++s) {
+        for (double& seconds : stages[s].layer_prefix) seconds /= speed[s];
+        stages[s].extra_seconds /= speed[s];
+      }
+      if (auto split = time_balanced_split(stages, model.num_layers, granularity)) add(*split);
+    }
+  }
+  if (space.uneven_layers) {
+    for (int64_t first = 0; first <= space.max_edge_trim; ++first) {
+      for (int64_t last = 0; last <= space.max_edge_trim; ++last) {
+        if (first == 0 && last == 0) continue;
+        if (auto split = trimmed_split(*base, first, last, granularity)) add(*split);
+      }
+    }
+  }
+  return splits;
+}
+
+template <typename T>
+int compare_lists(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.empty() != b.empty()) return a.empty() ? -1 : 1;
+  if (a == b) return 0;
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end()) ? -1 : 1;
+}
+
+}  // namespace
+
+std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cluster,
+                                   const SearchSpace& space, const PlanScreen& screen) {
+  PPSIM_CHECK(space.global_batch_size > 0);
+  int64_t gpus = space.gpus > 0 ? space.gpus : cluster.num_gpus();
+  int64_t seq = space.seq_length.value_or(model.seq_length);
+  int64_t gpus_per_node = cluster.nodes.front().gpus_per_node;
+  for (const NodeGroup& group : cluster.nodes)
+    gpus_per_node = std::min(gpus_per_node, group.gpus_per_node);
+  std::vector<int64_t> tps = space.tp.empty() ? divisors(gpus_per_node) : space.tp;
+  std::vector<Plan> shapes;
+  for (int64_t tp : tps) {
+    if (gpus % tp != 0 || model.num_attention_heads % tp != 0) continue;
+    for (int64_t cp : divisors(gpus / tp)) {
+      if (cp > 1 && (seq % (2 * cp) != 0 || seq / cp < space.min_tokens_per_cp_rank)) continue;
+      if (!space.cross_node_workers && tp * cp > gpus_per_node) continue;
+      for (int64_t pp : divisors(gpus / (tp * cp))) {
+        if (pp > model.num_layers) continue;
+        int64_t dp = gpus / (tp * cp * pp);
+        if (space.global_batch_size % dp != 0) continue;
+        std::vector<int64_t> eps{1};
+        if (model.is_moe()) {
+          eps.clear();
+          for (int64_t ep : divisors(model.moe->num_experts)) {
+            if ((dp * cp) % ep == 0) eps.push_back(ep);
+          }
+        }
+        for (int64_t ep : eps) {
+          for (int64_t mbs : divisors(space.global_batch_size / dp)) {
+            if (mbs > space.max_micro_batch_size) continue;
+            for (auto [schedule, vpp] : schedule_options(model, space, pp)) {
+              for (const std::vector<int64_t>& placement :
+                   placement_options(cluster, space, pp, tp * cp * dp)) {
+                Plan shape;
+                shape.tp = tp;
+                shape.pp = pp;
+                shape.dp = dp;
+                shape.cp = cp;
+                shape.ep = ep;
+                shape.vpp = vpp;
+                shape.micro_batch_size = mbs;
+                shape.global_batch_size = space.global_batch_size;
+                shape.seq_length = space.seq_length;
+                shape.schedule = schedule;
+                shape.sequence_parallel = tp > 1;
+                shape.precision = space.precision;
+                shape.placement = placement;
+                // Validity of everything but the split, with the balanced split spelled out
+                // (the default split need not divide into vpp chunks where an explicit one does).
+                std::optional<std::vector<int64_t>> base =
+                    balanced_split(model.num_layers, pp, chunks_per_rank(schedule, vpp));
+                if (!base) continue;
+                Plan probe = shape;
+                probe.stage_layers = *base;
+                if (plan_problem(probe, model, cluster)) continue;
+                for (std::vector<int64_t>& split : split_options(model, space, screen, shape)) {
+                  Plan plan = shape;
+                  plan.stage_layers = std::move(split);
+                  if (!plan_problem(plan, model, cluster)) shapes.push_back(std::move(plan));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return shapes;
+}
+
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
+  std::vector<Plan> variants;
+  std::vector<bool> sp_values = shape.tp > 1 ? space.sequence_parallel : std::vector<bool>{false};
+  for (Recompute recompute : space.recompute) {
+    for (bool sp : sp_values) {
+      for (int zero : space.zero_stages) {
+        for (double offload : space.offload_fractions) {
+          Plan plan = shape;
+          plan.recompute = recompute;
+          plan.sequence_parallel = sp;
+          plan.zero_stage = zero;
+          plan.offload_optimizer = offload > 0;
+          plan.offload_fraction = offload > 0 ? offload : 1.0;
+          variants.push_back(std::move(plan));
+        }
+      }
+    }
+  }
+  return variants;
+}
+
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
+                                const ShapeScreen& screen) {
+  std::vector<Plan> variants = knob_variants(shape, space);
+  if (!space.smallest_fitting_offload) return variants;
+  std::vector<bool> sp_values = shape.tp > 1 ? space.sequence_parallel : std::vector<bool>{false};
+  auto with_fraction = [](Plan plan, double fraction) {
+    plan.offload_optimizer = fraction > 0;
+    plan.offload_fraction = fraction > 0 ? fraction : 1.0;
+    return plan;
+  };
+  for (Recompute recompute : space.recompute) {
+    for (bool sp : sp_values) {
+      for (int zero : space.zero_stages) {
+        Plan base = shape;
+        base.recompute = recompute;
+        base.sequence_parallel = sp;
+        base.zero_stage = zero;
+        MemoryScreen none = screen.memory(with_fraction(base, 0));
+        if (none.fits) continue;
+        MemoryScreen full = screen.memory(with_fraction(base, 1));
+        // Per stage, peak(f) = peak(0) - f * (peak(0) - peak(1)): the smallest f under capacity.
+        double needed = 0;
+        for (size_t r = 0; r < none.stage_peak_bytes.size(); ++r) {
+          double over = none.stage_peak_bytes[r] - none.capacity_bytes[r];
+          if (over <= 0) continue;
+          double saved = none.stage_peak_bytes[r] - full.stage_peak_bytes[r];
+          needed = saved > 0 ? std::max(needed, over / saved) : 2.0;
+        }
+        if (needed > 1) continue;
+        auto listed = [&space](double fraction) {
+          return std::find(space.offload_fractions.begin(), space.offload_fractions.end(),
+                           fraction) != space.offload_fractions.end();
+        };
+        // Rounding can leave a stage a few bytes over; the next step up then fits.
+        int64_t steps = std::max<int64_t>(
+            1, static_cast<int64_t>(std::ceil(needed * kOffloadFractionSteps - 1e-9)));
+        Plan plan = with_fraction(base, static_cast<double>(steps) / kOffloadFractionSteps);
+        if (!screen.memory(plan).fits && steps < kOffloadFractionSteps) {
+          plan = with_fraction(base, static_cast<double>(steps + 1) / kOffloadFractionSteps);
+        }
+        if (!listed(plan.offload_fraction) && screen.memory(plan).fits) {
+          variants.push_back(std::move(plan));
+        }
+      }
+    }
+  }
+  return variants;
+}
+
+std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& cluster,
+                                  const SearchSpace& space, const PlanScreen& screen) {
+  std::vector<Plan> plans;
+  for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
+    ShapeScreen shape_screen(screen, shape);
+    std::vector<Plan> variants = shape_screen.deadlocks()
+                                     ? knob_variants(shape, space)
+                                     : knob_variants(shape, space, shape_screen);
+    for (Plan& plan : variants) plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+bool canonical_before(const Plan& a, const Plan& b) {
+  auto key = [](const Plan& p) {
+    return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch_size,
+                           static_cast<int>(p.schedule), p.vpp);
+  };
+  if (key(a) != key(b)) return key(a) < key(b);
+  if (int c = compare_lists(a.stage_layers, b.stage_layers)) return c < 0;
+  if (int c = compare_lists(a.placement, b.placement)) return c < 0;
+  auto knobs = [](const Plan& p) {
+    return std::make_tuple(static_cast<int>(p.recompute), p.sequence_parallel, p.zero_stage,
+                           offloaded_fraction(p), static_cast<int>(p.precision));
+  };
+  return knobs(a) < knobs(b);
+}
+
+}  // namespace ppsim

@@ -1,0 +1,114 @@
+// The planner's search space: every plan for a model on a cluster that plan_problem() accepts,
+// enumerated in a fixed order.
+//
+// A plan is a *shape* -- everything that decides the task graph's structure -- times *knobs*
+// that trade memory for time on that structure. Shapes:
+//   tp        divisors of the (smallest) GPUs per node (tensor parallelism stays in a node);
+//   cp        divisors of the GPUs left, with the sequence divisible by 2*cp, at least
+//             SearchSpace::min_tokens_per_cp_rank tokens per context-parallel rank, and (unless
+//             SearchSpace::cross_node_workers) tp*cp within one node: a pipeline worker's GPUs
+//             share a node, which keeps the KV ring on NVLink and lets the simulator run
+//             identical data-parallel replicas once (a worker spanning nodes makes it simulate
+//             every replica: seconds per plan at thousands of GPUs);
+//   pp        divisors of the GPUs left, at most the layer count; dp the rest (tp*cp*pp*dp = GPUs);
+//   ep        MoE only: divisors of the expert count that divide dp*cp (1 for dense models);
+//   mbs       divisors of gbs/dp up to SearchSpace::max_micro_batch_size;
+//   schedule  each of SearchSpace::schedules when pp > 1 (only 1f1b when pp == 1: one stage has no
+//             pipeline, every schedule does the same work, and 1F1B holds the fewest activations);
+//   vpp       interleaved-1f1b: divisors v of the layer count, 2 <= v <= max_vpp, each stage with
+//             at least v layers; zbv and dualpipev: 2; otherwise 1;
+//   placement one node group per stage on clusters with several groups (contiguous blocks of
+//             stages per group, every order of groups; SearchSpace::heterogeneous), or the
+//             cluster's order (empty);
+//   layers    balanced (layer_balance.h) in units of the chunks per rank; when uneven_layers
+//             or the stages are placed, also time-balanced (each stage's GPU type's per-layer
+//             seconds, the embedding on the first chunk's stage and the head on the last's),
+//             and when that split overflows a stage's GPU memory even with the space's
+//             lightest-memory knobs, the time-balanced split within each stage's memory
+//             (memory_capped_split in plan_candidates.cc; layer_balance.h's max_layers);
+//             when uneven_layers, also the ends trimmed by 1 .. max_edge_trim units each;
+//             duplicates dropped. A split equal to the default
+//             (stage_layer_counts) is written as an empty stage_layers.
+// Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, optimizer offload
+// fraction (0 = none), each over the values SearchSpace lists.
+// Order: shapes by (tp, cp, pp, ep, mbs, schedule, vpp, placement, split) as listed above, then
+// knobs by (recompute, sequence_parallel, zero_stage, offload) in SearchSpace order. The planner
+// breaks exact ties in its objective by canonical_before(), which does not depend on this order.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/plan.h"
+
+namespace ppsim {
+
+class PlanScreen;
+class ShapeScreen;
+
+struct SearchSpace {
+  int64_t gpus = 0;                   // GPUs every plan uses; 0 = all of the cluster.
+  int64_t global_batch_size = 0;      // Sequences per step. REQUIRES: > 0.
+  std::optional<int64_t> seq_length;  // Overrides the model's when set.
+  Precision precision = Precision::kBf16;
+  // Pipeline schedules tried when pp > 1. Default: all the simulator has.
+  std::vector<ScheduleKind> schedules = default_search_schedules();
+  int64_t max_micro_batch_size = 16;      // Largest micro-batch size tried.
+  int64_t max_vpp = 8;                    // Largest interleaved chunk count tried.
+  int64_t min_tokens_per_cp_rank = 1024;  // cp is at most seq / this (and 1 is always tried).
+  bool cross_node_workers = false;        // Allow tp*cp above the GPUs per node (cp across nodes).
+  std::vector<int64_t> tp;                // Tensor-parallel degrees to try; empty = every divisor.
+  std::vector<Recompute> recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  std::vector<bool> sequence_parallel = {true, false};  // Tried when tp > 1.
+  std::vector<int> zero_stages = {0, 1, 2, 3};
+  // Optimizer offload fractions tried (0 = no offload; optimizer_offload.h): the quarters
+  // Deep Optimizer States sweeps. The planner keeps offload only where it is fastest.
+  std::vector<double> offload_fractions = {0, 0.25, 0.5, 0.75, 1};
+  // Also try, per (recompute, sequence_parallel, zero_stage) that does not fit without offload,
+  // the smallest fraction (a multiple of 1 / kOffloadFractionSteps) that fits: what Deep Optimizer
+  // States argues for, since the GPU's share of the update is the fast one.
+  bool smallest_fitting_offload = true;
+  bool uneven_layers = true;  // Time-balanced and end-trimmed layer splits besides balanced.
+  int64_t max_edge_trim = 2;  // Units moved off the first / last stage, at most.
+  // Clusters of several node groups: choose a group per stage and balance layers by each stage's
+  // GPU type, and also try the GPUs in cluster order, where data-parallel replicas may land on
+  // different GPU types and take proportional batch shares (planner.h) (true); or plan as if the
+  // cluster were homogeneous (false): GPUs in cluster order only, layers balanced with the first
+  // group's costs for every stage, equal shares.
+  bool heterogeneous = true;
+};
+
+// The shapes of the space (knobs at recompute none, sequence_parallel = tp > 1, zero 0, no
+// offload), each valid for plan_problem(). `screen` supplies per-layer seconds for the
+// time-balanced splits (its StepOptions are those the plans will be simulated with).
+std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cluster,
+                                   const SearchSpace& space, const PlanScreen& screen);
+
+// The knob variants of a shape, in the order above.
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space);
+
+// The smallest fitting offload fraction is a multiple of 1 / kOffloadFractionSteps (0.05): fine
+// enough that the GPU keeps nearly all it can, coarse enough to read as a flag value.
+inline constexpr int64_t kOffloadFractionSteps = 20;
+
+// The knob variants, then (when space.smallest_fitting_offload) for each (recompute,
+// sequence_parallel, zero_stage) in order whose plan without offload does not fit: the smallest
+// multiple of 1 / kOffloadFractionSteps whose plan fits (GPU memory is linear in the fraction; the
+// host's too), when no listed fraction equals it. REQUIRES: `screen` is the shape's screen.
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
+                                const ShapeScreen& screen);
+
+// Every plan of the space: each shape's knob variants. For brute-force checks; the planner
+// walks shapes instead.
+std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& cluster,
+                                  const SearchSpace& space, const PlanScreen& screen);
+
+// A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, mbs, schedule, vpp,
+// stage_layers (empty first, then lexicographic), placement (likewise), recompute (none first),
+// sequence_parallel (false first), zero_stage, offload fraction (0 first), precision.
+bool canonical_before(const Plan& a, const Plan& b);
+
+}  // namespace ppsim

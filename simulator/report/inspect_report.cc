@@ -1,0 +1,152 @@
+#include "simulator/report/inspect_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "simulator/model/model_stats.h"
+#include "simulator/report/report_format.h"
+
+namespace ppsim {
+namespace {
+
+struct Part {
+  const char* name;
+  OpList ops;
+};
+
+// The op lists worth showing: a dense layer, an MoE layer when the model has one, the
+// embedding and the head.
+std::vector<Part> parts_of(const ModelSpec& model, const OpShape& shape) {
+  std::vector<Part> parts;
+  int64_t first_dense = -1, first_moe = -1;
+  for (int64_t i = 0; i < model.num_layers; ++i) {
+    if (model.is_moe_layer(i) && first_moe < 0) first_moe = i;
+    if (!model.is_moe_layer(i) && first_dense < 0) first_dense = i;
+  }
+  parts.push_back({"embedding", embedding_ops(model, shape)});
+  if (first_dense >= 0) parts.push_back({"layer", layer_ops(model, shape, first_dense)});
+  if (first_moe >= 0) parts.push_back({"moe_layer", layer_ops(model, shape, first_moe)});
+  parts.push_back({"head", head_ops(model, shape)});
+  return parts;
+}
+
+std::string gemm_text(const Op& op) {
+  if (op.op_class != OpClass::kGemm) return "-";
+  std::string text = fmt::format("{:.0f}x{:.0f}x{:.0f}", op.gemm.m, op.gemm.n, op.gemm.k);
+  if (op.gemm.batch > 1) text += fmt::format(" x{:.0f}", op.gemm.batch);
+  return text;
+}
+
+}  // namespace
+
+std::string inspect_report_text(const ModelSpec& model, const OpShape& shape) {
+  ParameterCounts counts = count_parameters(model);
+  std::string out;
+  out += fmt::format("# ppsim inspect {}\n", model.name);
+  if (!model.source.empty()) out += fmt::format("# source: {}\n", model.source);
+  out += fmt::format("# layers {}, hidden {}, ffn {}, heads {} (kv {}, head_dim {}), vocab {}, "
+                     "seq {}, {}, {}{}\n",
+                     model.num_layers, model.hidden_size, model.ffn_hidden_size,
+                     model.num_attention_heads, model.num_kv_heads, model.head_dim,
+                     model.vocab_size, model.seq_length,
+                     model.activation == Activation::kSwiglu ? "swiglu" : "gelu",
+                     model.norm == Norm::kRmsNorm ? "rmsnorm" : "layernorm",
+                     model.tied_embeddings ? ", tied embeddings" : "");
+  if (model.moe) {
+    out += fmt::format("# moe: {} experts, top {}, expert ffn {}, every {} layer(s)\n",
+                       model.moe->num_experts, model.moe->top_k,
+                       model.moe->expert_ffn_hidden_size, model.moe->every_n_layers);
+  }
+  out += fmt::format("parameters          {:>14.0f}  ({})\n", counts.total,
+                     human_count(counts.total));
+  out += fmt::format("active_parameters   {:>14.0f}  ({})\n", counts.active,
+                     human_count(counts.active));
+  out += fmt::format("  transformer layers {:>13.0f}\n", counts.transformer_layers);
+  out += fmt::format("  embedding          {:>13.0f}\n", counts.embedding + counts.position_embedding);
+  out += fmt::format("  output layer       {:>13.0f}\n", counts.output_layer);
+  double flops = training_flops_per_token(model, shape.seq_length);
+  out += fmt::format("flops_per_token     {:>14.4g}  (training, Megatron-LM formula at seq {}; "
+                     "6N = {:.4g})\n",
+                     flops, shape.seq_length, 6 * counts.active);
+  out += fmt::format("#\n# ops of one microbatch on one GPU: mbs {}, seq {}, tp {}\n",
+                     shape.micro_batch_size, shape.seq_length, shape.tp);
+  out += fmt::format("# {:<10} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>12}\n", "part",
+                     "op", "class", "gemm m x n x k", "fwd", "B", "W", "bytes fwd",
+                     "parameters");
+  out += fmt::format("# {:<10} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>12}\n", "", "",
+                     "", "", "(GFLOP)", "(GFLOP)", "(GFLOP)", "(MiB)", "");
+  for (const Part& part : parts_of(model, shape)) {
+    for (const Op& op : part.ops) {
+      out += fmt::format("  {:<10} {:<20} {:<12} {:<22} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.1f} "
+                         "{:>12.0f}\n",
+                         part.name, op.name, op_class_name(op.op_class), gemm_text(op),
+                         op.flops_fwd / 1e9, op.flops_b / 1e9, op.flops_w / 1e9,
+                         op.bytes_fwd / (1024.0 * 1024.0), op.parameters);
+    }
+  }
+  return out;
+}
+
+std::string inspect_report_json(const ModelSpec& model, const OpShape& shape) {
+  ParameterCounts counts = count_parameters(model);
+  nlohmann::ordered_json json;
+  json["name"] = model.name;
+  json["source"] = model.source;
+  nlohmann::ordered_json model_shape;
+  model_shape["num_layers"] = model.num_layers;
+  model_shape["hidden_size"] = model.hidden_size;
+  model_shape["ffn_hidden_size"] = model.ffn_hidden_size;
+  model_shape["num_attention_heads"] = model.num_attention_heads;
+  model_shape["num_kv_heads"] = model.num_kv_heads;
+  model_shape["head_dim"] = model.head_dim;
+  model_shape["vocab_size"] = model.vocab_size;
+  model_shape["seq_length"] = model.seq_length;
+  model_shape["activation"] = model.activation == Activation::kSwiglu ? "swiglu" : "gelu";
+  model_shape["norm"] = model.norm == Norm::kRmsNorm ? "rmsnorm" : "layernorm";
+  model_shape["tied_embeddings"] = model.tied_embeddings;
+  if (model.moe) {
+    model_shape["moe"] = {{"num_experts", model.moe->num_experts},
+                          {"top_k", model.moe->top_k},
+                          {"expert_ffn_hidden_size", model.moe->expert_ffn_hidden_size},
+                          {"every_n_layers", model.moe->every_n_layers}};
+  }
+  json["shape"] = model_shape;
+  json["parameters"] = counts.total;
+  json["active_parameters"] = counts.active;
+  json["parameter_breakdown"] = {{"transformer_layers", counts.transformer_layers},
+                                 {"embedding", counts.embedding},
+                                 {"position_embedding", counts.position_embedding},
+                                 {"output_layer", counts.output_layer},
+                                 {"final_norm", counts.final_norm}};
+  json["flops_per_token"] = training_flops_per_token(model, shape.seq_length);
+  json["flops_per_token_6n"] = 6 * counts.active;
+  json["op_shape"] = {{"micro_batch_size", shape.micro_batch_size},
+                      {"seq_length", shape.seq_length},
+                      {"tp", shape.tp}};
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const Part& part : parts_of(model, shape)) {
+    for (const Op& op : part.ops) {
+      nlohmann::ordered_json entry;
+      entry["part"] = part.name;
+      entry["name"] = std::string(op.name);
+      entry["class"] = std::string(op_class_name(op.op_class));
+      if (op.op_class == OpClass::kGemm) {
+        entry["gemm_m"] = op.gemm.m;
+        entry["gemm_n"] = op.gemm.n;
+        entry["gemm_k"] = op.gemm.k;
+        entry["gemm_batch"] = op.gemm.batch;
+      }
+      entry["flops_fwd"] = op.flops_fwd;
+      entry["flops_b"] = op.flops_b;
+      entry["flops_w"] = op.flops_w;
+      entry["bytes_fwd"] = op.bytes_fwd;
+      entry["parameters"] = op.parameters;
+      ops.push_back(entry);
+    }
+  }
+  json["ops"] = ops;
+  return json.dump(2) + "\n";
+}
+
+}  // namespace ppsim

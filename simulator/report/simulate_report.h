@@ -1,0 +1,33 @@
+// The report of `ppsim simulate`: a simulated step as text or JSON.
+//
+// JSON fields: model, cluster, plan (the plan object), microbatches (per replica; the largest
+// share with replica_microbatches), replica_microbatches (each replica's count), seq_length,
+// iteration_time_s, tokens_per_s, model_tflops_per_gpu, mfu, bubble_pct,
+// breakdown_s {compute, bubble, exposed_comm, optimizer}, stages [{index, layers, gpu, busy_s,
+// activation_peak_bytes, peak_memory_bytes, capacity_bytes, fits}], peak_memory_bytes, fits,
+// events (engine events processed), tasks (tasks simulated), simulated_replicas (1 when
+// identical replicas were simulated once), cost_source, profile, profile_device, cost_passes
+// {roofline, profile, extrapolated}, comm_costs {modelled, profile, extrapolated},
+// unprofiled_gpus (simulator/cost/cost_provenance.h), critical_path_length, critical_path [{worker, task,
+// start_s, end_s}] (the chain of tasks, each starting when the previous ended, that sets the
+// step time), gpu_types [{gpu, count, busy_fraction, compute_s, idle_s, peak_memory_bytes,
+// capacity_bytes}] (gpu_utilisation.h; the text report prints the table when the plan uses
+// several GPU types), and with optimizer offload, offload {fraction, worker, d2h_bytes_per_gpu,
+// h2d_bytes_per_gpu, d2h_bytes_total, h2d_bytes_total, pcie_d2h_s, pcie_h2d_s, cpu_adam_s,
+// exposed_s, host_memory {nodes [{node, node_group, gpus, bytes, capacity_bytes, fits}],
+// peak_bytes, fits, worst_node, over_bytes}} (offload_traffic.h). Definitions:
+// simulator/step/step_metrics.h. Straggler runs add keys (straggler_report.h).
+#pragma once
+
+#include <string>
+
+#include "simulator/step/step_metrics.h"
+
+namespace ppsim {
+
+std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& cluster,
+                                 const Plan& plan, const Step& step, const StepMetrics& metrics);
+std::string simulate_report_json(const ModelSpec& model, const ClusterSpec& cluster,
+                                 const Plan& plan, const Step& step, const StepMetrics& metrics);
+
+}  // namespace ppsim

@@ -1,0 +1,500 @@
+#include "simulator/spec/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "simulator/spec/data_root.h"
+#include "simulator/spec/error.h"
+#include "simulator/spec/json_reader.h"
+
+namespace ppsim {
+namespace {
+
+const std::vector<std::string> kRecomputeNames = {"none", "selective", "full"};
+const std::vector<std::string> kPrecisionNames = {"bf16", "fp16", "fp8"};
+
+std::vector<int64_t> read_int_list(const nlohmann::json& array, const JsonReader& reader,
+                                   const std::string& key, int64_t min) {
+  std::vector<int64_t> values;
+  for (size_t i = 0; i < array.size(); ++i) {
+    values.push_back(json_element_int(array[i], reader.source(),
+                                      reader.path_of(key) + "/" + std::to_string(i), min));
+  }
+  return values;
+}
+
+// Reads a key that has a short form ("micro_batch_size" or "mbs"); both at once is an error.
+std::optional<int64_t> read_int_with_alias(JsonReader& reader, const std::string& key,
+                                           const std::string& alias, int64_t min) {
+  std::optional<int64_t> long_form = reader.optional_int(key, min);
+  std::optional<int64_t> short_form = reader.optional_int(alias, min);
+  if (long_form && short_form) {
+    reader.fail(alias, fmt::format("'{}' and '{}' are the same setting; give only one", key, alias));
+  }
+  return long_form ? long_form : short_form;
+}
+
+Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
+  JsonReader reader(json, source);
+  Plan plan;
+  plan.tp = reader.optional_int("tp", 1).value_or(1);
+  plan.pp = reader.optional_int("pp", 1).value_or(1);
+  plan.dp = reader.optional_int("dp", 1).value_or(1);
+  plan.cp = reader.optional_int("cp", 1).value_or(1);
+  plan.ep = reader.optional_int("ep", 1).value_or(1);
+  std::optional<int64_t> vpp = reader.optional_int("vpp", 1);
+  plan.micro_batch_size = read_int_with_alias(reader, "micro_batch_size", "mbs", 1).value_or(1);
+  std::optional<int64_t> gbs = read_int_with_alias(reader, "global_batch_size", "gbs", 1);
+  if (!gbs) {
+    reader.fail("", "required key 'global_batch_size' (or 'gbs') is missing: the sequences per "
+                    "optimizer step, e.g. \"global_batch_size\": 512");
+  }
+  plan.global_batch_size = *gbs;
+  plan.seq_length = read_int_with_alias(reader, "seq_length", "seq", 1);
+  plan.schedule =
+      *find_schedule(reader.optional_choice("schedule", schedule_names()).value_or("1f1b"));
+  std::string recompute = reader.optional_choice("recompute", kRecomputeNames).value_or("none");
+  plan.recompute = recompute == "full"        ? Recompute::kFull
+                   : recompute == "selective" ? Recompute::kSelective
+                                              : Recompute::kNone;
+  plan.sequence_parallel = reader.optional_bool("sequence_parallel").value_or(false);
+  plan.zero_stage = static_cast<int>(reader.optional_int("zero_stage", 0, 3).value_or(0));
+  std::optional<bool> offload = reader.optional_bool("offload_optimizer");
+  std::optional<double> fraction = reader.optional_number("offload_fraction", 0, 1);
+  std::optional<double> fraction_short = reader.optional_number("offload", 0, 1);
+  if (fraction && fraction_short) {
+    reader.fail("offload", "'offload_fraction' and 'offload' are the same setting; give only one");
+  }
+  const char* fraction_key = fraction ? "offload_fraction" : "offload";
+  if (fraction_short) fraction = fraction_short;
+  plan.offload_optimizer = offload.value_or(fraction.has_value() && *fraction > 0);
+  if (fraction) {
+    if (offload && *offload != (*fraction > 0)) {
+      reader.fail(fraction_key,
+                  fmt::format("{}={:g} contradicts offload_optimizer={}; a fraction above 0 "
+                              "offloads, 0 does not (give one of the two keys, or make them agree)",
+                              fraction_key, *fraction, *offload));
+    }
+    if (*fraction > 0) plan.offload_fraction = *fraction;
+  }
+  std::string precision = reader.optional_choice("precision", kPrecisionNames).value_or("bf16");
+  plan.precision = precision == "fp8"    ? Precision::kFp8
+                   : precision == "fp16" ? Precision::kFp16
+                                         : Precision::kBf16;
+  if (const nlohmann::json* layers = reader.optional_array("stage_layers")) {
+    plan.stage_layers = read_int_list(*layers, reader, "stage_layers", 0);
+  }
+  if (const nlohmann::json* placement = reader.optional_array("placement")) {
+    plan.placement = read_int_list(*placement, reader, "placement", 0);
+  }
+  const nlohmann::json* shares = reader.optional_array("replica_microbatches");
+  const nlohmann::json* short_shares = reader.optional_array("rmb");
+  if (shares && short_shares) {
+    reader.fail("rmb", "'replica_microbatches' and 'rmb' are the same setting; give only one");
+  }
+  if (shares || short_shares) {
+    plan.replica_microbatches = read_int_list(shares ? *shares : *short_shares, reader,
+                                              shares ? "replica_microbatches" : "rmb", 1);
+  }
+  reader.finish();
+  // V-shaped schedules hold two chunks per rank by definition.
+  plan.vpp = vpp.value_or(default_chunks_per_rank(plan.schedule));
+  return plan;
+}
+
+// A value of the inline form as JSON: integer, boolean, ':'-separated integer list, or string.
+nlohmann::json inline_value(const std::string& key, const std::string& text,
+                            const std::string& source) {
+  if (text.empty()) throw InputError(source, "/" + key, "empty value after '='");
+  if (text == "true") return true;
+  if (text == "false") return false;
+  auto as_int = [](const std::string& piece) -> std::optional<int64_t> {
+    int64_t value = 0;
+    auto [end, error] = std::from_chars(piece.data(), piece.data() + piece.size(), value);
+    if (error != std::errc() || end != piece.data() + piece.size()) return std::nullopt;
+    return value;
+  };
+  if (key == "stage_layers" || key == "placement" || key == "replica_microbatches" ||
+      key == "rmb") {
+    nlohmann::json list = nlohmann::json::array();
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = text.find(':', start);
+      if (end == std::string::npos) end = text.size();
+      std::string piece = text.substr(start, end - start);
+      std::optional<int64_t> value = as_int(piece);
+      if (!value) {
+        throw InputError(source, "/" + key,
+                         fmt::format("expected integers separated by ':' (e.g. 9:10:10:3), got "
+                                     "'{}'", text));
+      }
+      list.push_back(*value);
+      start = end + 1;
+    }
+    return list;
+  }
+  if (std::optional<int64_t> value = as_int(text)) return *value;
+  // Fractions ("offload=0.6"): a whole-text decimal number.
+  char* end = nullptr;
+  double number = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() + text.size() && std::isfinite(number)) return number;
+  return text;
+}
+
+nlohmann::json inline_plan_to_json(const std::string& text, const std::string& source) {
+  nlohmann::json json = nlohmann::json::object();
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw InputError(source, "",
+                       fmt::format("'{}' is not KEY=VALUE; write the plan as "
+                                   "tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=1f1b",
+                                   item));
+    }
+    std::string key = item.substr(0, equals);
+    if (json.contains(key)) {
+      throw InputError(source, "/" + key, fmt::format("'{}' is given twice", key));
+    }
+    json[key] = inline_value(key, item.substr(equals + 1), source);
+  }
+  return json;
+}
+
+std::string plan_source_dir() { return data_root() + "/configs/plans"; }
+
+// What is wrong with a plan's replica_microbatches (its length, entries and sum), or nullopt.
+std::optional<std::string> replica_share_problem(const Plan& plan) {
+  const std::vector<int64_t>& shares = plan.replica_microbatches;
+  if (static_cast<int64_t>(shares.size()) != plan.dp) {
+    return fmt::format("replica_microbatches has {} entries but dp={} (give one microbatch count "
+                       "per data-parallel replica)",
+                       shares.size(), plan.dp);
+  }
+  int64_t sum = 0;
+  for (size_t d = 0; d < shares.size(); ++d) {
+    if (shares[d] < 1) {
+      return fmt::format("replica_microbatches[{}] is {}; every replica needs at least 1 "
+                         "microbatch",
+                         d, shares[d]);
+    }
+    sum += shares[d];
+  }
+  if (plan.global_batch_size % plan.micro_batch_size != 0) {
+    return fmt::format("global batch {} is not divisible by mbs = {}", plan.global_batch_size,
+                       plan.micro_batch_size);
+  }
+  int64_t total = plan.global_batch_size / plan.micro_batch_size;
+  if (sum != total) {
+    return fmt::format("replica_microbatches add up to {} but global_batch_size / "
+                       "micro_batch_size = {} / {} = {} (the shares must cover the global batch)",
+                       sum, plan.global_batch_size, plan.micro_batch_size, total);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string recompute_name(Recompute recompute) {
+  return kRecomputeNames[static_cast<size_t>(recompute)];
+}
+
+Plan parse_plan(const std::string& text, const std::string& source) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw InputError(source, "", "the plan is empty");
+  if (text[first] == '{') return parse_plan_json(parse_json_text(text, source), source);
+  return parse_plan_json(inline_plan_to_json(text, source), source);
+}
+
+Plan load_plan(const std::string& path_or_inline) {
+  namespace fs = std::filesystem;
+  if (path_or_inline.find_first_not_of(" \t\r\n") == std::string::npos ||
+      path_or_inline.find('=') != std::string::npos ||
+      path_or_inline.find('{') != std::string::npos) {
+    return parse_plan(path_or_inline, "--plan");
+  }
+  if (fs::is_regular_file(path_or_inline)) {
+    return parse_plan(read_text_file(path_or_inline), path_or_inline);
+  }
+  std::string shipped = plan_source_dir() + "/" + path_or_inline + ".json";
+  if (fs::is_regular_file(shipped)) return parse_plan(read_text_file(shipped), shipped);
+  std::vector<std::string> names;
+  if (fs::is_directory(plan_source_dir())) {
+    for (const auto& entry : fs::directory_iterator(plan_source_dir())) {
+      if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  throw InputError("--plan", "",
+                   fmt::format("'{}' is neither a file, a shipped plan ({}) nor an inline plan "
+                               "such as tp=8,pp=4,dp=8,mbs=1,gbs=512{}",
+                               path_or_inline, join_names(names),
+                               did_you_mean(path_or_inline, names)));
+}
+
+std::string plan_to_json(const Plan& plan) {
+  nlohmann::ordered_json json;
+  json["tp"] = plan.tp;
+  json["pp"] = plan.pp;
+  json["dp"] = plan.dp;
+  json["cp"] = plan.cp;
+  json["ep"] = plan.ep;
+  json["vpp"] = plan.vpp;
+  json["micro_batch_size"] = plan.micro_batch_size;
+  json["global_batch_size"] = plan.global_batch_size;
+  if (plan.seq_length) json["seq_length"] = *plan.seq_length;
+  json["schedule"] = schedule_name(plan.schedule);
+  json["recompute"] = recompute_name(plan.recompute);
+  json["sequence_parallel"] = plan.sequence_parallel;
+  json["zero_stage"] = plan.zero_stage;
+  json["offload_optimizer"] = plan.offload_optimizer;
+  if (plan.offload_optimizer) json["offload_fraction"] = plan.offload_fraction;
+  json["precision"] = precision_name(plan.precision);
+  if (!plan.stage_layers.empty()) json["stage_layers"] = plan.stage_layers;
+  if (!plan.placement.empty()) json["placement"] = plan.placement;
+  if (!plan.replica_microbatches.empty()) json["replica_microbatches"] = plan.replica_microbatches;
+  return json.dump();
+}
+
+std::string plan_to_inline(const Plan& plan) {
+  std::string text = fmt::format("tp={},pp={},dp={}", plan.tp, plan.pp, plan.dp);
+  if (plan.cp > 1) text += fmt::format(",cp={}", plan.cp);
+  if (plan.ep > 1) text += fmt::format(",ep={}", plan.ep);
+  text += fmt::format(",mbs={},gbs={}", plan.micro_batch_size, plan.global_batch_size);
+  if (plan.seq_length) text += fmt::format(",seq={}", *plan.seq_length);
+  text += ",schedule=" + schedule_name(plan.schedule);
+  bool default_vpp = plan.vpp == default_chunks_per_rank(plan.schedule);
+  if (!default_vpp) text += fmt::format(",vpp={}", plan.vpp);
+  if (plan.recompute != Recompute::kNone) text += ",recompute=" + recompute_name(plan.recompute);
+  if (plan.sequence_parallel) text += ",sequence_parallel=true";
+  if (plan.zero_stage != 0) text += fmt::format(",zero_stage={}", plan.zero_stage);
+  if (plan.offload_optimizer) {
+    text += plan.offload_fraction == 1.0 ? ",offload_optimizer=true"
+                                         : fmt::format(",offload={}", plan.offload_fraction);
+  }
+  if (plan.precision != Precision::kBf16) text += ",precision=" + precision_name(plan.precision);
+  auto list = [](const std::vector<int64_t>& values) {
+    std::string joined;
+    for (size_t i = 0; i < values.size(); ++i) joined += (i ? ":" : "") + std::to_string(values[i]);
+    return joined;
+  };
+  if (!plan.stage_layers.empty()) text += ",stage_layers=" + list(plan.stage_layers);
+  if (!plan.placement.empty()) text += ",placement=" + list(plan.placement);
+  if (!plan.replica_microbatches.empty()) text += ",rmb=" + list(plan.replica_microbatches);
+  return text;
+}
+
+double offloaded_fraction(const Plan& plan) {
+  return plan.offload_optimizer ? plan.offload_fraction : 0.0;
+}
+
+int64_t effective_seq_length(const Plan& plan, const ModelSpec& model) {
+  return plan.seq_length.value_or(model.seq_length);
+}
+
+int64_t num_microbatches(const Plan& plan) {
+  PPSIM_CHECK(plan.micro_batch_size > 0 && plan.dp > 0);
+  if (!plan.replica_microbatches.empty()) {
+    return *std::max_element(plan.replica_microbatches.begin(), plan.replica_microbatches.end());
+  }
+  return plan.global_batch_size / (plan.micro_batch_size * plan.dp);
+}
+
+std::vector<int64_t> replica_microbatch_counts(const Plan& plan) {
+  if (!plan.replica_microbatches.empty()) return plan.replica_microbatches;
+  return std::vector<int64_t>(plan.dp, num_microbatches(plan));
+}
+
+bool has_unequal_shares(const Plan& plan) {
+  const std::vector<int64_t>& shares = plan.replica_microbatches;
+  return std::adjacent_find(shares.begin(), shares.end(), std::not_equal_to<>()) != shares.end();
+}
+
+std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model) {
+  if (!plan.stage_layers.empty()) return plan.stage_layers;
+  std::vector<int64_t> counts(plan.pp, model.num_layers / plan.pp);
+  int64_t remainder = model.num_layers % plan.pp;
+  // Extra layers go to the middle stages first: the first and last also carry embedding and loss.
+  std::vector<int64_t> order;
+  for (int64_t stage = 1; stage + 1 < plan.pp; ++stage) order.push_back(stage);
+  if (plan.pp > 1) order.push_back(plan.pp - 1);
+  order.push_back(0);
+  for (int64_t i = 0; i < remainder; ++i) counts[order[i % order.size()]] += 1;
+  return counts;
+}
+
+std::optional<std::string> op_shape_problem(const Plan& plan, const ModelSpec& model) {
+  if (model.num_attention_heads % plan.tp != 0) {
+    return fmt::format("tp={} does not divide the {} attention heads of {}", plan.tp,
+                       model.num_attention_heads, model.name);
+  }
+  if (model.num_kv_heads % plan.tp != 0 && plan.tp % model.num_kv_heads != 0) {
+    return fmt::format("tp={} and the {} key/value heads of {} do not divide each other (kv heads "
+                       "must be a multiple of tp, or tp a multiple of them)",
+                       plan.tp, model.num_kv_heads, model.name);
+  }
+  if (plan.ep > 1) {
+    if (!model.is_moe()) {
+      return fmt::format("ep={} but {} has no experts (ep needs an MoE model)", plan.ep,
+                         model.name);
+    }
+    if (model.moe->num_experts % plan.ep != 0) {
+      return fmt::format("ep={} does not divide the {} experts of {}", plan.ep,
+                         model.moe->num_experts, model.name);
+    }
+  }
+  int64_t seq = effective_seq_length(plan, model);
+  if (plan.cp > 1 && seq % (2 * plan.cp) != 0) {
+    return fmt::format("cp={} needs the sequence length ({}) divisible by 2*cp = {}", plan.cp, seq,
+                       2 * plan.cp);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model,
+                                        const ClusterSpec& cluster) {
+  int64_t used = plan.num_gpus();
+  if (used > cluster.num_gpus()) {
+    return fmt::format("tp*pp*dp*cp = {}*{}*{}*{} = {} GPUs, but cluster '{}' has {}", plan.tp,
+                       plan.pp, plan.dp, plan.cp, used, cluster.name, cluster.num_gpus());
+  }
+  if (std::optional<std::string> problem = op_shape_problem(plan, model)) return *problem;
+  if (!plan.replica_microbatches.empty()) {
+    if (std::optional<std::string> problem = replica_share_problem(plan)) return *problem;
+  } else if (plan.global_batch_size % (plan.dp * plan.micro_batch_size) != 0) {
+    return fmt::format("global batch {} is not divisible by dp*mbs = {}*{} = {}",
+                       plan.global_batch_size, plan.dp, plan.micro_batch_size,
+                       plan.dp * plan.micro_batch_size);
+  }
+  if (plan.pp > model.num_layers) {
+    return fmt::format("pp={} stages but {} has only {} layers", plan.pp, model.name,
+                       model.num_layers);
+  }
+  if (!plan.stage_layers.empty()) {
+    if (static_cast<int64_t>(plan.stage_layers.size()) != plan.pp) {
+      return fmt::format("stage_layers has {} entries but pp={}", plan.stage_layers.size(),
+                         plan.pp);
+    }
+    int64_t sum = 0;
+    for (int64_t layers : plan.stage_layers) sum += layers;
+    if (sum != model.num_layers) {
+      return fmt::format("stage_layers add up to {} but {} has {} layers", sum, model.name,
+                         model.num_layers);
+    }
+    for (int64_t stage = 1; stage + 1 < plan.pp; ++stage) {
+      if (plan.stage_layers[stage] == 0) {
+        return fmt::format("stage {} has no layers; only the first and last stage may be empty",
+                           stage);
+      }
+    }
+  }
+  bool v_shaped = is_v_shaped(plan.schedule);
+  if (v_shaped && plan.vpp != 2) {
+    return fmt::format("{} holds exactly 2 chunks per rank; vpp={} is not allowed",
+                       schedule_name(plan.schedule), plan.vpp);
+  }
+  if (plan.vpp > 1 && !is_interleaved(plan.schedule) && !v_shaped) {
+    return fmt::format("vpp={} needs schedule interleaved-1f1b (or zbv/dualpipev); {} runs one "
+                       "chunk per rank",
+                       plan.vpp, schedule_name(plan.schedule));
+  }
+  if (is_interleaved(plan.schedule) && plan.pp < 2) {
+    return "interleaved-1f1b needs pp >= 2";
+  }
+  std::vector<int64_t> layers = stage_layer_counts(plan, model);
+  for (int64_t stage = 0; stage < plan.pp; ++stage) {
+    if (layers[stage] % plan.vpp != 0) {
+      return fmt::format("vpp={} does not divide the {} layers of stage {}", plan.vpp,
+                         layers[stage], stage);
+    }
+  }
+  for (size_t d = 0; d < plan.replica_microbatches.size(); ++d) {
+    if (std::optional<std::string> problem = schedule_problem(
+            plan.schedule, static_cast<int32_t>(plan.pp),
+            static_cast<int32_t>(plan.replica_microbatches[d]), static_cast<int32_t>(plan.vpp))) {
+      return fmt::format("replica_microbatches[{}] = {}: {}", d, plan.replica_microbatches[d],
+                         *problem);
+    }
+  }
+  int64_t microbatches = num_microbatches(plan);
+  if (const int32_t per_rank = schedule_traits(plan.schedule).min_microbatches_per_rank;
+      per_rank > 0 && microbatches < per_rank * plan.pp) {
+    return fmt::format("{} needs at least {}*pp = {} microbatches; this plan has {} "
+                       "(raise global_batch_size or lower dp*mbs)",
+                       schedule_name(plan.schedule), per_rank, per_rank * plan.pp, microbatches);
+  }
+  if (std::optional<std::string> problem =
+          schedule_problem(plan.schedule, static_cast<int32_t>(plan.pp),
+                           static_cast<int32_t>(microbatches), static_cast<int32_t>(plan.vpp))) {
+    return *problem;
+  }
+  if (plan.ep > 1) {
+    if ((plan.dp * plan.cp) % plan.ep != 0) {
+      return fmt::format("ep={} must divide dp*cp = {} (experts are spread over data-parallel "
+                         "ranks)",
+                         plan.ep, plan.dp * plan.cp);
+    }
+  }
+  if (plan.sequence_parallel && plan.tp == 1) {
+    return "sequence_parallel needs tp > 1 (it shards activations across the tp group)";
+  }
+  // Placement: which node group hosts each stage; each stage needs tp*dp*cp GPUs there.
+  std::vector<int64_t> placement = plan.placement;
+  if (!placement.empty() && static_cast<int64_t>(placement.size()) != plan.pp) {
+    return fmt::format("placement has {} entries but pp={}", placement.size(), plan.pp);
+  }
+  std::vector<int64_t> gpus_needed(cluster.nodes.size(), 0);
+  for (int64_t stage = 0; stage < static_cast<int64_t>(placement.size()); ++stage) {
+    if (placement[stage] >= static_cast<int64_t>(cluster.nodes.size())) {
+      return fmt::format("placement puts stage {} on node group {}, but cluster '{}' has {} "
+                         "group(s)",
+                         stage, placement[stage], cluster.name, cluster.nodes.size());
+    }
+    gpus_needed[placement[stage]] += plan.tp * plan.dp * plan.cp;
+  }
+  for (size_t group = 0; group < cluster.nodes.size(); ++group) {
+    const NodeGroup& nodes = cluster.nodes[group];
+    if (gpus_needed[group] > nodes.num_gpus()) {
+      return fmt::format("placement needs {} GPUs in node group {} ({}), which has {}",
+                         gpus_needed[group], group, nodes.gpu.name, nodes.num_gpus());
+    }
+  }
+  int64_t smallest_node = cluster.nodes.front().gpus_per_node;
+  for (const NodeGroup& nodes : cluster.nodes) smallest_node = std::min(smallest_node, nodes.gpus_per_node);
+  if (plan.tp > smallest_node) {
+    return fmt::format("tp={} is more than the {} GPUs per node (tensor parallelism stays inside "
+                       "a node)",
+                       plan.tp, smallest_node);
+  }
+  for (const NodeGroup& nodes : cluster.nodes) {
+    if (plan.precision == Precision::kFp8 && nodes.gpu.peak_fp8_flops <= 0) {
+      return fmt::format("precision fp8 needs FP8 tensor cores, which {} lacks (use bf16)",
+                         nodes.gpu.name);
+    }
+    if (plan.precision == Precision::kBf16 && nodes.gpu.peak_bf16_flops <= 0) {
+      return fmt::format("precision bf16 is not supported by {} (use fp16)", nodes.gpu.name);
+    }
+  }
+  return std::nullopt;
+}
+
+void validate_plan(const Plan& plan, const ModelSpec& model, const ClusterSpec& cluster,
+                   const std::string& source) {
+  if (std::optional<std::string> problem = plan_problem(plan, model, cluster)) {
+    throw InputError(source, "", "impossible plan: " + *problem);
+  }
+}
+
+}  // namespace ppsim

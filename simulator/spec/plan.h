@@ -1,0 +1,108 @@
+// Plan: how one training step is parallelised, its parsers and its validation.
+//
+// JSON (configs/plans/*.json; DESIGN.md "Specs"):
+//   {"tp","pp","dp","cp","ep","vpp","micro_batch_size","global_batch_size","seq_length"?,
+//    "schedule","recompute":"none|selective|full","sequence_parallel","zero_stage":0-3,
+//    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8","stage_layers":[...]?,
+//    "placement":[...]?,"replica_microbatches":[...]?}
+// Every key but global_batch_size is optional, with the defaults below. The same keys as an
+// inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
+// (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
+// ("stage_layers=9:10:10:3"):
+//   tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=interleaved-1f1b,vpp=2,precision=fp8
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/schedule_kind.h"
+
+namespace ppsim {
+
+enum class Recompute { kNone, kSelective, kFull };
+
+struct Plan {
+  int64_t tp = 1;   // Tensor-parallel degree. Default 1.
+  int64_t pp = 1;   // Pipeline stages (ranks). Default 1.
+  int64_t dp = 1;   // Data-parallel replicas. Default 1.
+  int64_t cp = 1;   // Context-parallel degree (splits the sequence). Default 1.
+  int64_t ep = 1;   // Expert-parallel degree, carved out of dp*cp (Megatron). Default 1.
+  int64_t vpp = 1;  // Model chunks per pipeline rank (interleaved 1F1B; 2 for zbv/dualpipev).
+  int64_t micro_batch_size = 1;   // Sequences per microbatch; JSON "micro_batch_size"/"mbs".
+  int64_t global_batch_size = 0;  // Sequences per optimizer step; JSON "global_batch_size"/"gbs". Required.
+  std::optional<int64_t> seq_length;  // Overrides the model's sequence length; JSON "seq_length"/"seq".
+  ScheduleKind schedule = kDefaultSchedule;  // Default "1f1b".
+  Recompute recompute = Recompute::kNone;           // Default "none".
+  bool sequence_parallel = false;  // Megatron sequence parallelism (needs tp > 1). Default false.
+  int zero_stage = 0;      // 0 none, 1 optimizer states (Megatron distributed optimizer),
+                           // 2 + gradients, 3 + parameters (FSDP). Default 0.
+  bool offload_optimizer = false;  // Optimizer states and update on the CPU. Default false.
+  // Of the optimizer states (and of the update), the fraction kept on the host when
+  // offload_optimizer is set, in (0, 1]; the GPU keeps and updates the rest (Deep Optimizer
+  // States, Maurya et al. 2024; docs/offload.md). JSON "offload_fraction" or inline "offload";
+  // giving it alone turns offload on (0 turns it off). Default 1 (everything on the host).
+  double offload_fraction = 1.0;
+  Precision precision = Precision::kBf16;  // GEMM precision. Default "bf16".
+  std::vector<int64_t> stage_layers;  // Layers per pipeline stage (pp entries); empty = balanced.
+  std::vector<int64_t> placement;     // Cluster node group per pipeline stage; empty = in order.
+  // Microbatches per data-parallel replica (dp entries, each >= 1, summing to gbs / mbs), so
+  // replicas of different speed take different shares of the global batch (heterogeneous
+  // clusters); empty = gbs / (mbs * dp) each. JSON "replica_microbatches", inline "rmb=10:6".
+  std::vector<int64_t> replica_microbatches;
+
+  int64_t num_gpus() const { return tp * pp * dp * cp; }
+};
+
+// Parses a plan from JSON text ("{...}") or the inline form ("tp=8,pp=4,..."). Pure.
+Plan parse_plan(const std::string& text, const std::string& source);
+
+// Resolves a plan argument: an existing file, a name under configs/plans/, or inline text.
+Plan load_plan(const std::string& path_or_inline);
+
+// Canonical names used in JSON, flags and reports (schedule names: schedule_kind.h).
+std::string recompute_name(Recompute recompute);
+
+// The plan as JSON in the format parse_plan accepts (every key spelled out).
+std::string plan_to_json(const Plan& plan);
+// The plan in the inline form, for tables ("tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=1f1b").
+std::string plan_to_inline(const Plan& plan);
+
+// Fraction of the optimizer states and update on the host: offload_fraction when
+// offload_optimizer is set, else 0.
+double offloaded_fraction(const Plan& plan);
+
+// Sequence length the plan trains at: plan.seq_length or the model's.
+int64_t effective_seq_length(const Plan& plan, const ModelSpec& model);
+// Microbatches per step per replica: gbs / (mbs * dp), or with replica_microbatches the largest
+// share (the replica that runs longest and holds the most activations). REQUIRES: a valid plan.
+int64_t num_microbatches(const Plan& plan);
+// Microbatches of each replica (dp entries): replica_microbatches, or the equal share each.
+std::vector<int64_t> replica_microbatch_counts(const Plan& plan);
+// True when the replicas' microbatch counts differ.
+bool has_unequal_shares(const Plan& plan);
+// Layers per pipeline stage: stage_layers when given, else an even split where the remainder
+// goes to the middle stages (the first and last carry embedding and loss).
+std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model);
+
+// Why the plan cannot run this model on this cluster, or nullopt when it can. Checks:
+// tp*pp*dp*cp == GPUs used (<= cluster GPUs), tp <= GPUs per node, heads and kv heads
+// divisible by tp, gbs divisible by dp*mbs, stages <= layers, vpp divides layers per stage,
+// ep divides experts and dp*cp, sequence divisible by 2*cp, schedule-specific rules;
+// replica_microbatches: dp entries, each >= 1 and allowed by the schedule, summing to gbs/mbs
+// (then gbs need only be divisible by mbs).
+std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model,
+                                        const ClusterSpec& cluster);
+// The part of plan_problem that the model's op shapes (layer_ops.h) need: tp against the heads
+// and kv heads, ep against the experts, the sequence against 2*cp.
+std::optional<std::string> op_shape_problem(const Plan& plan, const ModelSpec& model);
+
+// Throws InputError (source, message from plan_problem) when the plan is impossible.
+void validate_plan(const Plan& plan, const ModelSpec& model, const ClusterSpec& cluster,
+                   const std::string& source);
+
+}  // namespace ppsim

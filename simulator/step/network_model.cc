@@ -1,0 +1,159 @@
+#include "simulator/step/network_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "simulator/spec/error.h"
+
+namespace ppsim {
+
+bool NetworkModel::replicas_symmetric(const WorkerLayout& layout) {
+  size_t nodes = layout.node_group_of_node.size();
+  std::vector<int32_t> canonical(nodes, -1), count(nodes, 0);
+  for (const WorkerSlot& slot : layout.workers) {
+    if (slot.spans_nodes) return false;
+    int32_t image = layout.at(0, slot.stage).node;
+    if (canonical[slot.node] < 0) canonical[slot.node] = image;
+    if (canonical[slot.node] != image) return false;
+    ++count[slot.node];
+  }
+  for (size_t n = 0; n < nodes; ++n) {
+    if (canonical[n] >= 0 && count[n] != count[canonical[n]]) return false;
+  }
+  return true;
+}
+
+NetworkModel::NetworkModel(const ClusterSpec& cluster, const WorkerLayout& layout,
+                           TaskGraph& graph, const CollectiveEfficiency& efficiency,
+                           bool canonical_replicas)
+    : cluster_(cluster), layout_(layout), efficiency_(efficiency) {
+  first_link_ = static_cast<LinkId>(graph.links().size());
+  for (size_t node = 0; node < layout.node_group_of_node.size(); ++node) {
+    const NodeGroup& group = cluster.nodes[layout.node_group_of_node[node]];
+    double nic = group.nic.per_gpu ? group.nic.link.bandwidth * group.gpus_per_node
+                                   : group.nic.link.bandwidth;
+    nic *= efficiency.inter_bandwidth;
+    auto add = [&graph, node](double capacity, const char* what, LinkRole role) {
+      LinkId id = graph.add_link(capacity, fmt::format("node{}/{}", node, what));
+      graph.mutable_links()[id].role = role;
+      graph.mutable_links()[id].node = static_cast<int32_t>(node);
+      return id;
+    };
+    nic_out_.push_back(add(nic, "nic_out", LinkRole::kNicOut));
+    nic_in_.push_back(add(nic, "nic_in", LinkRole::kNicIn));
+    if (cluster.oversubscription > 1) {
+      double fabric = nic / cluster.oversubscription;
+      fabric_up_.push_back(add(fabric, "fabric_up", LinkRole::kFabricUp));
+      fabric_down_.push_back(add(fabric, "fabric_down", LinkRole::kFabricDown));
+    }
+  }
+  for (size_t w = 0; w < layout.workers.size(); ++w) {
+    const WorkerSlot& slot = layout.workers[w];
+    const NodeGroup& group = cluster.nodes[slot.node_group];
+    double nvlink = group.intra_node.bandwidth * efficiency.intra_bandwidth * slot.num_gpus;
+    nvlink_out_.push_back(graph.add_link(nvlink, fmt::format("worker{}/intra_out", w)));
+    graph.mutable_links().back().role = LinkRole::kIntraOut;
+    nvlink_in_.push_back(graph.add_link(nvlink, fmt::format("worker{}/intra_in", w)));
+    graph.mutable_links().back().role = LinkRole::kIntraIn;
+  }
+  // Link classes under the replica symmetry (identity when every replica is simulated).
+  size_t count = graph.links().size() - first_link_;
+  canonical_.resize(count);
+  for (size_t i = 0; i < count; ++i) canonical_[i] = first_link_ + static_cast<LinkId>(i);
+  if (canonical_replicas) {
+    PPSIM_CHECK(replicas_symmetric(layout));
+    std::vector<int32_t> canonical_node(layout.node_group_of_node.size(), -1);
+    for (const WorkerSlot& slot : layout.workers) {
+      canonical_node[slot.node] = layout.at(0, slot.stage).node;
+    }
+    auto map_node_links = [&](const std::vector<LinkId>& per_node) {
+      for (size_t n = 0; n < per_node.size(); ++n) {
+        if (canonical_node[n] >= 0) canonical_[per_node[n] - first_link_] = per_node[canonical_node[n]];
+      }
+    };
+    map_node_links(nic_out_);
+    map_node_links(nic_in_);
+    map_node_links(fabric_up_);
+    map_node_links(fabric_down_);
+    for (size_t w = 0; w < layout.workers.size(); ++w) {
+      int32_t image = layout.workers[w].stage;  // Index of (stage, replica 0).
+      canonical_[nvlink_out_[w] - first_link_] = nvlink_out_[image];
+      canonical_[nvlink_in_[w] - first_link_] = nvlink_in_[image];
+    }
+  }
+  class_size_.assign(count, 0);
+  for (LinkId link : canonical_) class_size_[link - first_link_] += 1;
+}
+
+bool NetworkModel::same_node(int32_t from, int32_t to) const {
+  const WorkerSlot& a = layout_.workers[from];
+  const WorkerSlot& b = layout_.workers[to];
+  return a.node == b.node && !a.spans_nodes && !b.spans_nodes;
+}
+
+double NetworkModel::latency(int32_t from, int32_t to) const {
+  const NodeGroup& group = cluster_.nodes[layout_.workers[from].node_group];
+  return same_node(from, to) ? group.intra_node.latency : group.nic.link.latency;
+}
+
+std::vector<LinkId> NetworkModel::node_links(int32_t from_node, int32_t to_node) const {
+  std::vector<LinkId> links{nic_out_[from_node]};
+  if (!fabric_up_.empty()) {
+    links.push_back(fabric_up_[from_node]);
+    links.push_back(fabric_down_[to_node]);
+  }
+  links.push_back(nic_in_[to_node]);
+  return links;
+}
+
+std::vector<LinkId> NetworkModel::links_between(int32_t from, int32_t to) const {
+  if (same_node(from, to)) return {nvlink_out_[from], nvlink_in_[to]};
+  return node_links(layout_.workers[from].node, layout_.workers[to].node);
+}
+
+double NetworkModel::rail_cap(int32_t worker) const {
+  const WorkerSlot& slot = layout_.workers[worker];
+  const NodeGroup& group = cluster_.nodes[slot.node_group];
+  if (!group.nic.per_gpu) return 0;
+  return group.nic.link.bandwidth * efficiency_.inter_bandwidth * slot.num_gpus;
+}
+
+std::vector<double> NetworkModel::weights(
+    const std::vector<LinkId>& route, const std::vector<std::vector<LinkId>>& twin_links) const {
+  std::vector<double> result;
+  bool all_one = true;
+  for (LinkId link : route) {
+    double crossings = 0;
+    for (const std::vector<LinkId>& twin : twin_links) {
+      for (LinkId other : twin) crossings += canonical(other) == link ? 1 : 0;
+    }
+    double weight = std::max(1.0, crossings / class_size_[link - first_link_]);
+    all_one = all_one && weight == 1.0;
+    result.push_back(weight);
+  }
+  if (all_one) result.clear();
+  return result;
+}
+
+RouteId NetworkModel::route(TaskGraph& graph, int32_t from, int32_t to,
+                            const std::vector<std::pair<int32_t, int32_t>>& twins) {
+  std::vector<LinkId> links = links_between(from, to);
+  for (LinkId& link : links) link = canonical(link);
+  std::vector<std::vector<LinkId>> twin_links;
+  for (const auto& [a, b] : twins) twin_links.push_back(links_between(a, b));
+  double cap = same_node(from, to) ? 0 : rail_cap(from);
+  return graph.add_route(links, cap, weights(links, twin_links));
+}
+
+RouteId NetworkModel::node_route(TaskGraph& graph, int32_t worker, int32_t from_node,
+                                 int32_t to_node,
+                                 const std::vector<std::pair<int32_t, int32_t>>& twin_nodes) {
+  std::vector<LinkId> links = node_links(from_node, to_node);
+  for (LinkId& link : links) link = canonical(link);
+  std::vector<std::vector<LinkId>> twin_links;
+  for (const auto& [a, b] : twin_nodes) twin_links.push_back(node_links(a, b));
+  return graph.add_route(links, rail_cap(worker), weights(links, twin_links));
+}
+
+}  // namespace ppsim

@@ -1,0 +1,124 @@
+// Builds the TaskGraph of one training step of a plan on a cluster: the schedule's action lists
+// with costs from the cost model, the network's links, and the step's collectives.
+//
+// Replicas: each data-parallel replica runs the plan's schedule with its own microbatch count
+// (Plan::replica_microbatches, else gbs / (mbs * dp) each). Identical replicas (same GPUs'
+// speeds, symmetric on the network, same count) are simulated once (StepOptions); otherwise
+// every replica is, and the gradient reduction waits for all of them.
+//
+// Where costs come from: CostModel per GPU type (cost_model.h), with StepOptions::profile's
+// measured passes for the GPU types the profile applies to (profile_for_gpu), the roofline for
+// the others; collectives and transfers through collective_timing.h (measured group shapes,
+// else alpha-beta). Step::provenance counts which source priced what.
+//
+// What each task costs (per worker = one pipeline rank of one replica, tp x cp GPUs):
+// - F, B, I, W: the chunk's layers from CostModel (per GPU type), plus the embedding on the
+//   first chunk and the output layer and loss on the last; recompute runs inside B (or I).
+//   Attention is fused flash attention, or Megatron's unfused core attention when
+//   EfficiencyTable::flash_attention is false: its GEMMs and softmax cost more and its s x s
+//   scores are saved, so the activation sizes follow the same flag.
+//   Tensor-parallel collectives (all-reduce, or all-gather + reduce-scatter with sequence
+//   parallelism, 2 per layer per pass), expert-parallel all-to-alls and the context-parallel
+//   KV ring (overlapped with attention; only the excess shows) are inside the task, as exposed
+//   communication (Megatron-LM runs TP collectives on the compute path by default).
+//   ZeRO-3 parameter gathers (and gradient reduce-scatters) are prefetched by FSDP; what shows
+//   inside the task is max(0, comm - compute) + overlap_slowdown x min(comm, compute)
+//   (collective_cost.h: NCCL's kernels slow the compute they overlap), with the gather against
+//   each forward and gather + reduce-scatter against the backward (B + W).
+//   Framework dispatch: EfficiencyTable::microbatch_overhead once on every F and every B (or I).
+// - Sends: activations (b * s/cp * h * 2 bytes, split over the tp ranks with sequence
+//   parallelism, whole on each rank without) as flows over the network model's routes.
+// - Gradient sync: per chunk, Megatron's buckets (max(40M, 1M x dp) parameters, fp32 gradients
+//   as Megatron accumulates bf16 training's gradients in fp32, fp16 ones for fp16 plans:
+//   gradient_bytes_per_param in memory_model.h): all-reduce, or reduce-scatter
+//   with the distributed optimizer (ZeRO 1-2); hierarchical when the group spans nodes; bucket
+//   k of K is ready (k+1)/K of the way through the chunk's last weight-gradient task, so the
+//   reduction overlaps the backward as Megatron's overlap_grad_reduce does.
+// - Optimizer: Adam over the GPU's (sharded) parameters, 34 bytes per parameter at HBM speed
+//   (fp32 master, grad, m, v read; master, m, v and bf16 copy written; grad-norm read), after
+//   every bucket; then the distributed optimizer's parameter all-gather. With offload
+//   (optimizer_offload.h), the GPU updates (1 - f) of its parameters; the gradients of the
+//   other f go to the host over PCIe bucket by bucket as they are ready (after their
+//   reduction), the host runs Adam on them once all are there and the last compute task has
+//   ended, and the updated parameters come back over PCIe; the all-gather waits for both.
+//   Plus EfficiencyTable::step_overhead, host time a slow GPU's speed factor does not stretch.
+// Memory: each F allocates the chunk's activations for one microbatch (the last chunk also its
+// logits), freed by B; a split backward frees all but the GEMM inputs at I and those at W;
+// static memory (weights, gradients, optimizer, workspace) comes from the memory model and is
+// added to the timeline's peak.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/cost/collective_cost.h"
+#include "simulator/cost/cost_provenance.h"
+#include "simulator/cost/cost_model.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/model/optimizer_offload.h"
+#include "simulator/schedule/pipeline_schedule.h"
+#include "simulator/spec/plan.h"
+#include "simulator/cost/optimizer_step_cost.h"
+#include "simulator/cost/profile.h"
+#include "simulator/schedule/schedule_lowering.h"
+#include "simulator/model/worker_layout.h"
+
+namespace ppsim {
+
+// What the step's tasks move (kStepParameterBytes, parameter_bytes.h) and how fast its optimizer
+// runs (kStepAdamBytesPerParameter, optimizer_step_cost.h); the planner's lower bounds
+// (plan_screen.cc) use the same figures. Sources in the header comment above.
+// Optimizer offload's constants (CPU Adam rate, PCIe default, bytes moved) live in
+// optimizer_offload.h and cluster_spec.h.
+
+struct StepOptions {
+  // Simulate identical data-parallel replicas once (exact: twins' flows weight the links they
+  // share). Replicas are identical when no GPU of them has its own speed factor and they all
+  // run the same number of microbatches (plan.replica_microbatches equal or absent).
+  bool deduplicate_replicas = true;
+  // Communication costs nothing (schedule studies and exact-formula tests).
+  bool ideal_links = false;
+  // Compute speed factor per global GPU (1 = nominal; 0.5 = half speed). Empty: all 1.
+  std::vector<double> gpu_speed;
+  EfficiencyTable efficiency;        // Compute efficiencies (defaults: cost_model.h).
+  CollectiveEfficiency collective;   // Link efficiencies (defaults: collective_cost.h).
+  // Measured costs (ppsim profile): op passes through CostModel, collectives and transfers
+  // through collective_timing.h, for the GPUs the profile applies to (profile_for_gpu); null:
+  // roofline and alpha-beta only. Not owned; must outlive build_step.
+  const ProfileTable* profile = nullptr;
+  std::string profile_path;  // The file `profile` came from, for reports. "" without one.
+};
+
+
+// Per chunk and GPU type: seconds at speed 1 and bytes.
+struct Step {
+  Plan plan;
+  PipelineSchedule schedule;  // Replica 0's (all replicas', unless their shares differ).
+  // Per simulated replica: its schedule, with its own microbatch count (plan.replica_microbatches).
+  std::vector<PipelineSchedule> replica_schedules;
+  WorkerLayout layout;
+  int32_t simulated_replicas = 1;  // 1 when replicas were deduplicated, else dp.
+  Lowered lowered;
+  // Per lowered worker (replica * pp + stage): its layout index, static memory and capacity.
+  std::vector<int32_t> layout_worker;
+  std::vector<double> static_memory_bytes;
+  std::vector<double> capacity_bytes;
+  // Per task: exposed communication seconds inside a compute task (0 for others).
+  std::vector<double> embedded_comm_seconds;
+  std::vector<std::string> worker_names;  // "stage 2 replica 0 (GPUs 16-23, H100-SXM-80GB)".
+  CostProvenance provenance;
+  // Per lowered worker with optimizer offload: its split and tasks; empty without offload.
+  std::vector<WorkerOffload> offload;
+  // Per task: the bytes it works on, for an executor that runs it (ppsim validate): a
+  // collective's nccl-tests size, the optimizer's Adam bytes (kStepAdamBytesPerParameter per
+  // parameter of its shard); 0 for other tasks.
+  std::vector<double> task_bytes;
+};
+
+// REQUIRES: plan_problem(plan, model, cluster) is nullopt; schedule_problem(...) is nullopt.
+Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
+                const StepOptions& options = {});
+
+}  // namespace ppsim

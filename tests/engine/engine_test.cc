@@ -1,0 +1,197 @@
+#include "simulator/engine/engine.h"
+
+#include <catch2/catch.hpp>
+
+namespace ppsim {
+namespace {
+
+Task compute(StreamId stream, double seconds) {
+  Task task;
+  task.kind = TaskKind::kCompute;
+  task.stream = stream;
+  task.work = seconds;
+  return task;
+}
+
+Task transfer(StreamId stream, double bytes, RouteId route, double latency = 0) {
+  Task task;
+  task.kind = TaskKind::kTransfer;
+  task.stream = stream;
+  task.work = bytes;
+  task.route = route;
+  task.latency = latency;
+  return task;
+}
+
+TEST_CASE("Engine: a stream runs its tasks in order, back to back") {
+  TaskGraph graph;
+  StreamId gpu = graph.add_stream(0, "gpu0");
+  for (double seconds : {1.0, 2.0, 3.5}) graph.add_task(compute(gpu, seconds));
+  Timeline timeline = simulate_graph(graph);
+  CHECK(timeline.makespan == 6.5);
+  CHECK(timeline.start[2] == 3.0);
+}
+
+TEST_CASE("Engine: dependencies across streams and the speed factor") {
+  TaskGraph graph;
+  StreamId fast = graph.add_stream(0, "fast");
+  StreamId slow = graph.add_stream(1, "slow", 0.5);
+  TaskId a = graph.add_task(compute(fast, 1));
+  TaskId b = graph.add_task(compute(slow, 1));  // 2 s at half speed.
+  TaskId c = graph.add_task(compute(fast, 1));
+  graph.add_dependency(b, c);
+  Timeline timeline = simulate_graph(graph);
+  CHECK(timeline.end[a] == 1);
+  CHECK(timeline.end[b] == 2);
+  CHECK(timeline.start[c] == 2);
+  CHECK(timeline.makespan == 3);
+}
+
+TEST_CASE("Engine: flows sharing a link share its bandwidth") {
+  TaskGraph graph;
+  LinkId nic = graph.add_link(10.0, "nic");
+  RouteId route = graph.add_route({nic});
+  StreamId s0 = graph.add_stream(0, "s0");
+  StreamId s1 = graph.add_stream(1, "s1");
+  TaskId alone = graph.add_task(transfer(s0, 10, route));
+  graph.add_task(compute(s1, 1));
+  TaskId shared_a = graph.add_task(transfer(s1, 10, route));
+  Timeline timeline = simulate_graph(graph);
+  // 0-1 s: the first flow alone at 10 B/s moves 10 B and ends at 1 s.
+  CHECK(timeline.end[alone] == Approx(1.0));
+  // The second starts at 1 s alone: 1 s more.
+  CHECK(timeline.end[shared_a] == Approx(2.0));
+
+  TaskGraph both;
+  LinkId link = both.add_link(10.0, "nic");
+  RouteId r = both.add_route({link});
+  TaskId x = both.add_task(transfer(both.add_stream(0, "a"), 10, r));
+  TaskId y = both.add_task(transfer(both.add_stream(1, "b"), 20, r));
+  Timeline shared = simulate_graph(both);
+  // Each gets 5 B/s until x ends at 2 s; then y has 10 B left at 10 B/s.
+  CHECK(shared.end[x] == Approx(2.0));
+  CHECK(shared.end[y] == Approx(3.0));
+}
+
+TEST_CASE("Engine: max-min fairness gives a bottlenecked flow's share to the others") {
+  TaskGraph graph;
+  LinkId wide = graph.add_link(10.0, "wide");
+  LinkId narrow = graph.add_link(2.0, "narrow");
+  TaskId through_both = graph.add_task(transfer(graph.add_stream(0, "a"), 4, graph.add_route({wide, narrow})));
+  TaskId wide_only = graph.add_task(transfer(graph.add_stream(1, "b"), 8, graph.add_route({wide})));
+  Timeline timeline = simulate_graph(graph);
+  CHECK(timeline.end[through_both] == Approx(2.0));  // 2 B/s on the narrow link.
+  CHECK(timeline.end[wide_only] == Approx(1.0));     // 8 B/s: the rest of the wide link.
+}
+
+TEST_CASE("Engine: a route's rate cap and a transfer's latency") {
+  TaskGraph graph;
+  LinkId link = graph.add_link(100.0, "link");
+  TaskId capped = graph.add_task(transfer(graph.add_stream(0, "a"), 10, graph.add_route({link}, 5.0), 0.5));
+  Timeline timeline = simulate_graph(graph);
+  CHECK(timeline.end[capped] == Approx(2.5));
+}
+
+TEST_CASE("Engine: collective members start together and end together") {
+  TaskGraph graph;
+  StreamId s0 = graph.add_stream(0, "s0");
+  StreamId s1 = graph.add_stream(1, "s1");
+  LinkId l0 = graph.add_link(1.0, "l0");
+  LinkId l1 = graph.add_link(1.0, "l1");
+  graph.add_task(compute(s0, 1));
+  graph.add_task(compute(s1, 3));
+  int32_t group = graph.new_group();
+  Task member0 = transfer(s0, 1, graph.add_route({l0}));
+  member0.group = group;
+  Task member1 = transfer(s1, 2, graph.add_route({l1}));
+  member1.group = group;
+  TaskId m0 = graph.add_task(member0);
+  TaskId m1 = graph.add_task(member1);
+  Timeline timeline = simulate_graph(graph);
+  CHECK(timeline.start[m0] == 3);
+  CHECK(timeline.start[m1] == 3);
+  CHECK(timeline.end[m0] == Approx(5));
+  CHECK(timeline.end[m1] == Approx(5));
+}
+
+TEST_CASE("Engine: memory is allocated at start and freed at end; the peak is tracked") {
+  TaskGraph graph;
+  StreamId gpu = graph.add_stream(0, "gpu");
+  Task forward = compute(gpu, 1);
+  forward.alloc_bytes = 100;
+  Task backward = compute(gpu, 1);
+  backward.free_bytes = 100;
+  graph.add_task(forward);
+  graph.add_task(forward);
+  graph.add_task(backward);
+  graph.add_task(forward);
+  graph.add_task(backward);
+  graph.add_task(backward);
+  CHECK(simulate_graph(graph).peak_memory[0] == 200);
+}
+
+TEST_CASE("TaskGraph: a dependency cycle is reported as its path") {
+  TaskGraph graph;
+  StreamId s0 = graph.add_stream(0, "s0");
+  StreamId s1 = graph.add_stream(1, "s1");
+  TaskId a = graph.add_task(compute(s0, 1));
+  TaskId b = graph.add_task(compute(s0, 1));
+  TaskId c = graph.add_task(compute(s1, 1));
+  graph.add_dependency(b, c);
+  CHECK_FALSE(graph.find_cycle([](TaskId id) { return std::to_string(id); }));
+  graph.add_dependency(c, a);
+  std::optional<std::string> cycle = graph.find_cycle([](TaskId id) { return "t" + std::to_string(id); });
+  REQUIRE(cycle);
+  CHECK(*cycle == "t0 -> t1 -> t2 -> t0");
+}
+
+TEST_CASE("Engine: same graph, same timeline") {
+  auto build = [] {
+    TaskGraph graph;
+    LinkId link = graph.add_link(3.0, "l");
+    RouteId route = graph.add_route({link});
+    for (int i = 0; i < 5; ++i) {
+      StreamId s = graph.add_stream(i, "s" + std::to_string(i));
+      graph.add_task(compute(s, 0.1 * i));
+      graph.add_task(transfer(s, 1.0 + i, route, 0.01));
+    }
+    return graph;
+  };
+  Timeline first = simulate_graph(build());
+  Timeline second = simulate_graph(build());
+  CHECK(first.start == second.start);
+  CHECK(first.end == second.end);
+  CHECK(first.events == second.events);
+}
+
+}  // namespace
+}  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("Engine: a weighted flow stands for identical twins on a shared link") {
+  // Two identical flows on one link...
+  TaskGraph twins;
+  LinkId link = twins.add_link(10.0, "nic");
+  RouteId route = twins.add_route({link});
+  Task flow;
+  flow.kind = TaskKind::kTransfer;
+  flow.work = 10;
+  flow.route = route;
+  flow.stream = twins.add_stream(0, "a");
+  TaskId first = twins.add_task(flow);
+  flow.stream = twins.add_stream(1, "b");
+  twins.add_task(flow);
+  // ...take as long as one flow of weight 2.
+  TaskGraph weighted;
+  LinkId shared = weighted.add_link(10.0, "nic");
+  flow.route = weighted.add_route({shared}, 0, {2.0});
+  flow.stream = weighted.add_stream(0, "a");
+  TaskId single = weighted.add_task(flow);
+  CHECK(simulate_graph(twins).end[first] == Approx(2.0));
+  CHECK(simulate_graph(weighted).end[single] == Approx(2.0));
+}
+
+}  // namespace
+}  // namespace ppsim

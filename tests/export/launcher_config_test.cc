@@ -1,0 +1,766 @@
+// Launcher exports: golden files for three plans in each format, the formats' syntax (JSON,
+// TOML), every Megatron flag and DeepSpeed/torchtitan key against allow-lists taken from the
+// launchers' sources, and hand-checkable layer splits, batch sizes and warnings.
+#include "simulator/export/launcher_config.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "simulator/spec/error.h"
+#include "simulator/spec/model_file.h"
+
+namespace ppsim {
+namespace {
+
+const std::string kGoldenDir = std::string(PPSIM_SOURCE_DIR) + "/tests/golden/export";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string extension(LauncherFormat format) {
+  switch (format) {
+    case LauncherFormat::kMegatron:
+      return "sh";
+    case LauncherFormat::kDeepSpeed:
+      return "json";
+    case LauncherFormat::kTorchTitan:
+      return "toml";
+  }
+  return "";
+}
+
+const LauncherFormat kFormats[] = {LauncherFormat::kMegatron, LauncherFormat::kDeepSpeed,
+                                   LauncherFormat::kTorchTitan};
+
+// One line of tests/golden/export/cases.txt.
+struct GoldenCase {
+  std::string name, model, cluster, plan;
+};
+
+std::vector<GoldenCase> golden_cases() {
+  std::vector<GoldenCase> cases;
+  std::istringstream lines(slurp(kGoldenDir + "/cases.txt"));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    GoldenCase entry;
+    fields >> entry.name >> entry.model >> entry.cluster >> entry.plan;
+    REQUIRE(!entry.plan.empty());
+    cases.push_back(entry);
+  }
+  return cases;
+}
+
+LauncherOutput export_case(LauncherFormat format, const GoldenCase& entry) {
+  ModelSpec model = load_model_spec(entry.model);
+  ClusterSpec cluster = load_cluster_spec(entry.cluster);
+  Plan plan = parse_plan(entry.plan, "test");
+  validate_plan(plan, model, cluster, "test");
+  return export_launcher(format, model, cluster, plan);
+}
+
+LauncherOutput export_inline(LauncherFormat format, const std::string& model_name,
+                             const std::string& cluster_name, const std::string& plan_text) {
+  return export_case(format, {"inline", model_name, cluster_name, plan_text});
+}
+
+// "" when equal, else the first differing line of both.
+std::string first_difference(const std::string& actual, const std::string& expected) {
+  std::istringstream a(actual), e(expected);
+  std::string line_a, line_e;
+  for (int line = 1;; ++line) {
+    bool more_a = static_cast<bool>(std::getline(a, line_a));
+    bool more_e = static_cast<bool>(std::getline(e, line_e));
+    if (!more_a && !more_e) return actual == expected ? "" : "(trailing newline differs)";
+    if (!more_a || !more_e || line_a != line_e) {
+      return "line " + std::to_string(line) + ":\n  actual:   " + (more_a ? line_a : "<end>") +
+             "\n  expected: " + (more_e ? line_e : "<end>");
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A strict parser for the TOML subset the exporter writes: [table] and [dotted.table] headers,
+// key = value with basic strings, integers, floats, booleans and (nested, multi-line) arrays,
+// and # comments. Anything else, a duplicate key or a duplicate table throws. The result maps
+// "table" -> {key -> value}.
+
+class TomlSubset {
+ public:
+  explicit TomlSubset(std::string text) : text_(std::move(text)) {}
+
+  std::map<std::string, nlohmann::json> parse() {
+    std::map<std::string, nlohmann::json> tables;
+    std::string table;
+    tables[table] = nlohmann::json::object();
+    while (skip_blank_lines()) {
+      if (peek() == '[') {
+        ++pos_;
+        size_t end = text_.find(']', pos_);
+        if (end == std::string::npos) fail("unclosed table header");
+        table = text_.substr(pos_, end - pos_);
+        for (char c : table) {
+          if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) {
+            fail("bad table name '" + table + "'");
+          }
+        }
+        if (tables.count(table)) fail("duplicate table [" + table + "]");
+        tables[table] = nlohmann::json::object();
+        pos_ = end + 1;
+      } else {
+        std::string key = bare_key();
+        skip_spaces();
+        expect('=');
+        skip_spaces();
+        nlohmann::json value = parse_value();
+        if (tables[table].contains(key)) fail("duplicate key '" + key + "'");
+        tables[table][key] = value;
+      }
+      end_of_line();
+    }
+    return tables;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) {
+    size_t line = 1 + std::count(text_.begin(), text_.begin() + std::min(pos_, text_.size()), '\n');
+    throw std::runtime_error("TOML line " + std::to_string(line) + ": " + message);
+  }
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void skip_spaces() {
+    while (peek() == ' ' || peek() == '\t') ++pos_;
+  }
+  void skip_comment() {
+    if (peek() == '#') {
+      while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+    }
+  }
+  // Skips blank and comment-only lines; false at the end of the text.
+  bool skip_blank_lines() {
+    for (;;) {
+      skip_spaces();
+      skip_comment();
+      if (peek() == '\n') {
+        ++pos_;
+        continue;
+      }
+      return pos_ < text_.size();
+    }
+  }
+  void end_of_line() {
+    skip_spaces();
+    skip_comment();
+    if (pos_ < text_.size() && text_[pos_] != '\n') fail("unexpected text after a value");
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  std::string bare_key() {
+    size_t start = pos_;
+    while (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_' || peek() == '-')
+      ++pos_;
+    if (start == pos_) fail("expected a key");
+    return text_.substr(start, pos_ - start);
+  }
+  nlohmann::json parse_value() {
+    char c = peek();
+    if (c == '"') return parse_string();
+    if (c == '[') return parse_array();
+    if (text_.compare(pos_, 4, "true") == 0) {
+      pos_ += 4;
+      return true;
+    }
+    if (text_.compare(pos_, 5, "false") == 0) {
+      pos_ += 5;
+      return false;
+    }
+    size_t start = pos_;
+    if (peek() == '-' || peek() == '+') ++pos_;
+    bool digits = false, is_float = false;
+    while (std::isdigit(static_cast<unsigned char>(peek())) || peek() == '.' || peek() == 'e' ||
+           peek() == 'E' || ((peek() == '-' || peek() == '+') && is_float)) {
+      if (peek() == '.' || peek() == 'e' || peek() == 'E') is_float = true;
+      if (std::isdigit(static_cast<unsigned char>(peek()))) digits = true;
+      ++pos_;
+    }
+    if (!digits) fail("expected a value");
+    std::string number = text_.substr(start, pos_ - start);
+    if (is_float) return std::stod(number);
+    if (number.size() > 1 && number[number[0] == '-' || number[0] == '+' ? 1 : 0] == '0') {
+      fail("leading zero in '" + number + "'");
+    }
+    return std::stoll(number);
+  }
+  nlohmann::json parse_string() {
+    expect('"');
+    std::string value;
+    while (peek() != '"') {
+      if (pos_ >= text_.size() || peek() == '\n') fail("unterminated string");
+      if (peek() == '\\') {
+        ++pos_;
+        if (peek() != '"' && peek() != '\\') fail("unsupported escape");
+      }
+      value += text_[pos_++];
+    }
+    ++pos_;
+    return value;
+  }
+  // Skips spaces, newlines and comments inside an array.
+  void skip_array_space() {
+    for (;;) {
+      skip_spaces();
+      skip_comment();
+      if (peek() != '\n') return;
+      ++pos_;
+    }
+  }
+  nlohmann::json parse_array() {
+    expect('[');
+    nlohmann::json array = nlohmann::json::array();
+    skip_array_space();
+    while (peek() != ']') {
+      array.push_back(parse_value());
+      skip_array_space();
+      if (peek() == ',') {
+        ++pos_;
+        skip_array_space();
+      } else if (peek() != ']') {
+        fail("expected ',' or ']' in an array");
+      }
+    }
+    ++pos_;
+    return array;
+  }
+
+  std::string text_;
+  size_t pos_ = 0;
+};
+
+// Runs python3's tomllib on `text`; nullopt when python3 (3.11+) is not available.
+std::optional<bool> python_tomllib_accepts(const std::string& text) {
+  if (std::system("python3 -c 'import tomllib' >/dev/null 2>&1") != 0) return std::nullopt;
+  char path[] = "/tmp/ppsim_toml_XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  FILE* file = fdopen(fd, "w");
+  std::fputs(text.c_str(), file);
+  std::fclose(file);
+  std::string command = std::string(
+                            "python3 -c 'import sys, tomllib; tomllib.load(open(sys.argv[1], "
+                            "\"rb\"))' ") +
+                        path + " >/dev/null 2>&1";
+  int status = std::system(command.c_str());
+  std::remove(path);
+  return status == 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Allow-lists: what each launcher accepts, from its source.
+
+// Megatron-LM flags (NVIDIA/Megatron-LM megatron/training/arguments.py and the config dataclasses
+// it turns into flags, REFERENCE.md 1.0-1.2; the last group checked in the source at d98e8a64).
+// A value set means the flag takes one of these values; empty means any value (or none).
+const std::map<std::string, std::set<std::string>>& megatron_flags() {
+  static const std::map<std::string, std::set<std::string>> flags = {
+      // REFERENCE.md 1.1
+      {"--tensor-model-parallel-size", {}},
+      {"--pipeline-model-parallel-size", {}},
+      {"--context-parallel-size", {}},
+      {"--expert-model-parallel-size", {}},
+      {"--sequence-parallel", {}},
+      {"--num-layers-per-virtual-pipeline-stage", {}},
+      {"--num-virtual-stages-per-pipeline-rank", {}},
+      {"--decoder-first-pipeline-num-layers", {}},
+      {"--decoder-last-pipeline-num-layers", {}},
+      {"--pipeline-model-parallel-layout", {}},
+      {"--use-distributed-optimizer", {}},
+      {"--overlap-grad-reduce", {}},
+      {"--overlap-param-gather", {}},
+      {"--data-parallel-sharding-strategy",
+       {"no_shard", "optim", "optim_grads", "optim_grads_params"}},
+      {"--optimizer-cpu-offload", {}},
+      // REFERENCE.md 1.2
+      {"--micro-batch-size", {}},
+      {"--global-batch-size", {}},
+      {"--recompute-granularity", {"full", "selective"}},
+      {"--recompute-method", {"uniform", "block"}},
+      {"--recompute-num-layers", {}},
+      {"--bf16", {}},
+      {"--fp16", {}},
+      {"--fp8-format", {"e4m3", "hybrid"}},
+      {"--num-layers", {}},
+      {"--hidden-size", {}},
+      {"--ffn-hidden-size", {}},
+      {"--num-attention-heads", {}},
+      {"--kv-channels", {}},
+      {"--group-query-attention", {}},
+      {"--num-query-groups", {}},
+      {"--seq-length", {}},
+      {"--max-position-embeddings", {}},
+      {"--position-embedding-type",
+       {"learned_absolute", "rope", "yarn", "mrope", "relative", "none"}},
+      {"--swiglu", {}},
+      {"--untie-embeddings-and-output-weights", {}},
+      {"--normalization", {"LayerNorm", "RMSNorm"}},
+      {"--disable-bias-linear", {}},
+      {"--num-experts", {}},
+      {"--moe-router-topk", {}},
+      {"--moe-ffn-hidden-size", {}},
+      {"--moe-layer-freq", {}},
+      // Checked in the source: DistributedInitConfig.use_megatron_fsdp,
+      // CheckpointConfig.ckpt_format, arguments.py --use-precision-aware-optimizer (required by
+      // --optimizer-cpu-offload), TransformerConfig.moe_token_dispatcher_type,
+      // arguments.py --mock-data and --lr, TokenizerConfig.tokenizer_type and vocab_size,
+      // TrainingConfig.train_iters, LoggerConfig.log_throughput.
+      {"--use-megatron-fsdp", {}},
+      {"--ckpt-format", {"torch", "torch_dist", "torch_dcp", "fsdp_dtensor"}},
+      {"--use-precision-aware-optimizer", {}},
+      {"--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"}},
+      {"--mock-data", {}},
+      {"--tokenizer-type", {"NullTokenizer"}},
+      {"--vocab-size", {}},
+      {"--train-iters", {}},
+      {"--lr", {}},
+      {"--log-throughput", {}},
+  };
+  return flags;
+}
+
+// torchrun (torch.distributed.run) flags the script uses.
+const std::set<std::string> kTorchrunFlags = {"--nproc_per_node", "--nnodes", "--node_rank",
+                                              "--master_addr", "--master_port"};
+
+// The flags and values inside one bash array `NAME=( ... )` of the script.
+std::vector<std::pair<std::string, std::string>> bash_array_args(const std::string& script,
+                                                                 const std::string& name) {
+  std::vector<std::pair<std::string, std::string>> args;
+  size_t start = script.find("\n" + name + "=(\n");
+  REQUIRE(start != std::string::npos);
+  size_t end = script.find("\n)\n", start);
+  std::istringstream lines(script.substr(start + name.size() + 4, end - start - name.size() - 4));
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string flag, value;
+    words >> flag;
+    std::getline(words >> std::ws, value);
+    args.push_back({flag, value});
+  }
+  return args;
+}
+
+void check_megatron_flags(const std::string& script) {
+  INFO(script);
+  for (const char* array : {"MODEL_ARGS", "PARALLEL_ARGS", "TRAINING_ARGS", "RUN_ARGS"}) {
+    for (const auto& [flag, value] : bash_array_args(script, array)) {
+      INFO(array << ": " << flag << " " << value);
+      auto known = megatron_flags().find(flag);
+      REQUIRE(known != megatron_flags().end());
+      if (!known->second.empty()) CHECK(known->second.count(value) == 1);
+    }
+  }
+  for (const auto& [flag, value] : bash_array_args(script, "DISTRIBUTED_ARGS")) {
+    INFO("DISTRIBUTED_ARGS: " << flag);
+    CHECK(kTorchrunFlags.count(flag) == 1);
+  }
+  CHECK(contains(script, "torchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py"));
+}
+
+// DeepSpeed keys (docs/_pages/config-json.md; runtime/config.py, zero/config.py,
+// zero/offload_config.py, get_pipeline_config). "_ppsim_comment" is ours: DeepSpeed reads
+// top-level keys one by one and ignores the rest; nested blocks are pydantic models with
+// extra="forbid", so every nested key must be real.
+void check_deepspeed_keys(const nlohmann::json& config) {
+  const std::set<std::string> top = {"_ppsim_comment",
+                                     "train_batch_size",
+                                     "train_micro_batch_size_per_gpu",
+                                     "gradient_accumulation_steps",
+                                     "bf16",
+                                     "fp16",
+                                     "zero_optimization",
+                                     "pipeline"};
+  const std::map<std::string, std::set<std::string>> nested = {
+      {"bf16", {"enabled"}},
+      {"fp16", {"enabled", "loss_scale"}},
+      {"zero_optimization", {"stage", "overlap_comm", "offload_optimizer"}},
+      {"pipeline", {"activation_checkpoint_interval"}},
+  };
+  for (const auto& [key, value] : config.items()) {
+    INFO("key " << key);
+    REQUIRE(top.count(key) == 1);
+    if (nested.count(key)) {
+      for (const auto& [inner, inner_value] : value.items()) {
+        INFO("key " << key << "." << inner);
+        CHECK(nested.at(key).count(inner) == 1);
+      }
+    }
+  }
+  if (config["zero_optimization"].contains("offload_optimizer")) {
+    const nlohmann::json& offload = config["zero_optimization"]["offload_optimizer"];
+    CHECK(offload == nlohmann::json{{"device", "cpu"}, {"pin_memory", true}});
+  }
+  CHECK(config["zero_optimization"]["stage"].get<int>() <= 3);
+  CHECK(config["_ppsim_comment"].is_array());
+}
+
+// torchtitan TOML-era keys (torchtitan/config/job_config.py at e347b1e5e, REFERENCE.md 3.1);
+// its ConfigManager rejects any other field name.
+void check_torchtitan_keys(const std::map<std::string, nlohmann::json>& tables) {
+  const std::map<std::string, std::set<std::string>> allowed = {
+      {"", {}},
+      {"job", {"description"}},
+      {"model", {"name", "flavor", "hf_assets_path", "converters"}},
+      {"training",
+       {"local_batch_size", "global_batch_size", "seq_len", "mixed_precision_param",
+        "enable_cpu_offload"}},
+      {"parallelism",
+       {"data_parallel_replicate_degree", "data_parallel_shard_degree",
+        "fsdp_reshard_after_forward", "tensor_parallel_degree", "enable_async_tensor_parallel",
+        "pipeline_parallel_degree", "pipeline_parallel_schedule",
+        "pipeline_parallel_microbatch_size", "module_fqns_per_model_part",
+        "pipeline_parallel_expert_parallel_overlap", "context_parallel_degree",
+        "expert_parallel_degree", "expert_tensor_parallel_degree"}},
+      {"activation_checkpoint", {"mode", "selective_ac_option"}},
+      {"quantize.linear.float8", {"filter_fqns"}},
+      {"quantize.grouped_mm.float8", {"fqns"}},
+  };
+  for (const auto& [table, keys] : tables) {
+    INFO("table [" << table << "]");
+    REQUIRE(allowed.count(table) == 1);
+    for (const auto& [key, value] : keys.items()) {
+      INFO("key " << key);
+      CHECK(allowed.at(table).count(key) == 1);
+    }
+  }
+  const nlohmann::json& parallelism = tables.at("parallelism");
+  if (parallelism.contains("pipeline_parallel_schedule")) {
+    const std::set<std::string> torch_schedules = {
+        "GPipe", "1F1B", "Interleaved1F1B", "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV"};
+    CHECK(torch_schedules.count(parallelism["pipeline_parallel_schedule"]) == 1);
+  }
+  const std::set<std::string> modes = {"none", "selective", "full"};
+  CHECK(modes.count(tables.at("activation_checkpoint")["mode"]) == 1);
+  const std::set<std::string> reshard = {"default", "always", "never"};
+  CHECK(reshard.count(parallelism["fsdp_reshard_after_forward"]) == 1);
+}
+
+std::map<std::string, nlohmann::json> parse_toml(const std::string& text) {
+  return TomlSubset(text).parse();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_CASE("Launcher exports: golden files for three plans in every format") {
+  std::vector<GoldenCase> cases = golden_cases();
+  REQUIRE(cases.size() == 3);
+  for (const GoldenCase& entry : cases) {
+    for (LauncherFormat format : kFormats) {
+      std::string path = kGoldenDir + "/" + entry.name + "_" + launcher_format_name(format) + "." +
+                         extension(format);
+      INFO(path << " (regenerate with tools/update_golden.sh after an intended change)");
+      std::string golden = slurp(path);
+      REQUIRE(!golden.empty());
+      LauncherOutput output = export_case(format, entry);
+      CHECK(first_difference(output.text, golden) == "");
+      for (const std::string& warning : output.warnings) {
+        // Every warning is also in the file, as a comment or a comment string.
+        std::string head = warning.substr(0, 40);
+        CHECK(contains(output.text, head));
+      }
+    }
+  }
+}
+
+TEST_CASE("Launcher exports: the same inputs give the same bytes") {
+  for (const GoldenCase& entry : golden_cases()) {
+    for (LauncherFormat format : kFormats) {
+      CHECK(export_case(format, entry).text == export_case(format, entry).text);
+    }
+  }
+}
+
+TEST_CASE("Launcher exports: every Megatron flag is one Megatron-LM accepts") {
+  for (const GoldenCase& entry : golden_cases()) {
+    check_megatron_flags(export_case(LauncherFormat::kMegatron, entry).text);
+  }
+  check_megatron_flags(export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                                     "tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=2,"
+                                     "stage_layers=8:6:10:8,precision=fp8,zero_stage=2")
+                           .text);
+}
+
+TEST_CASE("Launcher exports: the Megatron script is valid bash") {
+  const bool have_shellcheck = std::system("command -v shellcheck >/dev/null 2>&1") == 0;
+  if (!have_shellcheck) WARN("shellcheck not found; checking the scripts with bash -n only");
+  for (const GoldenCase& entry : golden_cases()) {
+    std::string path = kGoldenDir + "/" + entry.name + "_megatron.sh";
+    INFO(path);
+    CHECK(std::system(("bash -n '" + path + "'").c_str()) == 0);
+    if (have_shellcheck) {
+      CHECK(std::system(("shellcheck -S warning '" + path + "' >&2").c_str()) == 0);
+    }
+  }
+}
+
+TEST_CASE("Launcher exports: the DeepSpeed config parses as JSON with real keys") {
+  for (const GoldenCase& entry : golden_cases()) {
+    std::string text = export_case(LauncherFormat::kDeepSpeed, entry).text;
+    nlohmann::json config;
+    REQUIRE_NOTHROW(config = nlohmann::json::parse(text));
+    check_deepspeed_keys(config);
+    Plan plan = parse_plan(entry.plan, "test");
+    // DeepSpeed's rule: train_batch_size = micro batch x accumulation x data-parallel size.
+    CHECK(config["train_batch_size"].get<int64_t>() ==
+          config["train_micro_batch_size_per_gpu"].get<int64_t>() *
+              config["gradient_accumulation_steps"].get<int64_t>() * plan.dp);
+  }
+}
+
+TEST_CASE("Launcher exports: the torchtitan TOML parses as TOML with real keys") {
+  for (const GoldenCase& entry : golden_cases()) {
+    std::string text = export_case(LauncherFormat::kTorchTitan, entry).text;
+    INFO(entry.name);
+    std::map<std::string, nlohmann::json> tables;
+    REQUIRE_NOTHROW(tables = parse_toml(text));
+    check_torchtitan_keys(tables);
+    std::optional<bool> accepted = python_tomllib_accepts(text);
+    if (accepted) {
+      CHECK(*accepted);
+    } else {
+      WARN("python3 with tomllib (3.11+) not found; checked with the built-in TOML subset only");
+    }
+  }
+}
+
+TEST_CASE("TOML subset checker: rejects what is not TOML") {
+  CHECK_NOTHROW(
+      parse_toml("# c\n[a]\nx = 1 # c\ny = [\"p\", [1, 2],\n  true,\n]\n[b.c]\nz = -2.5\n"));
+  CHECK_THROWS(parse_toml("[a]\nx = 1\nx = 2\n"));  // duplicate key
+  CHECK_THROWS(parse_toml("[a]\n[a]\n"));           // duplicate table
+  CHECK_THROWS(parse_toml("x = \"open\n"));         // unterminated string
+  CHECK_THROWS(parse_toml("x = 1 2\n"));            // junk after a value
+  CHECK_THROWS(parse_toml("x = [1 2]\n"));          // missing comma
+  CHECK_THROWS(parse_toml("x = yes\n"));            // not a value
+  CHECK_THROWS(parse_toml("x = 012\n"));            // leading zero
+}
+
+TEST_CASE("Megatron export: layer split flags follow the plan's stage layers") {
+  auto parallel_args = [](const std::string& plan) {
+    std::string script =
+        export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1", plan).text;
+    std::map<std::string, std::string> args;
+    for (const auto& [flag, value] : bash_array_args(script, "PARALLEL_ARGS")) args[flag] = value;
+    return args;
+  };
+  SECTION("even split, interleaved: layers per virtual stage") {
+    auto args = parallel_args("tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=2");
+    CHECK(args.at("--num-layers-per-virtual-pipeline-stage") == "4");  // 32 / 4 / 2
+    CHECK(args.count("--decoder-first-pipeline-num-layers") == 0);
+  }
+  SECTION("even middle: first and last stage counts, vpp as stages per rank") {
+    auto args = parallel_args(
+        "tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=2,stage_layers=6:10:10:6");
+    CHECK(args.at("--decoder-first-pipeline-num-layers") == "6");
+    CHECK(args.at("--decoder-last-pipeline-num-layers") == "6");
+    CHECK(args.at("--num-virtual-stages-per-pipeline-rank") == "2");
+    CHECK(args.count("--num-layers-per-virtual-pipeline-stage") == 0);
+  }
+  SECTION("uneven middle: an explicit layout, virtual stage i on rank i % pp") {
+    auto args = parallel_args(
+        "tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=2,stage_layers=8:6:10:8");
+    CHECK(args.at("--pipeline-model-parallel-layout") == "\"Et*4|t*3|t*5|t*4|t*4|t*3|t*5|t*4,L\"");
+    CHECK(args.count("--num-virtual-stages-per-pipeline-rank") == 0);
+  }
+  SECTION("an empty first stage: a layout (first/last counts must be positive)") {
+    auto args = parallel_args("tp=2,pp=4,mbs=1,gbs=8,stage_layers=0:11:11:10");
+    CHECK(args.at("--pipeline-model-parallel-layout") == "\"E|t*11|t*11|t*10,L\"");
+  }
+  SECTION("pp = 1: no pipeline flags beyond the size") {
+    auto args = parallel_args("tp=8,mbs=1,gbs=8");
+    CHECK(args.at("--pipeline-model-parallel-size") == "1");
+    CHECK(args.count("--num-layers-per-virtual-pipeline-stage") == 0);
+  }
+}
+
+TEST_CASE("Megatron export: schedules Megatron lacks are warned about, in the file too") {
+  for (const char* schedule : {"gpipe", "zb-h1", "zb-h2", "zbv", "dualpipev"}) {
+    std::string plan = std::string("tp=2,pp=4,mbs=1,gbs=16,schedule=") + schedule;
+    LauncherOutput output =
+        export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1", plan);
+    INFO(schedule);
+    REQUIRE(output.warnings.size() == 1);
+    CHECK(contains(output.warnings[0], "Megatron-LM has no"));
+    CHECK(contains(output.text, "# WARNING: Megatron-LM has no"));
+    CHECK(!contains(output.text, "--num-layers-per-virtual-pipeline-stage"));
+  }
+  CHECK(export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                      "tp=2,pp=4,mbs=1,gbs=16,schedule=1f1b")
+            .warnings.empty());
+}
+
+TEST_CASE("Megatron export: shape, precision and optimizer flags") {
+  std::string gpt = export_inline(LauncherFormat::kMegatron, "gpt3-1.3b", "dgx-h100-1",
+                                  "tp=1,pp=1,dp=8,mbs=4,gbs=512,zero_stage=1")
+                        .text;
+  CHECK(contains(gpt, "  --position-embedding-type learned_absolute\n"));
+  CHECK(contains(gpt, "  --normalization LayerNorm\n"));
+  CHECK(!contains(gpt, "--swiglu"));
+  CHECK(!contains(gpt, "--disable-bias-linear"));
+  CHECK(!contains(gpt, "--untie-embeddings-and-output-weights"));  // GPT-3 ties embeddings.
+  CHECK(contains(
+      gpt, "  --use-distributed-optimizer\n  --overlap-grad-reduce\n  --overlap-param-gather\n"));
+  CHECK(contains(gpt, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"));
+  CHECK(contains(gpt, "NODE_RANK=${NODE_RANK:-0}\n"));
+
+  std::string fp8 = export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                                  "tp=2,pp=1,dp=4,mbs=1,gbs=32,precision=fp8,zero_stage=3,"
+                                  "offload_optimizer=true")
+                        .text;
+  CHECK(contains(fp8, "  --bf16\n  --fp8-format hybrid\n"));
+  CHECK(contains(fp8, "  --group-query-attention\n  --num-query-groups 8\n"));
+  CHECK(contains(fp8,
+                 "  --use-megatron-fsdp\n  --data-parallel-sharding-strategy optim_grads_params\n"
+                 "  --ckpt-format fsdp_dtensor\n"));
+  CHECK(contains(fp8, "  --optimizer-cpu-offload\n  --use-precision-aware-optimizer\n"));
+  CHECK(contains(fp8, "unset CUDA_DEVICE_MAX_CONNECTIONS\n"));
+
+  // A partial offload passes its fraction (REFERENCE.md 1.1, default 1.0).
+  std::string partial = export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                                      "tp=2,pp=1,dp=4,mbs=1,gbs=32,zero_stage=1,offload=0.5")
+                            .text;
+  CHECK(contains(partial,
+                 "  --optimizer-cpu-offload\n  --optimizer-offload-fraction 0.5\n"
+                 "  --use-precision-aware-optimizer\n"));
+  CHECK(!contains(fp8, "--optimizer-offload-fraction"));
+}
+
+TEST_CASE("DeepSpeed export: batch, ZeRO and what the pipeline engine rejects") {
+  SECTION("pure data parallel, ZeRO-3 with offload") {
+    LauncherOutput output = export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1",
+                                          "dp=8,mbs=2,gbs=128,zero_stage=3,offload_optimizer=true");
+    nlohmann::json config = nlohmann::json::parse(output.text);
+    CHECK(config["train_batch_size"] == 128);
+    CHECK(config["train_micro_batch_size_per_gpu"] == 2);
+    CHECK(config["gradient_accumulation_steps"] == 8);  // 128 / (2 * 8)
+    CHECK(config["zero_optimization"]["stage"] == 3);
+    CHECK(config["zero_optimization"]["overlap_comm"] == true);
+    CHECK(config["bf16"]["enabled"] == true);
+    CHECK(output.warnings.empty());
+    CHECK_FALSE(config["zero_optimization"]["offload_optimizer"].contains("ratio"));
+  }
+  SECTION("a partial optimizer offload sets the ratio") {
+    LauncherOutput output = export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1",
+                                          "dp=8,mbs=2,gbs=128,zero_stage=3,offload=0.25");
+    nlohmann::json config = nlohmann::json::parse(output.text);
+    CHECK(config["zero_optimization"]["offload_optimizer"]["ratio"] == 0.25);
+  }
+  SECTION("pipeline with ZeRO-2: stage 1 and a warning") {
+    LauncherOutput output = export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1",
+                                          "pp=4,dp=2,mbs=1,gbs=16,zero_stage=2,recompute=full");
+    nlohmann::json config = nlohmann::json::parse(output.text);
+    CHECK(config["zero_optimization"]["stage"] == 1);
+    CHECK(config["pipeline"]["activation_checkpoint_interval"] == 1);
+    REQUIRE(output.warnings.size() == 1);
+    CHECK(contains(output.warnings[0], "rejects ZeRO-2 and ZeRO-3"));
+  }
+  SECTION("interleaved schedule, fp16") {
+    LauncherOutput output = export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1",
+                                          "pp=4,dp=2,mbs=1,gbs=16,schedule=interleaved-1f1b,vpp=2,"
+                                          "precision=fp16");
+    nlohmann::json config = nlohmann::json::parse(output.text);
+    CHECK(config["fp16"]["enabled"] == true);
+    CHECK(!config.contains("bf16"));
+    REQUIRE(output.warnings.size() == 1);
+    CHECK(contains(output.warnings[0], "interleaved-1f1b (2 chunks per rank) cannot be selected"));
+  }
+}
+
+TEST_CASE("torchtitan export: batch sizes, stage split and schedule names") {
+  auto tables_of = [](const std::string& plan) {
+    return parse_toml(
+        export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1", plan).text);
+  };
+  SECTION("pipeline: local batch is the replica's share, split into microbatches") {
+    auto tables = tables_of("tp=2,pp=2,dp=2,mbs=2,gbs=32,schedule=1f1b");
+    CHECK(tables["training"]["local_batch_size"] == 16);  // 32 / dp 2
+    CHECK(tables["training"]["global_batch_size"] == 32);
+    CHECK(tables["parallelism"]["pipeline_parallel_microbatch_size"] == 2);
+    CHECK(tables["parallelism"]["pipeline_parallel_schedule"] == "1F1B");
+    CHECK(tables["parallelism"]["data_parallel_shard_degree"] == 2);
+    CHECK(tables["model"]["flavor"] == "8B");
+  }
+  SECTION("no pipeline: local batch is one microbatch, accumulation makes the rest") {
+    auto tables = tables_of("dp=8,mbs=2,gbs=64");
+    CHECK(tables["training"]["local_batch_size"] == 2);
+    CHECK(tables["parallelism"]["data_parallel_replicate_degree"] == 8);  // DDP
+    CHECK(tables["parallelism"]["data_parallel_shard_degree"] == 1);
+    CHECK(!tables["parallelism"].contains("pipeline_parallel_schedule"));
+  }
+  SECTION("zbv: V placement, rank r holds stages r and 2pp-1-r") {
+    auto tables = tables_of("tp=4,pp=2,mbs=1,gbs=8,schedule=zbv,stage_layers=12:20");
+    const nlohmann::json& parts = tables["parallelism"]["module_fqns_per_model_part"];
+    REQUIRE(parts.size() == 4);
+    CHECK(parts[0].size() == 7);   // tok_embeddings + 6 layers (rank 0)
+    CHECK(parts[1].size() == 10);  // rank 1
+    CHECK(parts[2].size() == 10);  // rank 1
+    CHECK(parts[3].size() == 8);   // 6 layers + norm + output (rank 0)
+    CHECK(parts[0][0] == "tok_embeddings");
+    CHECK(parts[1][0] == "layers.6");
+    CHECK(parts[3][7] == "output");
+    CHECK(tables["parallelism"]["pipeline_parallel_schedule"] == "ZBVZeroBubble");
+  }
+  SECTION("zb-h2 has no torch schedule: a warning") {
+    LauncherOutput output = export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
+                                          "tp=2,pp=4,mbs=1,gbs=16,schedule=zb-h2,"
+                                          "sequence_parallel=true");
+    REQUIRE(output.warnings.size() == 1);
+    CHECK(contains(output.warnings[0], "no ZB-H2 schedule"));
+    CHECK(contains(output.text, "pipeline_parallel_schedule = \"InterleavedZeroBubble\""));
+  }
+  SECTION("fp8: float8 converters") {
+    auto tables = tables_of("tp=2,dp=4,mbs=1,gbs=8,precision=fp8,sequence_parallel=true");
+    CHECK(tables["model"]["converters"] == nlohmann::json::array({"quantize.linear.float8"}));
+    CHECK(tables.count("quantize.linear.float8") == 1);
+  }
+}
+
+TEST_CASE("Launcher formats: names, file names and did-you-mean") {
+  CHECK(launcher_format_names() == std::vector<std::string>{"megatron", "deepspeed", "torchtitan"});
+  for (LauncherFormat format : kFormats) {
+    CHECK(parse_launcher_format(launcher_format_name(format), "--format") == format);
+  }
+  CHECK(launcher_file_name(LauncherFormat::kMegatron) == "megatron_launch.sh");
+  CHECK(launcher_file_name(LauncherFormat::kDeepSpeed) == "ds_config.json");
+  CHECK(launcher_file_name(LauncherFormat::kTorchTitan) == "torchtitan_job.toml");
+  try {
+    parse_launcher_format("megatorn", "--format");
+    FAIL("expected an InputError");
+  } catch (const InputError& error) {
+    CHECK(std::string(error.what()) ==
+          "--format: unknown launcher format 'megatorn'; expected one of megatron, deepspeed, "
+          "torchtitan (did you mean 'megatron'?)");
+  }
+}
+
+}  // namespace ppsim

@@ -1,0 +1,339 @@
+#include "simulator/model/layer_ops.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "simulator/model/model_stats.h"
+#include "tests/test_helpers.h"
+
+namespace ppsim {
+namespace {
+
+using testing::llama2_7b_shape;
+using testing::tiny_dense_model;
+using testing::tiny_moe_model;
+
+OpShape shape_of(int64_t b, int64_t s, int64_t tp = 1, int64_t cp = 1, int64_t ep = 1,
+                 bool sp = false) {
+  OpShape shape;
+  shape.micro_batch_size = b;
+  shape.seq_length = s;
+  shape.tp = tp;
+  shape.cp = cp;
+  shape.ep = ep;
+  shape.sequence_parallel = sp;
+  return shape;
+}
+
+std::vector<std::string> names(const OpList& ops) {
+  std::vector<std::string> result;
+  for (const Op& op : ops) result.emplace_back(op.name);
+  return result;
+}
+
+const Op& op_named(const OpList& ops, std::string_view name) {
+  const Op* op = ops.find(name);
+  REQUIRE(op != nullptr);
+  return *op;
+}
+
+// Megatron's FLOPs counted from the op list: every GEMM but the router (fwd + B + W), and the
+// attention core at 3x its forward (Megatron's backward is 2x; flash attention's is 2.5x).
+double megatron_flops_from_ops(const OpList& ops) {
+  double flops = 0;
+  for (const Op& op : ops) {
+    if (op.op_class == OpClass::kGemm && op.name != "moe_router") {
+      flops += op.flops_fwd + op.flops_b + op.flops_w;
+    } else if (op.op_class == OpClass::kAttention) {
+      flops += 3 * op.flops_fwd;
+    }
+  }
+  return flops;
+}
+
+TEST_CASE("LayerOps: a dense layer lists Megatron's kernels in forward order") {
+  OpList ops = layer_ops(tiny_dense_model(), shape_of(1, 32), 0);
+  CHECK(names(ops) == std::vector<std::string>{"input_norm", "qkv_proj", "rotary", "attention_core",
+                                               "attn_out_proj", "attn_residual_add",
+                                               "post_attn_norm", "mlp_up_gate", "swiglu_act",
+                                               "mlp_down", "mlp_residual_add"});
+  ModelSpec gelu = testing::gpt3_175b_shape();
+  gelu.position_embedding = PositionEmbedding::kLearned;
+  OpList gelu_ops = layer_ops(gelu, shape_of(1, 2048), 0);
+  CHECK(gelu_ops.find("rotary") == nullptr);
+  CHECK(gelu_ops.find("mlp_up") != nullptr);
+  CHECK(gelu_ops.find("gelu_act") != nullptr);
+}
+
+TEST_CASE("LayerOps: GEMM FLOPs are 2mnk, the same in F, B and W") {
+  // tiny: h 64, 4 heads x 16, 2 kv heads, F 256; b 2, s 32 -> T = 64 tokens.
+  OpList ops = layer_ops(tiny_dense_model(), shape_of(2, 32), 0);
+  struct Expected {
+    const char* name;
+    double m, n, k;
+  };
+  const Expected expected[] = {
+      {"qkv_proj", 64, 64 + 2 * 32, 64},  // Q width 64, K and V 32 each.
+      {"attn_out_proj", 64, 64, 64},
+      {"mlp_up_gate", 64, 2 * 256, 64},  // Gate and up fused.
+      {"mlp_down", 64, 64, 256},
+  };
+  for (const Expected& e : expected) {
+    INFO(e.name);
+    const Op& op = op_named(ops, e.name);
+    CHECK(op.op_class == OpClass::kGemm);
+    CHECK(op.gemm.m == e.m);
+    CHECK(op.gemm.n == e.n);
+    CHECK(op.gemm.k == e.k);
+    CHECK(op.flops_fwd == 2 * e.m * e.n * e.k);
+    CHECK(op.flops_b == op.flops_fwd);
+    CHECK(op.flops_w == op.flops_fwd);
+    CHECK(op.parameters == e.n * e.k);
+  }
+  CHECK(op_named(ops, "qkv_proj").flops_fwd == 1048576);
+  CHECK(op_named(ops, "mlp_down").flops_fwd == 2097152);
+}
+
+TEST_CASE("LayerOps: causal flash attention is 4bs^2dh/2 forward, 2.5x that in B, no W") {
+  OpList ops = layer_ops(tiny_dense_model(), shape_of(2, 32), 0);
+  const Op& attention = op_named(ops, "attention_core");
+  double forward = 4.0 * 2 * 32 * 32 * 16 * 4 / 2;  // b s s d heads / 2
+  CHECK(attention.flops_fwd == forward);
+  CHECK(attention.flops_fwd == 262144);
+  CHECK(attention.flops_b == 2.5 * forward);
+  CHECK(attention.flops_w == 0);
+  CHECK(attention.kernels_w == 0);
+  CHECK(attention.parameters == 0);
+}
+
+TEST_CASE("LayerOps: tp=2 halves every per-GPU GEMM and the attention") {
+  ModelSpec model = tiny_dense_model();
+  OpList one = layer_ops(model, shape_of(2, 32, 1), 0);
+  OpList two = layer_ops(model, shape_of(2, 32, 2), 0);
+  for (const char* name :
+       {"qkv_proj", "attn_out_proj", "mlp_up_gate", "mlp_down", "attention_core"}) {
+    INFO(name);
+    CHECK(op_named(two, name).flops_fwd == op_named(one, name).flops_fwd / 2);
+    CHECK(op_named(two, name).flops_b == op_named(one, name).flops_b / 2);
+    CHECK(op_named(two, name).parameters == op_named(one, name).parameters / 2);
+  }
+  // Column-parallel GEMMs split n, row-parallel ones split k; all see every token.
+  CHECK(op_named(two, "mlp_up_gate").gemm.n == 256);
+  CHECK(op_named(two, "mlp_down").gemm.k == 128);
+  CHECK(op_named(two, "mlp_down").gemm.m == 64);
+  // Norms are replicated (and run on every token without sequence parallelism).
+  CHECK(op_named(two, "input_norm").parameters == 64);
+  CHECK(op_named(two, "input_norm").bytes_fwd == op_named(one, "input_norm").bytes_fwd);
+}
+
+TEST_CASE("LayerOps: sequence parallelism puts norms and residuals on s/tp tokens") {
+  ModelSpec model = tiny_dense_model();
+  OpList plain = layer_ops(model, shape_of(2, 32, 2, 1, 1, false), 0);
+  OpList sp = layer_ops(model, shape_of(2, 32, 2, 1, 1, true), 0);
+  for (const char* name :
+       {"input_norm", "post_attn_norm", "attn_residual_add", "mlp_residual_add"}) {
+    INFO(name);
+    CHECK(op_named(sp, name).bytes_fwd == op_named(plain, name).bytes_fwd / 2);
+    CHECK(op_named(sp, name).flops_fwd == op_named(plain, name).flops_fwd / 2);
+  }
+  CHECK(op_named(sp, "qkv_proj").flops_fwd == op_named(plain, "qkv_proj").flops_fwd);
+}
+
+TEST_CASE("LayerOps: cp=2 halves the tokens of every GEMM and the attention work") {
+  ModelSpec model = tiny_dense_model();
+  OpList one = layer_ops(model, shape_of(2, 32, 1, 1), 0);
+  OpList two = layer_ops(model, shape_of(2, 32, 1, 2), 0);
+  CHECK(op_named(two, "qkv_proj").gemm.m == 32);
+  CHECK(op_named(two, "mlp_down").flops_fwd == op_named(one, "mlp_down").flops_fwd / 2);
+  const Op& attention = op_named(two, "attention_core");
+  CHECK(attention.attention.q_tokens == 16);
+  CHECK(attention.attention.kv_tokens == 32);
+  CHECK(attention.flops_fwd == op_named(one, "attention_core").flops_fwd / 2);
+}
+
+TEST_CASE("LayerOps: parameters over a tp=1 layer equal model_stats' layer_parameters") {
+  ModelSpec biased = testing::gpt3_175b_shape();
+  biased.linear_bias = true;
+  biased.num_layers = 2;
+  ModelSpec grouped = testing::llama2_70b_shape();
+  const ModelSpec models[] = {tiny_dense_model(), tiny_moe_model(), llama2_7b_shape(), biased,
+                              grouped};
+  for (const ModelSpec& model : models) {
+    INFO(model.name);
+    for (int64_t layer = 0; layer < 2; ++layer) {
+      OpTotals totals = sum_ops(layer_ops(model, shape_of(1, 128), layer));
+      CHECK(totals.parameters == layer_parameters(model, layer).total());
+    }
+  }
+}
+
+TEST_CASE("LayerOps: embedding and head hold the padded vocabulary, split over tp") {
+  ModelSpec model = llama2_7b_shape();  // V 32000 = 250 x 128.
+  OpTotals embedding = sum_ops(embedding_ops(model, shape_of(1, 4096)));
+  CHECK(embedding.parameters == 32000.0 * 4096);
+  CHECK(embedding.flops_b == 0);
+  OpList head = head_ops(model, shape_of(1, 4096));
+  CHECK(names(head) == std::vector<std::string>{"final_norm", "output_proj", "cross_entropy"});
+  CHECK(op_named(head, "output_proj").flops_fwd == 2.0 * 4096 * 32000 * 4096);
+  CHECK(op_named(head, "output_proj").parameters == 32000.0 * 4096);
+  // tp=8 pads 32000 to a multiple of 1024: 32768, 4096 rows per GPU.
+  OpList split = head_ops(model, shape_of(1, 4096, 8));
+  CHECK(op_named(split, "output_proj").gemm.n == 4096);
+  model.tied_embeddings = true;
+  CHECK(op_named(head_ops(model, shape_of(1, 4096)), "output_proj").parameters == 0);
+  // Learned positions add a whole (not vocab-parallel) table.
+  ModelSpec gpt = testing::gpt3_175b_shape();
+  gpt.position_embedding = PositionEmbedding::kLearned;
+  OpList gpt_embedding = embedding_ops(gpt, shape_of(1, 2048, 8));
+  CHECK(op_named(gpt_embedding, "position_embedding").parameters == 2048.0 * 12288);
+}
+
+TEST_CASE("LayerOps: GEMM FLOPs per token match Megatron's formula exactly") {
+  // The vocabularies are multiples of 128, so padding at tp=1 changes nothing.
+  ModelSpec gpt = testing::gpt3_175b_shape();
+  gpt.vocab_size = 51200;
+  gpt.num_layers = 4;
+  const ModelSpec models[] = {tiny_dense_model(), tiny_moe_model(), llama2_7b_shape(), gpt};
+  for (const ModelSpec& model : models) {
+    INFO(model.name);
+    int64_t b = 2;
+    int64_t s = model.seq_length;
+    OpShape shape = shape_of(b, s);
+    double flops = megatron_flops_from_ops(head_ops(model, shape));
+    for (int64_t layer = 0; layer < model.num_layers; ++layer) {
+      flops += megatron_flops_from_ops(layer_ops(model, shape, layer));
+    }
+    double megatron = training_flops_per_token(model, s) * static_cast<double>(b * s);
+    CHECK(flops == Approx(megatron).epsilon(1e-12));
+  }
+}
+
+TEST_CASE(
+    "LayerOps: all FLOPs exceed Megatron's by flash attention's recompute, norms and "
+    "the loss") {
+  // Llama-2-7B at s=4096. Flash attention's backward adds 0.5 forward per layer: 1/6 of
+  // Megatron's attention term 6sLQ = 3.2e9 per token, i.e. 0.54e9 of the ~4.4e10 total
+  // (1.2%); norms, rotary, activations and cross entropy add well under 0.1%.
+  ModelSpec model = llama2_7b_shape();
+  OpShape shape = shape_of(1, 4096);
+  double flops = sum_ops(head_ops(model, shape)).flops_total() +
+                 sum_ops(embedding_ops(model, shape)).flops_total();
+  for (int64_t layer = 0; layer < model.num_layers; ++layer) {
+    flops += sum_ops(layer_ops(model, shape, layer)).flops_total();
+  }
+  double per_token = flops / 4096;
+  double megatron = training_flops_per_token(model, 4096);
+  double attention_extra = 6.0 * 4096 * 32 * 4096 / 6;  // 0.5 x forward, per token.
+  CHECK(per_token > megatron + attention_extra);
+  CHECK(per_token < (megatron + attention_extra) * 1.001);
+  CHECK(per_token / megatron == Approx(1.012).epsilon(0.002));
+}
+
+TEST_CASE("LayerOps: MoE experts split by ep and tp with balanced routing") {
+  ModelSpec model = tiny_moe_model();  // 8 experts, top-2, F_e 128, h 64.
+  OpList ops = layer_ops(model, shape_of(2, 32, 1, 1, 1), 0);
+  CHECK(names(ops) == std::vector<std::string>{
+                          "input_norm", "qkv_proj", "rotary", "attention_core", "attn_out_proj",
+                          "attn_residual_add", "post_attn_norm", "moe_router", "moe_permute",
+                          "moe_expert_up_gate", "moe_expert_act", "moe_expert_down",
+                          "moe_unpermute", "mlp_residual_add"});
+  // ep=1: all 8 experts, each with 64 tokens * 2 / 8 = 16 rows.
+  const Op& up = op_named(ops, "moe_expert_up_gate");
+  CHECK(up.gemm.batch == 8);
+  CHECK(up.gemm.m == 16);
+  CHECK(up.gemm.n == 256);
+  CHECK(up.flops_fwd == 2.0 * 64 * 2 * 256 * 64);  // T * top_k tokens through one expert.
+  CHECK(op_named(ops, "moe_router").flops_fwd == 2.0 * 64 * 8 * 64);
+  CHECK(op_named(ops, "moe_permute").all_to_all_bytes == 64.0 * 2 * 64 * 2);
+
+  // ep=4 (tp=2, sp): 2 local experts of F_e/2, each with 64*2*4/8 = 64 rows; the same
+  // FLOPs per GPU as tp=2 alone; a quarter of the expert weights.
+  OpList split = layer_ops(model, shape_of(2, 32, 2, 1, 4, true), 0);
+  const Op& split_up = op_named(split, "moe_expert_up_gate");
+  CHECK(split_up.gemm.batch == 2);
+  CHECK(split_up.gemm.m == 64);
+  CHECK(split_up.gemm.n == 128);
+  CHECK(split_up.flops_fwd == up.flops_fwd / 2);
+  CHECK(split_up.parameters == up.parameters / 8);
+  CHECK(op_named(split, "moe_expert_down").flops_fwd ==
+        op_named(ops, "moe_expert_down").flops_fwd / 2);
+  // Each GPU routes and dispatches its T/tp = 32 tokens.
+  CHECK(op_named(split, "moe_router").gemm.m == 32);
+  CHECK(op_named(split, "moe_unpermute").all_to_all_bytes == 32.0 * 2 * 64 * 2);
+  CHECK(op_named(split, "moe_router").parameters == 64 * 8);  // Replicated.
+}
+
+TEST_CASE("LayerOps: recompute marks the attention core (selective) or the layer (full)") {
+  ModelSpec model = llama2_7b_shape();
+  OpShape shape = shape_of(1, 4096);
+  OpTotals none = sum_ops(layer_ops(model, shape, 0));
+  CHECK(none.recompute_flops == 0);
+  shape.recompute = Recompute::kSelective;
+  OpList selective = layer_ops(model, shape, 0);
+  CHECK(sum_ops(selective).recompute_flops == op_named(selective, "attention_core").flops_fwd);
+  shape.recompute = Recompute::kFull;
+  OpTotals full = sum_ops(layer_ops(model, shape, 0));
+  CHECK(full.recompute_flops == full.flops_fwd);
+  CHECK(full.flops_fwd == none.flops_fwd);
+  CHECK_FALSE(sum_ops(head_ops(model, shape)).recompute_flops > 0);
+}
+
+TEST_CASE("LayerOps: passes without kernels carry no work") {
+  const ModelSpec models[] = {tiny_dense_model(), tiny_moe_model(), llama2_7b_shape()};
+  for (const ModelSpec& model : models) {
+    OpShape shape = shape_of(1, 64, 2, 2, 1, true);
+    shape.precision = Precision::kFp8;
+    for (const OpList& ops :
+         {layer_ops(model, shape, 0), embedding_ops(model, shape), head_ops(model, shape)}) {
+      for (const Op& op : ops) {
+        INFO(model.name << " " << op.name);
+        if (op.kernels_fwd == 0) CHECK(op.bytes_fwd + op.flops_fwd == 0);
+        if (op.kernels_b == 0) CHECK(op.bytes_b + op.flops_b == 0);
+        if (op.kernels_w == 0) CHECK(op.bytes_w + op.flops_w == 0);
+        if (op.op_class != OpClass::kGemm) CHECK(op.precision != Precision::kFp8);
+        CHECK(op.bytes_fwd >= 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("LayerOps: fp8 halves GEMM operand bytes but not outputs") {
+  ModelSpec model = tiny_dense_model();
+  OpShape shape = shape_of(2, 32);
+  const Op bf16 = op_named(layer_ops(model, shape, 0), "mlp_down");
+  shape.precision = Precision::kFp8;
+  const Op fp8 = op_named(layer_ops(model, shape, 0), "mlp_down");
+  // m 64, n 64, k 256: operands m*k + k*n, output m*n.
+  CHECK(bf16.bytes_fwd == (64.0 * 256 + 256 * 64) * 2 + 64 * 64 * 2);
+  CHECK(fp8.bytes_fwd == (64.0 * 256 + 256 * 64) * 1 + 64 * 64 * 2);
+  CHECK(fp8.flops_fwd == bf16.flops_fwd);
+}
+
+TEST_CASE("LayerOps: op_shape reads the plan") {
+  Plan plan;
+  plan.tp = 4;
+  plan.cp = 2;
+  plan.ep = 2;
+  plan.micro_batch_size = 3;
+  plan.sequence_parallel = true;
+  plan.precision = Precision::kFp8;
+  plan.recompute = Recompute::kSelective;
+  OpShape shape = op_shape(plan, llama2_7b_shape());
+  CHECK(shape.seq_length == 4096);
+  CHECK(shape.micro_batch_size == 3);
+  CHECK(shape.tp == 4);
+  CHECK(shape.cp == 2);
+  CHECK(shape.ep == 2);
+  CHECK(shape.sequence_parallel);
+  CHECK(shape.precision == Precision::kFp8);
+  CHECK(shape.recompute == Recompute::kSelective);
+  plan.seq_length = 8192;
+  plan.tp = 1;
+  shape = op_shape(plan, llama2_7b_shape());
+  CHECK(shape.seq_length == 8192);
+  CHECK_FALSE(shape.sequence_parallel);
+}
+
+}  // namespace
+}  // namespace ppsim

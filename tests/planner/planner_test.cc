@@ -1,0 +1,323 @@
+#include "simulator/planner/planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <limits>
+#include <map>
+
+#include "simulator/engine/engine.h"
+#include "simulator/spec/model_file.h"
+#include "simulator/spec/units.h"
+#include "tests/test_helpers.h"
+
+namespace ppsim {
+namespace {
+
+StepMetrics simulate(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
+  Step step = build_step(model, cluster, plan, StepOptions{});
+  Timeline timeline = simulate_graph(step.lowered.graph);
+  return compute_metrics(model, cluster, plan, step, timeline);
+}
+
+struct Simulated {
+  Plan plan;
+  double time = 0;
+};
+
+// Every plan of `space`, simulated. Along the way it checks what the planner relies on: the
+// memory screen agrees with the simulator on every stage's peak (so pruning by memory drops
+// exactly the plans that do not fit), both bounds stay below the simulated step, and every
+// dominance rule keeps a twin at least as fast. Returns the fitting plans, best first (ties by
+// canonical order), and the same list without dominated plans.
+struct BruteForce {
+  std::vector<Simulated> fitting;
+  std::vector<Simulated> undominated;
+  int64_t plans = 0;
+};
+
+BruteForce brute_force(const ModelSpec& model, const ClusterSpec& cluster,
+                       const SearchSpace& space) {
+  PlanScreen screen(model, cluster, StepOptions{});
+  BruteForce result;
+  int64_t memory_mismatches = 0, bound_violations = 0, rule_violations = 0;
+  std::string first_problem;
+  for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
+    ShapeScreen shape_screen(screen, shape);
+    if (shape_screen.deadlocks()) continue;
+    std::vector<Plan> variants = knob_variants(shape, space, shape_screen);
+    std::vector<StepMetrics> metrics;
+    std::vector<bool> fits;
+    for (const Plan& plan : variants) {
+      ++result.plans;
+      metrics.push_back(simulate(model, cluster, plan));
+      const StepMetrics& simulated = metrics.back();
+      MemoryScreen memory = shape_screen.memory(plan);
+      fits.push_back(memory.fits);
+      bool same = memory.fits == simulated.fits;
+      for (size_t s = 0; s < simulated.stages.size(); ++s) {
+        same =
+            same && std::abs(memory.stage_peak_bytes[s] - simulated.stages[s].peak_memory_bytes) <=
+                        1e-9 * simulated.stages[s].peak_memory_bytes;
+      }
+      if (!same && memory_mismatches++ == 0) {
+        first_problem = "memory screen differs from the simulator: " + plan_to_inline(plan);
+      }
+      double busy = shape_screen.busy_bound(plan);
+      double replayed = shape_screen.step_time_bound(plan);
+      if ((busy > replayed * (1 + 1e-12) || replayed > simulated.iteration_time_s) &&
+          bound_violations++ == 0) {
+        first_problem = fmt::format("bound {} / {} above the simulated {} s: {}", busy, replayed,
+                                    simulated.iteration_time_s, plan_to_inline(plan));
+      }
+    }
+    for (size_t i = 0; i < variants.size(); ++i) {
+      if (!metrics[i].fits) continue;
+      Simulated entry{variants[i], metrics[i].iteration_time_s};
+      result.fitting.push_back(entry);
+      std::optional<Dominance> dominance = find_dominating_twin(variants[i], variants, fits);
+      if (!dominance) {
+        result.undominated.push_back(entry);
+      } else if (metrics[dominance->twin].iteration_time_s > metrics[i].iteration_time_s &&
+                 rule_violations++ == 0) {
+        first_problem = fmt::format(
+            "rule '{}' dropped {} ({} s) for the slower {} ({} s)", dominance->rule,
+            plan_to_inline(variants[i]), metrics[i].iteration_time_s,
+            plan_to_inline(variants[dominance->twin]), metrics[dominance->twin].iteration_time_s);
+      }
+    }
+  }
+  INFO(first_problem);
+  CHECK(memory_mismatches == 0);
+  CHECK(bound_violations == 0);
+  CHECK(rule_violations == 0);
+  auto order = [](const Simulated& a, const Simulated& b) {
+    if (a.time != b.time) return a.time < b.time;
+    return canonical_before(a.plan, b.plan);
+  };
+  std::sort(result.fitting.begin(), result.fitting.end(), order);
+  std::sort(result.undominated.begin(), result.undominated.end(), order);
+  return result;
+}
+
+// The planner's top plans equal the brute force's (dominated plans aside: they tie or lose).
+void check_planner_matches(const ModelSpec& model, const ClusterSpec& cluster,
+                           const SearchSpace& space, int64_t top) {
+  BruteForce brute = brute_force(model, cluster, space);
+  REQUIRE(!brute.fitting.empty());
+  PlannerOptions options;
+  options.space = space;
+  options.top = top;
+  options.threads = 2;
+  PlanSearchResult result = search_plans(model, cluster, options);
+  INFO(model.name << " on " << cluster.name << ": " << brute.plans << " plans, "
+                  << result.stats.simulated << " simulated by the planner");
+  CHECK(result.stats.considered == brute.plans + result.stats.unsimulable);
+  CHECK(result.stats.simulated < brute.plans);
+  REQUIRE(!result.plans.empty());
+  CHECK(plan_to_inline(result.plans[0].plan) == plan_to_inline(brute.fitting[0].plan));
+  CHECK(result.plans[0].metrics.iteration_time_s == brute.fitting[0].time);
+  size_t shown = std::min<size_t>(result.plans.size(), brute.undominated.size());
+  CHECK(shown == std::min<size_t>(top, brute.undominated.size()));
+  for (size_t i = 0; i < shown; ++i) {
+    INFO("rank " << i + 1);
+    CHECK(plan_to_inline(result.plans[i].plan) == plan_to_inline(brute.undominated[i].plan));
+    CHECK(result.plans[i].objective == brute.undominated[i].time);
+  }
+}
+
+// Llama-3-8B on four 40 GB A100s: memory is tight, so recompute, ZeRO and offload all matter.
+TEST_CASE("Planner: best plan equals an exhaustive simulation (memory-tight, homogeneous)") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = testing::uniform_cluster("A100-SXM-40GB", 1, 4);
+  SearchSpace space;
+  space.global_batch_size = 8;
+  space.seq_length = 4096;
+  space.max_micro_batch_size = 2;
+  space.max_vpp = 2;
+  space.max_edge_trim = 1;
+  space.schedules = {ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B, ScheduleKind::kZbH1,
+                     ScheduleKind::kZbv};
+  check_planner_matches(model, cluster, space, 5);
+}
+
+// Two node groups of different GPUs: placements and time-balanced splits are in the space.
+ClusterSpec small_mixed_cluster() {
+  ClusterSpec a100 = testing::uniform_cluster("A100-SXM-40GB", 1, 2);
+  ClusterSpec h100 = testing::uniform_cluster("H100-SXM-80GB", 1, 2);
+  ClusterSpec cluster = a100;
+  cluster.name = "mixed-2xA100-2xH100";
+  cluster.nodes.push_back(h100.nodes.front());
+  return cluster;
+}
+
+TEST_CASE("Planner: best plan equals an exhaustive simulation (heterogeneous placements)") {
+  ModelSpec model = load_model_spec("llama3.2-1b");
+  ClusterSpec cluster = small_mixed_cluster();
+  SearchSpace space;
+  space.global_batch_size = 8;
+  space.seq_length = 2048;
+  space.max_micro_batch_size = 2;
+  space.max_vpp = 2;
+  space.max_edge_trim = 1;
+  space.schedules = {ScheduleKind::kOneFOneB, ScheduleKind::kZbH1};
+  space.zero_stages = {0, 1, 3};
+  check_planner_matches(model, cluster, space, 3);
+}
+
+TEST_CASE("Planner: the same plans for 1 and 2 threads") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:2");
+  PlannerOptions options;
+  options.space.global_batch_size = 32;
+  options.top = 8;
+  options.threads = 1;
+  PlanSearchResult one = search_plans(model, cluster, options);
+  options.threads = 2;
+  PlanSearchResult two = search_plans(model, cluster, options);
+  REQUIRE(one.plans.size() == two.plans.size());
+  REQUIRE(!one.plans.empty());
+  for (size_t i = 0; i < one.plans.size(); ++i) {
+    CHECK(plan_to_inline(one.plans[i].plan) == plan_to_inline(two.plans[i].plan));
+    CHECK(one.plans[i].objective == two.plans[i].objective);
+    CHECK(one.plans[i].why == two.plans[i].why);
+  }
+  CHECK(one.stats.considered == two.stats.considered);
+  CHECK(one.stats.simulated == two.stats.simulated);
+  CHECK(one.stats.bounded_out == two.stats.bounded_out);
+}
+
+TEST_CASE("Planner: llama3-70b on 64 H100s beats the naive tp 8, pp 8 plan") {
+  ModelSpec model = load_model_spec("llama3-70b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:8");
+  PlannerOptions options;
+  options.space.global_batch_size = 256;
+  options.top = 3;
+  options.threads = 2;
+  PlanSearchResult result = search_plans(model, cluster, options);
+  REQUIRE(!result.plans.empty());
+  const RankedPlan& best = result.plans.front();
+  CHECK(best.metrics.fits);
+  CHECK(best.metrics.peak_memory_bytes <= 80 * kGiB);
+  // The planner's numbers are the simulator's: simulating the plan again gives the same step.
+  StepMetrics again = simulate(model, cluster, best.plan);
+  CHECK(again.iteration_time_s == best.metrics.iteration_time_s);
+  CHECK(again.fits);
+  // Naive: tp 8 within a node, pp 8 across them, 1F1B, and recompute left at a blanket
+  // setting rather than tuned (full, the usual safe choice; or none).
+  for (const char* recompute : {"full", "none"}) {
+    Plan naive = parse_plan(fmt::format("tp=8,pp=8,dp=1,mbs=1,gbs=256,schedule=1f1b,"
+                                        "sequence_parallel=true,recompute={}",
+                                        recompute),
+                            "naive");
+    REQUIRE_FALSE(plan_problem(naive, model, cluster));
+    StepMetrics naive_metrics = simulate(model, cluster, naive);
+    double margin = naive_metrics.iteration_time_s / best.metrics.iteration_time_s - 1;
+    INFO("naive recompute=" << recompute << ": " << naive_metrics.iteration_time_s << " s, best "
+                            << plan_to_inline(best.plan) << ": " << best.metrics.iteration_time_s
+                            << " s, margin " << 100 * margin << "%");
+    CHECK(margin > 0);
+    if (naive_metrics.fits) {
+      CHECK(best.metrics.iteration_time_s <= naive_metrics.iteration_time_s);
+    }
+  }
+}
+
+TEST_CASE(
+    "Planner: on the mixed A100/H100 cluster, placement and balance beat a homogeneous plan") {
+  ModelSpec model = load_model_spec("llama3-70b");
+  ClusterSpec cluster = load_cluster_spec("mixed-a100-h100");
+  PlannerOptions options;
+  options.space.global_batch_size = 256;
+  options.top = 1;
+  options.threads = 2;
+  PlanSearchResult aware = search_plans(model, cluster, options);
+  options.space.heterogeneous = false;
+  PlanSearchResult homogeneous = search_plans(model, cluster, options);
+  REQUIRE(!aware.plans.empty());
+  REQUIRE(!homogeneous.plans.empty());
+  const RankedPlan& best = aware.plans.front();
+  INFO("heterogeneity-aware " << plan_to_inline(best.plan) << ": " << best.metrics.iteration_time_s
+                              << " s; homogeneous-only "
+                              << plan_to_inline(homogeneous.plans.front().plan) << ": "
+                              << homogeneous.plans.front().metrics.iteration_time_s << " s");
+  CHECK(best.metrics.iteration_time_s < homogeneous.plans.front().metrics.iteration_time_s);
+  CHECK(homogeneous.plans.front().plan.placement.empty());
+  // The aware plan uses what only it may: a placement, and more layers on the faster GPUs.
+  REQUIRE(!best.plan.placement.empty());
+  std::vector<int64_t> layers = stage_layer_counts(best.plan, model);
+  std::map<int64_t, std::pair<int64_t, int64_t>> per_group;  // Group -> (layers, stages).
+  for (int64_t s = 0; s < best.plan.pp; ++s) {
+    per_group[best.plan.placement[s]].first += layers[s];
+    per_group[best.plan.placement[s]].second += 1;
+  }
+  if (per_group.size() == 2) {
+    double a100 = static_cast<double>(per_group[0].first) / per_group[0].second;
+    double h100 = static_cast<double>(per_group[1].first) / per_group[1].second;
+    CHECK(h100 > a100);
+  }
+}
+
+TEST_CASE("Planner: nothing fits names the closest plan") {
+  ModelSpec model = load_model_spec("llama3.1-405b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
+  PlannerOptions options;
+  options.space.global_batch_size = 16;
+  PlanSearchResult result = search_plans(model, cluster, options);
+  CHECK(result.plans.empty());
+  CHECK(result.stats.fitting == 0);
+  REQUIRE(result.closest.has_value());
+  CHECK(result.closest->memory.over_bytes > 0);
+  CHECK_FALSE(result.closest->memory.fits);
+  // It is the least-over plan of the space.
+  PlanScreen screen(model, cluster, StepOptions{});
+  double least = std::numeric_limits<double>::infinity();
+  for (const Plan& shape : enumerate_shapes(model, cluster, options.space, screen)) {
+    ShapeScreen shape_screen(screen, shape);
+    for (const Plan& plan : knob_variants(shape, options.space)) {
+      least = std::min(least, shape_screen.memory(plan).over_bytes);
+    }
+  }
+  CHECK(result.closest->memory.over_bytes == least);
+}
+
+TEST_CASE("Planner: cost objective ranks by dollars per step") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
+  PlannerOptions options;
+  options.space.global_batch_size = 16;
+  options.objective = Objective::kCost;
+  options.top = 3;
+  PlanSearchResult result = search_plans(model, cluster, options);
+  REQUIRE(!result.plans.empty());
+  double per_second = 8 * 2.9 / 3600;  // Eight H100s at $2.9 per GPU-hour.
+  for (const RankedPlan& plan : result.plans) {
+    CHECK(plan.objective == Approx(plan.metrics.iteration_time_s * per_second).epsilon(1e-12));
+    CHECK(plan.dollars_per_step == Approx(plan.objective).epsilon(1e-12));
+  }
+  options.objective = Objective::kP90;
+  PlanSearchResult p90 = search_plans(model, cluster, options);
+  REQUIRE(!p90.plans.empty());
+  // No straggler model: p90 is the deterministic step time, and the note says so.
+  CHECK(p90.plans[0].objective == p90.plans[0].metrics.iteration_time_s);
+  CHECK(p90.objective_note.find("deterministic") != std::string::npos);
+}
+
+TEST_CASE("Planner: canonical order puts lighter knobs first") {
+  Plan a = parse_plan("tp=2,pp=2,dp=2,gbs=8", "a");
+  Plan b = a;
+  b.recompute = Recompute::kSelective;
+  CHECK(canonical_before(a, b));
+  CHECK_FALSE(canonical_before(b, a));
+  b = a;
+  b.zero_stage = 1;
+  CHECK(canonical_before(a, b));
+  b = a;
+  b.stage_layers = {1, 1};
+  CHECK(canonical_before(a, b));  // The default split first.
+  CHECK_FALSE(canonical_before(a, a));
+}
+
+}  // namespace
+}  // namespace ppsim

@@ -1,0 +1,111 @@
+#include "simulator/spec/cluster_spec.h"
+
+#include <catch2/catch.hpp>
+
+#include "simulator/spec/error.h"
+#include "simulator/spec/units.h"
+
+namespace ppsim {
+namespace {
+
+const char* kCluster = R"({
+  "name": "two-groups",
+  "nodes": [
+    {"count": 2, "gpus_per_node": 8, "gpu": "A100-SXM-80GB",
+     "intra_node": {"bandwidth_GBps": 300, "latency_us": 3},
+     "nic": {"bandwidth_Gbps": 200, "per_gpu": true, "latency_us": 5}},
+    {"count": 1, "gpus_per_node": 8, "gpu": "H100-SXM-80GB",
+     "intra_node": {"bandwidth_GBps": 450, "latency_us": 3},
+     "nic": {"bandwidth_Gbps": 400, "per_gpu": true, "latency_us": 5},
+     "gpu_overrides": {"bf16_tflops": 700}, "price_per_gpu_hour": 2.5}
+  ],
+  "inter_node": {"oversubscription": 2}
+})";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_cluster_spec(text, "c.json");
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+TEST_CASE("ClusterSpec: parses node groups with units converted once") {
+  ClusterSpec cluster = parse_cluster_spec(kCluster, "c.json");
+  REQUIRE(cluster.nodes.size() == 2);
+  CHECK(cluster.num_gpus() == 24);
+  CHECK(cluster.num_nodes() == 3);
+  CHECK(cluster.is_heterogeneous());
+  CHECK(cluster.oversubscription == 2.0);
+  CHECK(cluster.nodes[0].intra_node.bandwidth == 300e9);
+  CHECK(cluster.nodes[0].intra_node.latency == Approx(3e-6));
+  CHECK(cluster.nodes[0].nic.link.bandwidth == 25e9);  // 200 Gb/s = 25 GB/s.
+  CHECK(cluster.nodes[1].gpu.peak_bf16_flops == Approx(700e12));
+  CHECK(cluster.nodes[1].price_per_gpu_hour == 2.5);
+}
+
+TEST_CASE("ClusterSpec: host memory and CPU Adam per node group, with documented defaults") {
+  ClusterSpec defaults = parse_cluster_spec(kCluster, "c.json");
+  CHECK(defaults.nodes[0].host_memory_bytes == 2048 * kGiB);  // DGX H100 / A100 640GB: 2 TiB.
+  CHECK(defaults.nodes[0].cpu_adam_parameters_per_s == 1e9);
+  ClusterSpec set = parse_cluster_spec(replace(kCluster, "\"price_per_gpu_hour\": 2.5",
+                                               "\"price_per_gpu_hour\": 2.5, \"host_memory_GiB\": "
+                                               "1024, \"cpu_adam_Gparams_per_s\": 2.5"),
+                                       "c.json");
+  CHECK(set.nodes[1].host_memory_bytes == 1024 * kGiB);
+  CHECK(set.nodes[1].cpu_adam_parameters_per_s == 2.5e9);
+  CHECK(set.nodes[0].host_memory_bytes == 2048 * kGiB);
+  CHECK(error_of(replace(kCluster, "\"price_per_gpu_hour\": 2.5", "\"host_memory_GiB\": 0"))
+            .rfind("c.json: /nodes/1/host_memory_GiB: expected a number in [1e-09", 0) == 0);
+}
+
+TEST_CASE("ClusterSpec: errors carry the JSON path of the node group") {
+  CHECK(error_of(replace(kCluster, "\"gpu\": \"H100-SXM-80GB\"", "\"gpu\": \"H100-SXM-80G\""))
+            .rfind("c.json: /nodes/1/gpu: unknown GPU 'H100-SXM-80G' (did you mean "
+                   "'H100-SXM-80GB'?)",
+                   0) == 0);
+  CHECK(error_of(replace(kCluster, "\"count\": 2", "\"count\": 0")) ==
+        "c.json: /nodes/0/count: expected an integer in [1, 16777216], got 0");
+  CHECK(error_of(replace(kCluster, "\"bandwidth_Gbps\": 200", "\"bandwidth_Gbps\": -1")) ==
+        "c.json: /nodes/0/nic/bandwidth_Gbps: expected a number in [1e-09, 1e+300], got -1");
+  CHECK(error_of(replace(kCluster, "\"per_gpu\": true", "\"per_gpu\": \"yes\"")) ==
+        "c.json: /nodes/0/nic/per_gpu: expected true or false, got a string \"yes\"");
+  CHECK(error_of(replace(kCluster, "\"oversubscription\": 2", "\"oversubscription\": 0.5")) ==
+        "c.json: /inter_node/oversubscription: expected a number in [1, 1e+300], got 0.5");
+  CHECK(error_of(R"({"name": "x", "nodes": []})") ==
+        "c.json: /nodes: expected at least one node group");
+}
+
+TEST_CASE("ClusterSpec: zoo names and the NODE_TYPE:NODES form") {
+  ClusterSpec inline_cluster = load_cluster_spec("dgx-h100:512");
+  CHECK(inline_cluster.num_gpus() == 4096);
+  CHECK(inline_cluster.nodes[0].gpu.name == "H100-SXM-80GB");
+  CHECK(load_cluster_spec("dgx-h100-4").num_gpus() == 32);
+  ClusterSpec mixed = load_cluster_spec("mixed-a100-h100");
+  CHECK(mixed.is_heterogeneous());
+  CHECK(mixed.num_gpus() == 64);
+  auto error_of_name = [](const std::string& name) {
+    try {
+      load_cluster_spec(name);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of_name("dgx-h10:4").rfind("--cluster: unknown node type 'dgx-h10' in 'dgx-h10:4' "
+                                         "(did you mean 'dgx-h100'?)",
+                                         0) == 0);
+  CHECK(error_of_name("dgx-h100:zero") ==
+        "--cluster: 'dgx-h100:zero': expected NODE_TYPE:NODES with a positive node count (e.g. "
+        "dgx-h100:512)");
+}
+
+}  // namespace
+}  // namespace ppsim

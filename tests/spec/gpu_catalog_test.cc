@@ -1,0 +1,112 @@
+// Tests for the built-in GPU table (simulator/spec/gpu_catalog.h).
+#include "simulator/spec/gpu_catalog.h"
+
+#include <catch2/catch.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "simulator/spec/units.h"
+
+namespace ppsim {
+namespace {
+
+const std::vector<std::string> kRequiredGpus = {
+    "V100-SXM-32GB", "A100-SXM-40GB",  "A100-SXM-80GB",  "A10",  "L4",     "L40S",
+    "H100-SXM-80GB", "H100-PCIe-80GB", "H200-SXM-141GB", "B200", "MI300X",
+};
+
+GpuSpec require_gpu(const std::string& name) {
+  std::optional<GpuSpec> gpu = find_gpu(name);
+  INFO("GPU " << name);
+  REQUIRE(gpu.has_value());
+  return *gpu;
+}
+
+TEST_CASE("GpuCatalog: every required GPU is present") {
+  for (const std::string& name : kRequiredGpus) {
+    INFO("GPU " << name);
+    CHECK(find_gpu(name).has_value());
+  }
+}
+
+TEST_CASE("GpuCatalog: names are unique and gpu_names follows the catalog order") {
+  std::set<std::string> seen;
+  for (const GpuSpec& gpu : gpu_catalog()) {
+    INFO("GPU " << gpu.name);
+    CHECK(seen.insert(gpu.name).second);
+  }
+  std::vector<std::string> names = gpu_names();
+  REQUIRE(names.size() == gpu_catalog().size());
+  for (size_t i = 0; i < names.size(); ++i) CHECK(names[i] == gpu_catalog()[i].name);
+}
+
+TEST_CASE("GpuCatalog: every entry has a source and positive figures") {
+  for (const GpuSpec& gpu : gpu_catalog()) {
+    INFO("GPU " << gpu.name);
+    CHECK_FALSE(gpu.name.empty());
+    CHECK_FALSE(gpu.source.empty());
+    CHECK(gpu.peak_fp16_flops > 0);
+    CHECK(gpu.peak_fp32_flops > 0);
+    CHECK(gpu.peak_fp32_flops < gpu.peak_fp16_flops);
+    CHECK(gpu.memory_bytes > gib_to_bytes(8));
+    CHECK(gpu.memory_bandwidth > 0);
+    CHECK(gpu.pcie_bandwidth > 0);
+    CHECK(gpu.nvlink_bandwidth >= 0);
+  }
+}
+
+TEST_CASE("GpuCatalog: H100 SXM dense BF16 peak is 989 TFLOP/s") {
+  GpuSpec h100 = require_gpu("H100-SXM-80GB");
+  CHECK(h100.peak_bf16_flops == Approx(989e12).epsilon(0.01));
+  CHECK(h100.peak_flops(Precision::kBf16) == h100.peak_bf16_flops);
+  CHECK(h100.peak_flops(Precision::kFp16) == h100.peak_fp16_flops);
+  CHECK(h100.peak_flops(Precision::kFp8) == h100.peak_fp8_flops);
+  // NVLink4 is 900 GB/s bidirectional: 450 GB/s per direction.
+  CHECK(h100.nvlink_bandwidth == Approx(450e9));
+  CHECK(h100.memory_bandwidth == Approx(3.35e12));
+}
+
+TEST_CASE("GpuCatalog: FP8 peak is twice BF16 wherever FP8 is supported") {
+  int with_fp8 = 0;
+  for (const GpuSpec& gpu : gpu_catalog()) {
+    if (gpu.peak_fp8_flops == 0) continue;
+    ++with_fp8;
+    INFO("GPU " << gpu.name);
+    // 2% covers the L40S datasheet, whose 362.05 BF16 and 733 FP8 are 2.02x apart.
+    CHECK(gpu.peak_fp8_flops == Approx(2 * gpu.peak_bf16_flops).epsilon(0.02));
+  }
+  CHECK(with_fp8 >= 6);  // L4, L40S, H100 SXM and PCIe, H200, B200, MI300X.
+  CHECK(require_gpu("A100-SXM-80GB").peak_flops(Precision::kFp8) == 0);
+}
+
+TEST_CASE("GpuCatalog: V100 has FP16 tensor cores but no BF16 or FP8") {
+  GpuSpec v100 = require_gpu("V100-SXM-32GB");
+  CHECK(v100.peak_bf16_flops == 0);
+  CHECK(v100.peak_flops(Precision::kBf16) == 0);
+  CHECK(v100.peak_flops(Precision::kFp8) == 0);
+  CHECK(v100.peak_flops(Precision::kFp16) == Approx(125e12));
+}
+
+TEST_CASE("GpuCatalog: memory is the driver-reported capacity in binary units") {
+  CHECK(require_gpu("A100-SXM-80GB").memory_bytes == gib_to_bytes(80));
+  CHECK(require_gpu("A100-SXM-40GB").memory_bytes == gib_to_bytes(40));
+  CHECK(require_gpu("H100-SXM-80GB").memory_bytes == Approx(gib_to_bytes(79.65)).epsilon(0.001));
+  CHECK(require_gpu("H200-SXM-141GB").memory_bytes == Approx(gib_to_bytes(140.4)).epsilon(0.001));
+}
+
+TEST_CASE("GpuCatalog: unknown names are not found") {
+  CHECK_FALSE(find_gpu("H100").has_value());
+  CHECK_FALSE(find_gpu("h100-sxm-80gb").has_value());
+  CHECK_FALSE(find_gpu("").has_value());
+}
+
+TEST_CASE("GpuCatalog: precision names") {
+  CHECK(precision_name(Precision::kBf16) == "bf16");
+  CHECK(precision_name(Precision::kFp16) == "fp16");
+  CHECK(precision_name(Precision::kFp8) == "fp8");
+}
+
+}  // namespace
+}  // namespace ppsim

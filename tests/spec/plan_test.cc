@@ -1,0 +1,177 @@
+#include "simulator/spec/plan.h"
+
+#include <catch2/catch.hpp>
+
+#include "simulator/spec/error.h"
+
+namespace ppsim {
+namespace {
+
+// The message parse_plan(text, "--plan") throws, or "" when it parses.
+std::string error_of(const std::string& text) {
+  try {
+    parse_plan(text, "--plan");
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+ModelSpec test_model() {
+  ModelSpec model;
+  model.name = "m";
+  model.num_layers = 32;
+  model.hidden_size = 4096;
+  model.ffn_hidden_size = 14336;
+  model.num_attention_heads = 32;
+  model.num_kv_heads = 8;
+  model.head_dim = 128;
+  model.vocab_size = 128256;
+  model.seq_length = 8192;
+  return model;
+}
+
+ClusterSpec test_cluster(int64_t nodes, const std::string& gpu = "H100-SXM-80GB") {
+  ClusterSpec cluster;
+  cluster.name = "c";
+  NodeGroup group;
+  group.count = nodes;
+  group.gpus_per_node = 8;
+  group.gpu = *find_gpu(gpu);
+  group.intra_node = {450e9, 2e-6};
+  group.nic = {{50e9, 5e-6}, true};
+  cluster.nodes.push_back(group);
+  return cluster;
+}
+
+std::string problem(const std::string& inline_plan, const ModelSpec& model = test_model(),
+                    const ClusterSpec& cluster = test_cluster(4)) {
+  return plan_problem(parse_plan(inline_plan, "--plan"), model, cluster).value_or("");
+}
+
+TEST_CASE("Plan: inline and JSON forms parse to the same plan") {
+  Plan inline_plan = parse_plan(
+      "tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=interleaved-1f1b,vpp=2,precision=fp8", "--plan");
+  Plan json_plan = parse_plan(
+      R"({"tp": 8, "pp": 4, "dp": 8, "micro_batch_size": 1, "global_batch_size": 512,
+          "schedule": "interleaved-1f1b", "vpp": 2, "precision": "fp8"})",
+      "p.json");
+  CHECK(plan_to_json(inline_plan) == plan_to_json(json_plan));
+  CHECK(inline_plan.num_gpus() == 256);
+  CHECK(inline_plan.schedule == ScheduleKind::kInterleaved1F1B);
+  CHECK(inline_plan.precision == Precision::kFp8);
+}
+
+TEST_CASE("Plan: round trips through its JSON and inline forms") {
+  Plan plan = parse_plan(
+      "tp=2,pp=4,dp=2,cp=2,mbs=2,gbs=64,seq=4096,schedule=zb-h1,recompute=selective,"
+      "sequence_parallel=true,zero_stage=1,stage_layers=7:9:9:7,placement=0:0:0:0",
+      "--plan");
+  CHECK(plan.stage_layers == std::vector<int64_t>{7, 9, 9, 7});
+  CHECK(plan.seq_length == 4096);
+  CHECK(plan_to_json(parse_plan(plan_to_json(plan), "x")) == plan_to_json(plan));
+  CHECK(plan_to_json(parse_plan(plan_to_inline(plan), "x")) == plan_to_json(plan));
+}
+
+TEST_CASE("Plan: offload_fraction, its inline short form and round trips") {
+  Plan partial = parse_plan("tp=1,gbs=8,offload=0.6", "x");
+  CHECK(partial.offload_optimizer);
+  CHECK(partial.offload_fraction == 0.6);
+  CHECK(offloaded_fraction(partial) == 0.6);
+  CHECK(plan_to_inline(partial) == "tp=1,pp=1,dp=1,mbs=1,gbs=8,schedule=1f1b,offload=0.6");
+  CHECK(plan_to_json(parse_plan(plan_to_inline(partial), "x")) == plan_to_json(partial));
+  CHECK(plan_to_json(parse_plan(plan_to_json(partial), "x")) == plan_to_json(partial));
+  Plan json = parse_plan(R"({"gbs": 8, "offload_optimizer": true, "offload_fraction": 0.25})", "x");
+  CHECK(json.offload_fraction == 0.25);
+  // offload_optimizer alone offloads everything; the inline form stays as it was.
+  Plan full = parse_plan("gbs=8,offload_optimizer=true", "x");
+  CHECK(full.offload_fraction == 1.0);
+  CHECK(plan_to_inline(full).find(",offload_optimizer=true") != std::string::npos);
+  CHECK(plan_to_json(full).find("\"offload_fraction\":1.0") != std::string::npos);
+  // Fraction 0 is no offload; without offload the JSON has no fraction.
+  Plan none = parse_plan("gbs=8,offload=0", "x");
+  CHECK_FALSE(none.offload_optimizer);
+  CHECK(offloaded_fraction(none) == 0);
+  CHECK(plan_to_json(none).find("offload_fraction") == std::string::npos);
+}
+
+TEST_CASE("Plan: offload_fraction errors name the key") {
+  CHECK(error_of("gbs=8,offload=1.5").rfind("--plan: /offload: expected a number", 0) == 0);
+  CHECK(error_of(R"({"gbs": 8, "offload_fraction": -0.1})")
+            .rfind("--plan: /offload_fraction: expected a number", 0) == 0);
+  CHECK(error_of("gbs=8,offload_optimizer=false,offload=0.5") ==
+        "--plan: /offload: offload=0.5 contradicts offload_optimizer=false; a fraction above 0 "
+        "offloads, 0 does not (give one of the two keys, or make them agree)");
+  CHECK(error_of("gbs=8,offload=0.5,offload_fraction=0.5") ==
+        "--plan: /offload: 'offload_fraction' and 'offload' are the same setting; give only one");
+}
+
+TEST_CASE("Plan: V-shaped schedules default to two chunks per rank") {
+  CHECK(parse_plan("pp=4,gbs=64,schedule=zbv", "x").vpp == 2);
+  CHECK(parse_plan("pp=4,gbs=64,schedule=1f1b", "x").vpp == 1);
+}
+
+TEST_CASE("Plan: parse errors say where and what") {
+  CHECK(error_of("tp=8,pp=4") ==
+        "--plan: /: required key 'global_batch_size' (or 'gbs') is missing: the sequences per "
+        "optimizer step, e.g. \"global_batch_size\": 512");
+  CHECK(error_of("tp=8,gbs=64,schedule=onefoneb").rfind(
+            "--plan: /schedule: unknown value 'onefoneb'; expected one of gpipe, 1f1b", 0) == 0);
+  CHECK(error_of("tp=0,gbs=64") == "--plan: /tp: expected an integer at least 1, got 0");
+  CHECK(error_of("tpp=2,gbs=64").rfind("--plan: /tpp: unknown key 'tpp' (did you mean 'tp'?)", 0) == 0);
+  CHECK(error_of("tp8,gbs=64") ==
+        "--plan: 'tp8' is not KEY=VALUE; write the plan as tp=8,pp=4,dp=8,mbs=1,gbs=512,"
+        "schedule=1f1b");
+  CHECK(error_of("mbs=1,micro_batch_size=2,gbs=4") ==
+        "--plan: /mbs: 'micro_batch_size' and 'mbs' are the same setting; give only one");
+  CHECK(error_of("gbs=4,zero_stage=4") == "--plan: /zero_stage: expected an integer in [0, 3], got 4");
+}
+
+TEST_CASE("Plan: validation explains impossible plans") {
+  CHECK(problem("tp=8,pp=4,dp=8,gbs=512") ==
+        "tp*pp*dp*cp = 8*4*8*1 = 256 GPUs, but cluster 'c' has 32");
+  CHECK(problem("tp=16,pp=1,dp=2,gbs=512").rfind("tp=16 is more than the 8 GPUs per node", 0) == 0);
+  CHECK(problem("tp=3,pp=1,dp=1,gbs=3") == "tp=3 does not divide the 32 attention heads of m");
+  CHECK(problem("tp=2,pp=2,dp=2,mbs=2,gbs=6") ==
+        "global batch 6 is not divisible by dp*mbs = 2*2 = 4");
+  CHECK(problem("pp=33,gbs=33", test_model(), test_cluster(8)) ==
+        "pp=33 stages but m has only 32 layers");
+  CHECK(problem("pp=4,vpp=3,gbs=8,schedule=interleaved-1f1b") ==
+        "vpp=3 does not divide the 8 layers of stage 0");
+  CHECK(problem("pp=4,dp=2,ep=3,gbs=8").rfind("ep=3 but m has no experts", 0) == 0);
+  CHECK(problem("pp=2,gbs=8,schedule=1f1b,stage_layers=10:20") ==
+        "stage_layers add up to 30 but m has 32 layers");
+  CHECK(problem("tp=8,pp=4,gbs=8,precision=fp8", test_model(), test_cluster(4, "A100-SXM-80GB")) ==
+        "precision fp8 needs FP8 tensor cores, which A100-SXM-80GB lacks (use bf16)");
+  CHECK(problem("tp=8,pp=4,dp=1,gbs=64,schedule=1f1b").empty());
+}
+
+TEST_CASE("Plan: kv heads must divide tp or be divided by it") {
+  ModelSpec model = test_model();
+  model.num_attention_heads = 12;
+  model.num_kv_heads = 4;
+  model.hidden_size = 1536;
+  CHECK(problem("tp=6,gbs=6", model).rfind("tp=6 and the 4 key/value heads of m do not divide", 0) == 0);
+  CHECK(problem("tp=2,gbs=2", model).empty());
+}
+
+TEST_CASE("Plan: ep must divide the experts") {
+  ModelSpec model = test_model();
+  model.moe = MoeSpec{8, 2, 14336, 1};
+  CHECK(problem("dp=6,ep=3,gbs=6", model) == "ep=3 does not divide the 8 experts of m");
+  CHECK(problem("dp=4,ep=8,gbs=8", model) ==
+        "ep=8 must divide dp*cp = 4 (experts are spread over data-parallel ranks)");
+  CHECK(problem("dp=8,ep=8,gbs=8", model).empty());
+}
+
+TEST_CASE("Plan: balanced split gives the remainder to the middle stages") {
+  ModelSpec model = test_model();
+  model.num_layers = 30;
+  Plan plan = parse_plan("pp=4,gbs=8", "x");
+  CHECK(stage_layer_counts(plan, model) == std::vector<int64_t>{7, 8, 8, 7});
+  model.num_layers = 32;
+  CHECK(stage_layer_counts(plan, model) == std::vector<int64_t>{8, 8, 8, 8});
+}
+
+}  // namespace
+}  // namespace ppsim
