@@ -13,6 +13,7 @@
 #include "profiler/cpu_kernels.h"
 #include "profiler/measure.h"
 #include "profiler/thread_collectives.h"
+#include "simulator/cost/profile_fit.h"
 #include "simulator/step/step_builder.h"
 
 namespace ppsim {

@@ -18,7 +18,7 @@
 #pragma once
 
 #include "profiler/profile_options.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 

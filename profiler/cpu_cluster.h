@@ -14,7 +14,7 @@
 
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/cost/collective_cost.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 

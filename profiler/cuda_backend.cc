@@ -8,6 +8,7 @@
 #include "profiler/benchmark_shapes.h"
 #include "profiler/cuda_bench.h"
 #include "profiler/measure.h"
+#include "simulator/cost/profile_fit.h"
 #include "simulator/spec/error.h"
 
 namespace ppsim {

@@ -28,7 +28,7 @@
 #include <string>
 
 #include "profiler/profile_options.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 

@@ -22,7 +22,7 @@
 #include "profiler/mpi_collective_runner.h"
 #include "profiler/mpi_world.h"
 #include "profiler/node_groups.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 

@@ -10,6 +10,7 @@
 #include "profiler/cuda_backend.h"
 #include "profiler/mpi_collective_sweep.h"
 #include "profiler/mpi_world.h"
+#include "simulator/cost/profile_fit.h"
 #include "simulator/spec/error.h"
 
 namespace ppsim {

@@ -22,7 +22,7 @@
 #include <string>
 
 #include "profiler/profile_options.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 

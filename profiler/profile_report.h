@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 

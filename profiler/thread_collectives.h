@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "simulator/cost/collective_cost.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 

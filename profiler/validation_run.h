@@ -13,7 +13,7 @@
 #include <string>
 
 #include "profiler/executor_program.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 #include "simulator/step/step_builder.h"
 #include "simulator/report/validation_report.h"
 

@@ -13,7 +13,7 @@
 #include "simulator/export/launcher_config.h"
 #include "simulator/report/plan_report.h"
 #include "simulator/planner/planner.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 #include "simulator/spec/model_file.h"
 #include "tools/commands.h"
 

@@ -14,7 +14,7 @@
 #include "simulator/model/layer_ops.h"
 #include "simulator/spec/model_file.h"
 #include "simulator/spec/plan.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 #include "tools/commands.h"
 
 namespace ppsim {

@@ -8,7 +8,7 @@
 #include "simulator/report/chrome_trace.h"
 #include "simulator/engine/engine.h"
 #include "simulator/spec/error.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 #include "simulator/step/monte_carlo.h"
 #include "simulator/step/sensitivity.h"
 #include "simulator/report/simulate_report.h"
@@ -84,15 +84,8 @@ int run_simulate(const Options& options) {
   std::string profile_warning = unprofiled_gpus_warning(step.provenance);
   if (!profile_warning.empty()) fmt::print(stderr, "ppsim: warning: {}\n", profile_warning);
   StepMetrics metrics = compute_metrics(model, cluster, plan, step, timeline);
-  if (options.json) {
-    nlohmann::ordered_json json =
-        nlohmann::ordered_json::parse(simulate_report_json(model, cluster, plan, step, metrics));
-    add_straggler_json(json, run);
-    fmt::print("{}\n", json.dump(2));
-  } else {
-    fmt::print("{}", insert_before_footer(simulate_report_text(model, cluster, plan, step, metrics),
-                                          straggler_report_text(run)));
-  }
+  const SimulateReport report{&model, &cluster, &plan, &step, &metrics, &run};
+  fmt::print("{}", options.json ? simulate_report_json(report) : simulate_report_text(report));
   if (!options.trace.empty()) {
     write_output_file(options.trace, chrome_trace_json(step.lowered, timeline, step.worker_names), "--trace");
   }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "simulator/cost/collective_timing.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 #include "simulator/model/model_stats.h"
 #include "simulator/model/parameter_bytes.h"
 

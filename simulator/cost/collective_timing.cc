@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "simulator/spec/error.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "simulator/spec/error.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 namespace {

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "simulator/spec/gpu_catalog.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 

@@ -69,8 +69,12 @@ std::string offload_text(const Step& step, const StepMetrics& metrics) {
 
 }  // namespace
 
-std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& cluster,
-                                 const Plan& plan, const Step& step, const StepMetrics& metrics) {
+std::string simulate_report_text(const SimulateReport& report) {
+  const ModelSpec& model = *report.model;
+  const ClusterSpec& cluster = *report.cluster;
+  const Plan& plan = *report.plan;
+  const Step& step = *report.step;
+  const StepMetrics& metrics = *report.metrics;
   std::string out;
   out += "# ppsim simulate\n";
   out += fmt::format("# model    {} ({} parameters)\n", model.name,
@@ -120,6 +124,7 @@ std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& clus
                        step.worker_names[first.worker], first.start_s, last.what,
                        step.worker_names[last.worker], last.end_s);
   }
+  if (report.stragglers != nullptr) out += straggler_report_text(*report.stragglers);
   bool host_over = metrics.offload && !metrics.offload->host.fits;
   bool gpu_over = false;
   for (const StageResult& stage : metrics.stages) {
@@ -141,8 +146,12 @@ std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& clus
   return out;
 }
 
-std::string simulate_report_json(const ModelSpec& model, const ClusterSpec& cluster,
-                                 const Plan& plan, const Step& step, const StepMetrics& metrics) {
+std::string simulate_report_json(const SimulateReport& report) {
+  const ModelSpec& model = *report.model;
+  const ClusterSpec& cluster = *report.cluster;
+  const Plan& plan = *report.plan;
+  const Step& step = *report.step;
+  const StepMetrics& metrics = *report.metrics;
   nlohmann::ordered_json json;
   json["model"] = model.name;
   json["cluster"] = cluster.name;
@@ -213,6 +222,7 @@ std::string simulate_report_json(const ModelSpec& model, const ClusterSpec& clus
                        {"exposed_s", offload.exposed_s},
                        {"host_memory", host_memory_json(offload.host)}};
   }
+  if (report.stragglers != nullptr) add_straggler_json(json, *report.stragglers);
   return json.dump(2) + "\n";
 }
 

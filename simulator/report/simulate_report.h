@@ -17,17 +17,32 @@
 // exposed_s, host_memory {nodes [{node, node_group, gpus, bytes, capacity_bytes, fits}],
 // peak_bytes, fits, worst_node, over_bytes}} (offload_traffic.h). Definitions:
 // simulator/step/step_metrics.h. Straggler runs add keys (straggler_report.h).
+//
+// Text: a '#' header echoing the inputs and the cost provenance, the metrics, the per-stage
+// table, the GPU-type and offload sections when they apply, the critical path, the straggler
+// sections when run, and the '# OK' / '# DOES NOT FIT' footer.
 #pragma once
 
 #include <string>
 
+#include "simulator/report/straggler_report.h"
 #include "simulator/step/step_metrics.h"
 
 namespace ppsim {
 
-std::string simulate_report_text(const ModelSpec& model, const ClusterSpec& cluster,
-                                 const Plan& plan, const Step& step, const StepMetrics& metrics);
-std::string simulate_report_json(const ModelSpec& model, const ClusterSpec& cluster,
-                                 const Plan& plan, const Step& step, const StepMetrics& metrics);
+// What `ppsim simulate` reports: one value, rendered as text or JSON with the same fields.
+// The pointed-to objects outlive the report.
+struct SimulateReport {
+  const ModelSpec* model = nullptr;
+  const ClusterSpec* cluster = nullptr;
+  const Plan* plan = nullptr;
+  const Step* step = nullptr;           // Iteration 0's step under the straggler model.
+  const StepMetrics* metrics = nullptr;  // Its metrics.
+  const StragglerRun* stragglers = nullptr;  // The Monte-Carlo run and sensitivity; null: none.
+};
+
+// The report as text (ending in the footer line) and as pretty-printed JSON (ending in "\n").
+std::string simulate_report_text(const SimulateReport& report);
+std::string simulate_report_json(const SimulateReport& report);
 
 }  // namespace ppsim

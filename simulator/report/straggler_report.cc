@@ -109,13 +109,4 @@ void add_straggler_json(nlohmann::ordered_json& json, const StragglerRun& run) {
   }
 }
 
-std::string insert_before_footer(const std::string& report, const std::string& section) {
-  if (section.empty()) return report;
-  size_t end = report.size();
-  if (end > 0 && report[end - 1] == '\n') --end;
-  size_t footer = report.rfind('\n', end == 0 ? 0 : end - 1);
-  footer = footer == std::string::npos ? 0 : footer + 1;
-  return report.substr(0, footer) + section + report.substr(footer);
-}
-
 }  // namespace ppsim

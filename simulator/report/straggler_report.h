@@ -1,5 +1,5 @@
 // The straggler part of `ppsim simulate`'s report: Monte-Carlo percentiles, fault costs and
-// sensitivity, as text sections and as JSON keys added to simulate_report_json's object.
+// sensitivity, as text sections and JSON keys that simulate_report.h places in its report.
 //
 // JSON keys (present as stated; definitions in monte_carlo.h and sensitivity.h):
 //   stragglers               [{fault, description}] the faults injected (model order, jitter
@@ -41,8 +41,5 @@ bool reports_monte_carlo(const StragglerRun& run);
 std::string straggler_report_text(const StragglerRun& run);
 // Adds the keys above to `json`.
 void add_straggler_json(nlohmann::ordered_json& json, const StragglerRun& run);
-
-// `report` with `section` inserted before its last line (the footer).
-std::string insert_before_footer(const std::string& report, const std::string& section);
 
 }  // namespace ppsim

@@ -61,7 +61,7 @@
 #include "simulator/schedule/pipeline_schedule.h"
 #include "simulator/spec/plan.h"
 #include "simulator/cost/optimizer_step_cost.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 #include "simulator/schedule/schedule_lowering.h"
 #include "simulator/model/worker_layout.h"
 

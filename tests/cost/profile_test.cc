@@ -1,5 +1,6 @@
 // Profile JSON round trip and strict errors, lookup interpolation, and the least-squares fits.
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_fit.h"
+#include "simulator/cost/profile_table.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -11,7 +11,7 @@
 
 #include "profiler/measure.h"
 #include "profiler/thread_collectives.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 
 namespace ppsim {
 namespace {

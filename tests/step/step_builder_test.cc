@@ -4,7 +4,7 @@
 
 #include "simulator/engine/engine.h"
 #include "simulator/model/layer_ops.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 #include "simulator/step/step_metrics.h"
 #include "tests/test_helpers.h"
 

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {

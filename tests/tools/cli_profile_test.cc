@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "simulator/spec/json_reader.h"
-#include "simulator/cost/profile.h"
+#include "simulator/cost/profile_table.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {
