@@ -134,6 +134,7 @@ double ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool first_c
     parameters += (counted.attention + counted.norms + counted.router) / plan_.tp +
                   counted.mlp / (plan_.tp * expert_split);
   }
+  if (!first_chunk && !last_chunk) return parameters;
   ParameterCounts counts = count_parameters(model_);
   if (first_chunk) parameters += (counts.embedding + counts.position_embedding) / plan_.tp;
   if (last_chunk) {

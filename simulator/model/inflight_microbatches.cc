@@ -1,5 +1,9 @@
 #include "simulator/model/inflight_microbatches.h"
 
+#include <map>
+#include <mutex>
+#include <tuple>
+
 #include "simulator/schedule/pipeline_schedule.h"
 #include "simulator/spec/error.h"
 
@@ -12,10 +16,10 @@ double InflightMicrobatches::stage_equivalent() const {
   return sum / static_cast<double>(per_chunk.size());
 }
 
-std::vector<InflightMicrobatches> microbatches_in_flight_per_rank(ScheduleKind schedule,
-                                                                  int64_t pp, int64_t vpp,
-                                                                  int64_t microbatches) {
-  PPSIM_CHECK(pp >= 1 && microbatches >= 1 && vpp >= 1);
+namespace {
+
+std::vector<InflightMicrobatches> count_in_flight(ScheduleKind schedule, int64_t pp, int64_t vpp,
+                                                  int64_t microbatches) {
   const PipelineSchedule order =
       build_pipeline_schedule(schedule, static_cast<int32_t>(pp),
                               static_cast<int32_t>(microbatches),
@@ -30,6 +34,29 @@ std::vector<InflightMicrobatches> microbatches_in_flight_per_rank(ScheduleKind s
     ranks.push_back(std::move(inflight));
   }
   return ranks;
+}
+
+}  // namespace
+
+const std::vector<InflightMicrobatches>& microbatches_in_flight_per_rank(ScheduleKind schedule,
+                                                                         int64_t pp, int64_t vpp,
+                                                                         int64_t microbatches) {
+  PPSIM_CHECK(pp >= 1 && microbatches >= 1 && vpp >= 1);
+  // The planner asks for the same few (kind, p, v, m) for thousands of plans: each is counted
+  // once. Entries are never removed, so references stay valid; the lock guards insertion.
+  static std::mutex mutex;
+  static std::map<std::tuple<ScheduleKind, int64_t, int64_t, int64_t>,
+                  std::vector<InflightMicrobatches>>
+      counted;
+  const auto key = std::make_tuple(schedule, pp, vpp, microbatches);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = counted.find(key);
+    if (it != counted.end()) return it->second;
+  }
+  std::vector<InflightMicrobatches> ranks = count_in_flight(schedule, pp, vpp, microbatches);
+  std::lock_guard<std::mutex> lock(mutex);
+  return counted.emplace(key, std::move(ranks)).first->second;
 }
 
 InflightMicrobatches microbatches_in_flight(ScheduleKind schedule, int64_t pp, int64_t vpp,

@@ -63,11 +63,12 @@ struct InflightMicrobatches {
 };
 
 // In-flight microbatches of every rank (pp entries) of `pp` with `microbatches` per step and
-// `vpp` chunks per rank, from the schedule's action order.
+// `vpp` chunks per rank, from the schedule's action order. Counted once per (schedule, pp, vpp,
+// microbatches) and kept: the reference stays valid for the process's life. Thread-safe.
 // REQUIRES: microbatches >= 1; vpp == 1 except interleaved-1f1b (>= 1) and zbv/dualpipev (== 2).
-std::vector<InflightMicrobatches> microbatches_in_flight_per_rank(ScheduleKind schedule,
-                                                                  int64_t pp, int64_t vpp,
-                                                                  int64_t microbatches);
+const std::vector<InflightMicrobatches>& microbatches_in_flight_per_rank(ScheduleKind schedule,
+                                                                         int64_t pp, int64_t vpp,
+                                                                         int64_t microbatches);
 
 // The same for one rank. REQUIRES: 0 <= rank < pp, and the above.
 InflightMicrobatches microbatches_in_flight(ScheduleKind schedule, int64_t pp, int64_t vpp,

@@ -140,7 +140,7 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
   const int64_t chunks = layout.chunks_per_rank;
   const int64_t microbatches = num_microbatches(plan);
   const int64_t loss_rank = layout.loss_rank();
-  const std::vector<InflightMicrobatches> inflight_per_rank =
+  const std::vector<InflightMicrobatches>& inflight_per_rank =
       microbatches_in_flight_per_rank(plan.schedule, plan.pp, chunks, microbatches);
   const double dense_group = static_cast<double>(plan.dp * plan.cp);
   const double expert_group = dense_group / static_cast<double>(plan.ep);

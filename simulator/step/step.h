@@ -1,0 +1,74 @@
+// Step and StepOptions: one training step of a plan as the step builder makes it (step_builder.h
+// says how), and the options it is built with. Plain values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/cost/collective_cost.h"
+#include "simulator/cost/cost_provenance.h"
+#include "simulator/cost/cost_model.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/model/optimizer_offload.h"
+#include "simulator/schedule/pipeline_schedule.h"
+#include "simulator/spec/plan.h"
+#include "simulator/cost/optimizer_step_cost.h"
+#include "simulator/cost/profile_table.h"
+#include "simulator/schedule/schedule_lowering.h"
+#include "simulator/model/worker_layout.h"
+
+namespace ppsim {
+
+// What the step's tasks move (kStepParameterBytes, parameter_bytes.h) and how fast its optimizer
+// runs (kStepAdamBytesPerParameter, optimizer_step_cost.h); the planner's lower bounds
+// (plan_screen.cc) use the same figures. Sources in the header comment above.
+// Optimizer offload's constants (CPU Adam rate, PCIe default, bytes moved) live in
+// optimizer_offload.h and cluster_spec.h.
+
+struct StepOptions {
+  // Simulate identical data-parallel replicas once (exact: twins' flows weight the links they
+  // share). Replicas are identical when no GPU of them has its own speed factor and they all
+  // run the same number of microbatches (plan.replica_microbatches equal or absent).
+  bool deduplicate_replicas = true;
+  // Communication costs nothing (schedule studies and exact-formula tests).
+  bool ideal_links = false;
+  // Compute speed factor per global GPU (1 = nominal; 0.5 = half speed). Empty: all 1.
+  std::vector<double> gpu_speed;
+  EfficiencyTable efficiency;        // Compute efficiencies (defaults: cost_model.h).
+  CollectiveEfficiency collective;   // Link efficiencies (defaults: collective_cost.h).
+  // Measured costs (ppsim profile): op passes through CostModel, collectives and transfers
+  // through collective_timing.h, for the GPUs the profile applies to (profile_for_gpu); null:
+  // roofline and alpha-beta only. Not owned; must outlive build_step.
+  const ProfileTable* profile = nullptr;
+  std::string profile_path;  // The file `profile` came from, for reports. "" without one.
+};
+
+// One training step of a plan, built (build_step) and ready to simulate: its schedule, workers,
+// lowered task graph and what each task stands for.
+struct Step {
+  Plan plan;
+  PipelineSchedule schedule;  // Replica 0's (all replicas', unless their shares differ).
+  // Per simulated replica: its schedule, with its own microbatch count (plan.replica_microbatches).
+  std::vector<PipelineSchedule> replica_schedules;
+  WorkerLayout layout;
+  int32_t simulated_replicas = 1;  // 1 when replicas were deduplicated, else dp.
+  Lowered lowered;
+  // Per lowered worker (replica * pp + stage): its layout index, static memory and capacity.
+  std::vector<int32_t> layout_worker;
+  std::vector<double> static_memory_bytes;
+  std::vector<double> capacity_bytes;
+  // Per task: exposed communication seconds inside a compute task (0 for others).
+  std::vector<double> embedded_comm_seconds;
+  std::vector<std::string> worker_names;  // "stage 2 replica 0 (GPUs 16-23, H100-SXM-80GB)".
+  CostProvenance provenance;
+  // Per lowered worker with optimizer offload: its split and tasks; empty without offload.
+  std::vector<WorkerOffload> offload;
+  // Per task: the bytes it works on, for an executor that runs it (ppsim validate): a
+  // collective's nccl-tests size, the optimizer's Adam bytes (kStepAdamBytesPerParameter per
+  // parameter of its shard); 0 for other tasks.
+  std::vector<double> task_bytes;
+};
+
+}  // namespace ppsim

@@ -1,0 +1,333 @@
+#include "simulator/step/update_tasks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "simulator/cost/collective_timing.h"
+#include "simulator/cost/optimizer_step_cost.h"
+#include "simulator/model/parameter_bytes.h"
+#include "simulator/spec/error.h"
+
+namespace ppsim {
+namespace {
+
+// Megatron DDP bucket: max(40M, 1M x dp) parameters (distributed_data_parallel_config.py).
+double bucket_parameters(int64_t dp) { return std::max(40e6, 1e6 * static_cast<double>(dp)); }
+
+}  // namespace
+
+UpdateTasks::UpdateTasks(const ClusterSpec& cluster, const Plan& plan, const StepOptions& options,
+                         Step& step, NetworkModel* network, StepPrices& prices)
+    : cluster_(cluster),
+      plan_(plan),
+      options_(options),
+      step_(step),
+      network_(network),
+      prices_(prices) {}
+
+void UpdateTasks::after_backward(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                                 int32_t chunk, TaskId last_weight_gradient) {
+  gradient_sync(graph, info, worker, chunk, last_weight_gradient);
+  if (offloaded_fraction(plan_) > 0) offload_gradients(graph, info, worker, chunk, last_weight_gradient);
+}
+
+// Bucket k of K is ready (k+1)/K of the way through the chunk's last weight-gradient task: a
+// chain of K delays of W/K on the worker's timer stream, from when that task could start.
+// Returns the delays, bucket by bucket.
+std::vector<TaskId> UpdateTasks::bucket_ready_delays(TaskGraph& graph, std::vector<TaskInfo>& info,
+                                        int32_t worker, int32_t chunk,
+                                        TaskId last_weight_gradient, int64_t buckets) {
+  TaskId before = graph.stream_predecessor(last_weight_gradient);
+  const Task& weight_task = graph.task(last_weight_gradient);
+  double backward_seconds = weight_task.work / graph.stream(weight_task.stream).speed;
+  std::vector<TaskId> delays;
+  for (int64_t k = 0; k < buckets; ++k) {
+    Task delay;
+    delay.kind = TaskKind::kTransfer;
+    delay.stream = timer_stream(graph, worker);
+    delay.latency = backward_seconds / buckets;
+    TaskId delay_id = graph.add_task(delay);
+    info.resize(graph.num_tasks());
+    info[delay_id] =
+        TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
+    if (k == 0) graph.add_dependency(before >= 0 ? before : last_weight_gradient, delay_id);
+    delays.push_back(delay_id);
+  }
+  return delays;
+}
+
+// Buckets of chunk `chunk`'s gradient reduction on `worker`'s dp stream.
+void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, int32_t chunk,
+                   TaskId last_weight_gradient) {
+  int64_t group_size = plan_.dp * plan_.cp;
+  if (group_size <= 1 || plan_.zero_stage == 3 || options_.ideal_links) return;
+  const ChunkPrice& cost = prices_.of(worker, chunk);
+  double bucket = bucket_parameters(plan_.dp);
+  int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
+  const NodeGroup& group = cluster_.nodes[step_.layout.workers[step_.layout_worker[worker]].node_group];
+  Collective kind = plan_.zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+  std::vector<TaskId> ready =
+      bucket_ready_delays(graph, info, worker, chunk, last_weight_gradient, buckets);
+  for (int64_t k = 0; k < buckets; ++k) {
+    TaskId delay_id = ready[k];
+    double bytes = std::min(bucket, cost.parameters - k * bucket) * gradient_bytes_per_param(plan_.precision);
+    Task task = collective_task(graph, worker, kind, bytes, group_size, group);
+    task.group = group_id(graph, fmt::format("sync/{}/{}/{}", step_.layout.workers[step_.layout_worker[worker]].stage, chunk, k));
+    TaskId id = graph.add_task(task);
+    info.resize(graph.num_tasks());
+    info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
+    task_bytes_[id] = bytes;
+    graph.add_dependency(delay_id, id);
+    last_sync_[worker] = id;
+    reduced_buckets_[{worker, chunk}].push_back(id);
+  }
+}
+
+// Optimizer offload: each bucket's share of the offloaded gradients goes to the host over the
+// worker's PCIe (device-to-host) stream once the bucket is reduced, or ready when there is no
+// reduction task (one data-parallel rank, ZeRO-3, ideal links).
+void UpdateTasks::offload_gradients(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                       int32_t chunk, TaskId last_weight_gradient) {
+  const ChunkPrice& cost = prices_.of(worker, chunk);
+  double bucket = bucket_parameters(plan_.dp);
+  int64_t buckets =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
+  std::vector<TaskId> ready = reduced_buckets_[{worker, chunk}];
+  if (ready.empty()) {
+    // gradient_sync added no reduction for this chunk: the buckets' ready times alone.
+    ready = bucket_ready_delays(graph, info, worker, chunk, last_weight_gradient, buckets);
+  }
+  PPSIM_CHECK(static_cast<int64_t>(ready.size()) == buckets);
+  WorkerOffload& offload = worker_offload(worker);
+  // The GPU offloads the gradients of the parameters it updates: its shard under ZeRO >= 1.
+  double shard_scale =
+      plan_.zero_stage >= 1 ? 1.0 / static_cast<double>(plan_.dp * plan_.cp) : 1.0;
+  for (int64_t k = 0; k < buckets; ++k) {
+    double parameters = std::min(bucket, cost.parameters - k * bucket) * shard_scale;
+    Task copy;
+    copy.kind = TaskKind::kTransfer;
+    copy.stream = offload_stream(graph, worker, d2h_streams_, "pcie_d2h");
+    copy.latency = offloaded_fraction(plan_) * parameters * gradient_bytes_per_param(plan_.precision) /
+                   offload.split.pcie_bytes_per_s;
+    TaskId id = graph.add_task(copy);
+    info.resize(graph.num_tasks());
+    info[id] =
+        TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kOffloadD2H};
+    graph.add_dependency(ready[k], id);
+    offload.d2h.push_back(id);
+  }
+}
+
+// A per-worker stream of offload work (created on first use): PCIe copies one way, host Adam.
+StreamId UpdateTasks::offload_stream(TaskGraph& graph, int32_t worker, std::vector<StreamId>& streams,
+                        const char* name) {
+  if (streams.empty()) streams.assign(step_.layout_worker.size(), -1);
+  if (streams[worker] < 0)
+    streams[worker] = graph.add_stream(worker, fmt::format("w{}/{}", worker, name));
+  return streams[worker];
+}
+
+// The worker's offload record with its split (created on first use).
+WorkerOffload& UpdateTasks::worker_offload(int32_t worker) {
+  if (step_.offload.empty()) step_.offload.resize(step_.layout_worker.size());
+  WorkerOffload& offload = step_.offload[worker];
+  if (offload.split.pcie_bytes_per_s > 0) return offload;
+  int32_t layout_index = step_.layout_worker[worker];
+  const WorkerSlot& slot = step_.layout.workers[layout_index];
+  double parameters = 0;
+  for (int32_t c = 0; c < step_.schedule.num_chunks(); ++c) {
+    if (step_.schedule.chunk_rank[c] == slot.stage)
+      parameters += prices_.of(worker, c).parameters;
+  }
+  double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
+  if (gpus_per_node_.empty()) gpus_per_node_ = plan_gpus_per_node(step_.layout);
+  offload.split = offload_split(plan_, cluster_.nodes[slot.node_group], shard,
+                                std::max<int64_t>(1, gpus_per_node_[slot.node]));
+  return offload;
+}
+
+// The per-worker stream of bucket-ready delays (created on first use).
+StreamId UpdateTasks::timer_stream(TaskGraph& graph, int32_t worker) {
+  if (timer_streams_.empty()) timer_streams_.assign(step_.layout_worker.size(), -1);
+  if (timer_streams_[worker] < 0) {
+    timer_streams_[worker] = graph.add_stream(worker, fmt::format("w{}/bucket_ready", worker));
+  }
+  return timer_streams_[worker];
+}
+
+// One member's share of a data-parallel collective, as a transfer on its dp stream.
+Task UpdateTasks::collective_task(TaskGraph& graph, int32_t worker, Collective kind, double bytes,
+                     int64_t group_size, const NodeGroup& group) {
+  CollectiveGroup collective = collective_group(group_size, prices_.pricer().dp_ranks_per_node(group), group);
+  CollectiveCost cost = collective_cost(kind, bytes, collective, options_.collective);
+  const WorkerSlot& slot = step_.layout.workers[step_.layout_worker[worker]];
+  Task task;
+  task.kind = TaskKind::kTransfer;
+  task.stream = dp_stream(graph, worker);
+  task.latency = cost.latency;
+  if (collective.num_nodes() > 1) {
+    task.work = cost.inter_bytes * slot.num_gpus;
+    task.route = inter_node_route(graph, worker);
+    // Without phase overlap the intra-node phases add to the inter-node one.
+    if (!options_.collective.overlap_phases) task.latency += cost.intra_seconds;
+  } else {
+    task.work = cost.intra_bytes * slot.num_gpus;
+    task.route = intra_node_route(graph, worker);
+  }
+  // A measured collective of this group shape sets the time the flow takes alone.
+  const ProfileTable* profile = profile_for_gpu(options_.profile, group.gpu);
+  PassCost measured{cost.seconds};  // Modelled unless the profile has this group shape.
+  if (profile) measured = collective_time(kind, bytes, collective, options_.collective, profile);
+  prices_.count_comm(measured);
+  if (measured.source == CostSource::kProfile) {
+    CalibratedTransfer calibrated =
+        calibrate_transfer(graph, task.route, task.latency, task.work, measured.seconds);
+    task.latency = calibrated.latency;
+    task.work = calibrated.bytes;
+  }
+  return task;
+}
+
+// The ring neighbour's node of the worker's stage, and its twins' node pairs.
+RouteId UpdateTasks::inter_node_route(TaskGraph& graph, int32_t worker) {
+  int32_t layout_index = step_.layout_worker[worker];
+  auto it = inter_routes_.find(layout_index);
+  if (it != inter_routes_.end()) return it->second;
+  const WorkerLayout& layout = step_.layout;
+  int32_t stage = layout.workers[layout_index].stage;
+  // Distinct nodes of the stage's replicas, in replica order: the ring.
+  std::vector<int32_t> ring;
+  for (int32_t d = 0; d < layout.replicas; ++d) {
+    int32_t node = layout.at(d, stage).node;
+    if (std::find(ring.begin(), ring.end(), node) == ring.end()) ring.push_back(node);
+  }
+  auto next = [&ring](int32_t node) {
+    size_t i = std::find(ring.begin(), ring.end(), node) - ring.begin();
+    return ring[(i + 1) % ring.size()];
+  };
+  std::vector<std::pair<int32_t, int32_t>> twins;
+  if (step_.simulated_replicas == 1) {
+    for (int32_t d = 0; d < layout.replicas; ++d) {
+      int32_t node = layout.at(d, stage).node;
+      twins.emplace_back(node, next(node));
+    }
+  } else {
+    int32_t node = layout.workers[layout_index].node;
+    twins.emplace_back(node, next(node));
+  }
+  int32_t node = layout.workers[layout_index].node;
+  RouteId route = network_->node_route(graph, layout_index, node, next(node), twins);
+  inter_routes_.emplace(layout_index, route);
+  return route;
+}
+
+// Within one node: to the next replica of the same stage (ring), over NVLink.
+RouteId UpdateTasks::intra_node_route(TaskGraph& graph, int32_t worker) {
+  int32_t layout_index = step_.layout_worker[worker];
+  const WorkerSlot& slot = step_.layout.workers[layout_index];
+  int32_t next = step_.layout.at((slot.replica + 1) % step_.layout.replicas, slot.stage).replica *
+                     step_.layout.stages + slot.stage;
+  std::vector<std::pair<int32_t, int32_t>> twins{{layout_index, next}};
+  return network_->route(graph, layout_index, next, twins);
+}
+
+// Collective group ids: one per (stage, chunk, bucket) across replicas.
+int32_t UpdateTasks::group_id(TaskGraph& graph, const std::string& key) {
+  auto it = groups_.find(key);
+  if (it != groups_.end()) return it->second;
+  return groups_.emplace(key, graph.new_group()).first->second;
+}
+
+// The step's optimizer step on `worker` (see the header).
+TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                      StreamId compute_stream, TaskId after) {
+  int32_t layout_index = step_.layout_worker[worker];
+  const WorkerSlot& slot = step_.layout.workers[layout_index];
+  const NodeGroup& group = cluster_.nodes[slot.node_group];
+  double parameters = 0;
+  for (int32_t c = 0; c < step_.schedule.num_chunks(); ++c) {
+    if (step_.schedule.chunk_rank[c] == slot.stage) parameters += prices_.of(worker, c).parameters;
+  }
+  double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
+  Task task;
+  task.kind = TaskKind::kCompute;
+  task.stream = compute_stream;
+  // With offload the GPU updates only its (1 - f) part (optimizer_offload.h).
+  double gpu_parameters =
+      offloaded_fraction(plan_) > 0 ? worker_offload(worker).split.gpu_parameters : shard;
+  task.work = adam_step_seconds(gpu_parameters, group.gpu, options_.efficiency.memory,
+                                profile_for_gpu(options_.profile, group.gpu));
+  // The framework's per-step host work (cost_model.h): host time, so a slow GPU's speed
+  // factor does not stretch it (work is divided by the stream's speed).
+  task.work += options_.efficiency.step_overhead * graph.stream(compute_stream).speed;
+  TaskId id = graph.add_task(task);
+  info.resize(graph.num_tasks());
+  info[id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOptimizer};
+  task_bytes_[id] = shard * kStepAdamBytesPerParameter;
+  if (after >= 0) graph.add_dependency(after, id);
+  auto sync = last_sync_.find(worker);
+  if (sync != last_sync_.end()) graph.add_dependency(sync->second, id);
+  TaskId barrier = id;
+  TaskId host_done =
+      offloaded_fraction(plan_) > 0 ? host_update(graph, info, worker, after, id) : -1;
+  // The distributed optimizer's updated parameters are all-gathered (bf16).
+  int64_t group_size = plan_.dp * plan_.cp;
+  if (plan_.zero_stage >= 1 && plan_.zero_stage < 3 && group_size > 1 && !options_.ideal_links) {
+    Task gather = collective_task(graph, worker, Collective::kAllGather,
+                                  parameters * kStepParameterBytes, group_size, group);
+    gather.group = group_id(graph, fmt::format("gather/{}", slot.stage));
+    TaskId gather_id = graph.add_task(gather);
+    info.resize(graph.num_tasks());
+    info[gather_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
+    task_bytes_[gather_id] = parameters * kStepParameterBytes;
+    graph.add_dependency(id, gather_id);
+    if (host_done >= 0) graph.add_dependency(host_done, gather_id);
+    barrier = gather_id;
+  }
+  return barrier;
+}
+
+// Optimizer offload's host part: CPU Adam once every gradient copy and the worker's last
+// compute task have ended (gradient clipping needs all gradients), then the parameters' copy
+// back. Returns the copy.
+TaskId UpdateTasks::host_update(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, TaskId after,
+                   TaskId gpu_update) {
+  WorkerOffload& offload = worker_offload(worker);
+  offload.gpu_update = gpu_update;
+  Task adam;
+  adam.kind = TaskKind::kTransfer;  // Host time: a delay the GPU's speed factor does not scale.
+  adam.stream = offload_stream(graph, worker, host_streams_, "cpu_adam");
+  adam.latency = offload.split.cpu_adam_seconds();
+  TaskId adam_id = graph.add_task(adam);
+  info.resize(graph.num_tasks());
+  info[adam_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kCpuAdam};
+  if (after >= 0) graph.add_dependency(after, adam_id);
+  for (TaskId copy : offload.d2h) graph.add_dependency(copy, adam_id);
+  auto sync = last_sync_.find(worker);
+  if (sync != last_sync_.end()) graph.add_dependency(sync->second, adam_id);
+  Task copy;
+  copy.kind = TaskKind::kTransfer;
+  copy.stream = offload_stream(graph, worker, h2d_streams_, "pcie_h2d");
+  copy.latency = offload.split.h2d_seconds();
+  TaskId copy_id = graph.add_task(copy);
+  info.resize(graph.num_tasks());
+  info[copy_id] =
+      TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOffloadH2D};
+  graph.add_dependency(adam_id, copy_id);
+  offload.cpu_adam = adam_id;
+  offload.h2d = copy_id;
+  return copy_id;
+}
+
+// The per-worker data-parallel stream (created on first use).
+StreamId UpdateTasks::dp_stream(TaskGraph& graph, int32_t worker) {
+  if (dp_streams_.empty()) dp_streams_.assign(step_.layout_worker.size(), -1);
+  if (dp_streams_[worker] < 0) {
+    dp_streams_[worker] = graph.add_stream(worker, fmt::format("w{}/dp", worker));
+  }
+  return dp_streams_[worker];
+}
+
+}  // namespace ppsim

@@ -1,0 +1,85 @@
+// UpdateTasks: the tasks of a step after the compute: each chunk's data-parallel gradient
+// reduction in buckets (overlapped with the backward), optimizer offload's PCIe copies and host
+// Adam, the optimizer step and the distributed optimizer's parameter all-gather. The step
+// builder (step_builder.h has the model) calls it for the schedule's kGradientSync and
+// kOptimizerStep actions; prices come from StepPrices.
+//
+// Bucket k of K of a chunk is ready (k+1)/K of the way through the chunk's last weight-gradient
+// task; its reduction is a flow on the worker's dp stream over the ring neighbour's route
+// (NVLink inside a node, the NICs across); with offload each bucket's share of the gradients
+// goes to the host once reduced, the host runs Adam once all are there, and the parameters come
+// back before the gather.
+//
+// Not thread-safe: one per build_step. Tasks are added in call order, so the same calls give the
+// same task ids.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simulator/step/network_model.h"
+#include "simulator/step/step.h"
+#include "simulator/step/step_prices.h"
+
+namespace ppsim {
+
+class UpdateTasks {
+ public:
+  // REQUIRES: step's layout, layout_worker and schedule are set; the references outlive this.
+  UpdateTasks(const ClusterSpec& cluster, const Plan& plan, const StepOptions& options, Step& step,
+              NetworkModel* network, StepPrices& prices);
+
+  // kGradientSync of `chunk` on `worker` after its last weight gradient: the bucketed
+  // reduction, and with offload the gradients' copies to the host.
+  void after_backward(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                      int32_t chunk, TaskId last_weight_gradient);
+  // kOptimizerStep on `worker`'s compute stream after `after`; returns the task the step ends
+  // with on that worker (the parameter gather, or the update).
+  TaskId optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                        StreamId compute_stream, TaskId after);
+
+  // Step::task_bytes of the tasks added: a collective's nccl-tests size, the Adam bytes.
+  const std::map<TaskId, double>& task_bytes() const { return task_bytes_; }
+
+ private:
+  std::vector<TaskId> bucket_ready_delays(TaskGraph& graph, std::vector<TaskInfo>& info,
+                                          int32_t worker, int32_t chunk,
+                                          TaskId last_weight_gradient, int64_t buckets);
+  void gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, int32_t chunk,
+                     TaskId last_weight_gradient);
+  void offload_gradients(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                         int32_t chunk, TaskId last_weight_gradient);
+  TaskId host_update(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, TaskId after,
+                     TaskId gpu_update);
+  StreamId offload_stream(TaskGraph& graph, int32_t worker, std::vector<StreamId>& streams,
+                          const char* name);
+  WorkerOffload& worker_offload(int32_t worker);
+  StreamId timer_stream(TaskGraph& graph, int32_t worker);
+  StreamId dp_stream(TaskGraph& graph, int32_t worker);
+  Task collective_task(TaskGraph& graph, int32_t worker, Collective kind, double bytes,
+                       int64_t group_size, const NodeGroup& group);
+  RouteId inter_node_route(TaskGraph& graph, int32_t worker);
+  RouteId intra_node_route(TaskGraph& graph, int32_t worker);
+  int32_t group_id(TaskGraph& graph, const std::string& key);
+
+  const ClusterSpec& cluster_;
+  const Plan& plan_;
+  const StepOptions& options_;
+  Step& step_;
+  NetworkModel* network_;
+  StepPrices& prices_;
+  std::map<int32_t, RouteId> inter_routes_;
+  std::map<std::string, int32_t> groups_;
+  std::map<int32_t, TaskId> last_sync_;  // Per worker: its last gradient reduction task.
+  std::map<TaskId, double> task_bytes_;
+  std::vector<StreamId> dp_streams_;
+  std::vector<StreamId> timer_streams_;
+  std::map<std::pair<int32_t, int32_t>, std::vector<TaskId>> reduced_buckets_;
+  std::vector<StreamId> d2h_streams_, h2d_streams_, host_streams_;
+  std::vector<int64_t> gpus_per_node_;
+};
+
+}  // namespace ppsim
