@@ -229,8 +229,7 @@ void add_schedule_command(CLI::App& app, int& exit_code) {
   command->add_option("--microbatches", options->microbatches, "Microbatches per step, m")
       ->required();
   command
-      ->add_option("--schedule", options->schedule,
-                   "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-h2, zb-1p, zb-2p, zbv, dualpipev")
+      ->add_option("--schedule", options->schedule, join_names(schedule_names()))
       ->required();
   command->add_option("--vpp", options->vpp,
                       "Chunks per stage (interleaved-1f1b; zbv/dualpipev use 2). Default 1");

@@ -86,7 +86,7 @@ struct CollectiveEfficiency {
   // Fraction of a collective's time that still shows when it overlaps compute: NCCL's kernels
   // occupy SMs (one block per channel, 8-32 channels) and HBM bandwidth that the overlapped
   // GEMMs lose, so FSDP's prefetched gathers are not free even when they are hidden.
-  // Applied to ZeRO-3 parameter gathers and gradient reduce-scatters (step_builder.cc).
+  // Applied to ZeRO-3 parameter gathers and gradient reduce-scatters (chunk_price.h).
   // Fitted on the published FSDP runs (docs/accuracy.md): 0.40 (was 0), bound [0, 0.8];
   // overlap studies of FSDP and ZeRO report 10-40% slower compute under concurrent NCCL
   // traffic, the upper end for reduce-scatters that read fp32 gradients at HBM speed.

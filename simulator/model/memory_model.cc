@@ -127,6 +127,28 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64
   return stage_parameters_in(model, plan, chunk_layout(plan, model), stage);
 }
 
+ParameterBytes parameter_bytes(const StageParameters& params, const Plan& plan) {
+  const double dense_group = static_cast<double>(plan.dp * plan.cp);
+  const double expert_group = dense_group / static_cast<double>(plan.ep);
+  const int zero = plan.zero_stage;
+  auto sharded = [&](double bytes_per_param, bool shard) {
+    return bytes_per_param *
+           (shard ? params.dense / dense_group + params.expert / expert_group : params.total());
+  };
+  ParameterBytes bytes;
+  bytes.weights = sharded(kWeightBytesPerParam, zero >= 3);
+  bytes.gradients = sharded(gradient_bytes_per_param(plan.precision), zero >= 2);
+  const double offloaded = offloaded_fraction(plan);
+  bytes.host_optimizer = offloaded * sharded(kHostOptimizerBytesPerParam, zero >= 1);
+  bytes.host_gradients = offloaded * sharded(gradient_bytes_per_param(plan.precision), zero >= 1);
+  bytes.optimizer = (1 - offloaded) * sharded(kOptimizerBytesPerParam, zero >= 1);
+  if (zero >= 3) bytes.zero_transient += kWeightBytesPerParam * params.largest_layer;
+  if (zero >= 2) {
+    bytes.zero_transient += gradient_bytes_per_param(plan.precision) * params.largest_layer;
+  }
+  return bytes;
+}
+
 MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
   return estimate_memory(model, cluster, plan, MemoryOptions{});
 }
@@ -142,9 +164,6 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
   const int64_t loss_rank = layout.loss_rank();
   const std::vector<InflightMicrobatches>& inflight_per_rank =
       microbatches_in_flight_per_rank(plan.schedule, plan.pp, chunks, microbatches);
-  const double dense_group = static_cast<double>(plan.dp * plan.cp);
-  const double expert_group = dense_group / static_cast<double>(plan.ep);
-  const int zero = plan.zero_stage;
 
   MemoryReport report;
   double least_headroom = std::numeric_limits<double>::infinity();
@@ -159,20 +178,13 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
 
     // Weights, gradients, optimizer states.
     StageParameters params = stage_parameters_in(model, plan, layout, stage);
-    auto sharded = [&](double bytes_per_param, bool shard) {
-      return bytes_per_param *
-             (shard ? params.dense / dense_group + params.expert / expert_group : params.total());
-    };
-    memory.weights_bytes = sharded(kWeightBytesPerParam, zero >= 3);
-    memory.gradients_bytes = sharded(gradient_bytes_per_param(plan.precision), zero >= 2);
-    const double offloaded = offloaded_fraction(plan);
-    memory.host_optimizer_bytes = offloaded * sharded(kHostOptimizerBytesPerParam, zero >= 1);
-    memory.host_gradient_bytes = offloaded * sharded(gradient_bytes_per_param(plan.precision), zero >= 1);
-    memory.optimizer_bytes = (1 - offloaded) * sharded(kOptimizerBytesPerParam, zero >= 1);
-    if (zero >= 3) memory.transient_bytes += kWeightBytesPerParam * params.largest_layer;
-    if (zero >= 2) {
-      memory.transient_bytes += gradient_bytes_per_param(plan.precision) * params.largest_layer;
-    }
+    const ParameterBytes bytes = parameter_bytes(params, plan);
+    memory.weights_bytes = bytes.weights;
+    memory.gradients_bytes = bytes.gradients;
+    memory.host_optimizer_bytes = bytes.host_optimizer;
+    memory.host_gradient_bytes = bytes.host_gradients;
+    memory.optimizer_bytes = bytes.optimizer;
+    memory.transient_bytes += bytes.zero_transient;
 
     // Activations: per chunk, per microbatch, times the chunk's in-flight count.
     const InflightMicrobatches& inflight = inflight_per_rank[stage];

@@ -78,8 +78,23 @@ struct StageParameters {
   double total() const { return dense + expert; }
 };
 
+// What one GPU of a stage keeps for its parameters (the Adam bytes above, sharded by ZeRO over
+// dp*cp, dp*cp/ep for experts; the offloaded fraction on the host). Bytes.
+struct ParameterBytes {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;             // On the GPU: (1 - f) of the optimizer states.
+  double host_optimizer = 0;        // On the host: f of them.
+  double host_gradients = 0;        // The host's fp32 gradient buffer for its part.
+  double zero_transient = 0;        // ZeRO-3's gathered layer and ZeRO-2/3's layer gradients.
+};
+
 // Parameters held by one GPU of pipeline rank `stage`. REQUIRES: a valid plan for the model.
 StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64_t stage);
+
+// The bytes of `params` on one GPU under the plan's ZeRO stage, precision and offload; the one
+// formula the memory model and the planner's screen (plan_screen.h) share.
+ParameterBytes parameter_bytes(const StageParameters& params, const Plan& plan);
 
 // One pipeline rank's memory on one of its GPUs (all GPUs of a stage are alike). Bytes.
 struct StageMemory {

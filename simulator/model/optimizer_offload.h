@@ -59,7 +59,7 @@ struct OffloadSplit {
 };
 
 // One simulated worker's offload: its split (per GPU; the worker's tp x cp GPUs are alike) and
-// the tasks step_builder.cc added for it, for reports.
+// the tasks the step builder added for it (update_tasks.h), for reports.
 struct WorkerOffload {
   OffloadSplit split;
   std::vector<TaskId> d2h;  // Gradient copies, one per bucket, in order.

@@ -463,27 +463,19 @@ const ShapeScreen::Activations& ShapeScreen::activations(const Plan& plan) const
 
 MemoryScreen ShapeScreen::memory(const Plan& plan) const {
   const Activations& acts = activations(plan);
-  double dense_group = static_cast<double>(plan.dp * plan.cp);
-  double expert_group = dense_group / static_cast<double>(plan.ep);
-  int zero = plan.zero_stage;
   MemoryScreen screen;
   double least_headroom = 0;
   std::vector<double> host_bytes_per_gpu;
   for (size_t r = 0; r < dense_params_.size(); ++r) {
-    double total = dense_params_[r] + expert_params_[r];
-    auto sharded = [&](double bytes_per_param, bool shard) {
-      return bytes_per_param *
-             (shard ? dense_params_[r] / dense_group + expert_params_[r] / expert_group : total);
-    };
-    const double offloaded = offloaded_fraction(plan);
-    double static_bytes = sharded(kWeightBytesPerParam, zero >= 3) +
-                          sharded(gradient_bytes_per_param(plan.precision), zero >= 2) +
-                          (1 - offloaded) * sharded(kOptimizerBytesPerParam, zero >= 1);
-    host_bytes_per_gpu.push_back(
-        offloaded * sharded(kHostOptimizerBytesPerParam + gradient_bytes_per_param(plan.precision), zero >= 1));
-    double transient = acts.stage_transient[r];
-    if (zero >= 3) transient += kWeightBytesPerParam * largest_layer_params_[r];
-    if (zero >= 2) transient += gradient_bytes_per_param(plan.precision) * largest_layer_params_[r];
+    // The memory model's formula for the parameters' bytes (memory_model.h).
+    StageParameters params;
+    params.dense = dense_params_[r];
+    params.expert = expert_params_[r];
+    params.largest_layer = largest_layer_params_[r];
+    const ParameterBytes bytes = parameter_bytes(params, plan);
+    double static_bytes = bytes.weights + bytes.gradients + bytes.optimizer;
+    host_bytes_per_gpu.push_back(bytes.host_optimizer + bytes.host_gradients);
+    double transient = acts.stage_transient[r] + bytes.zero_transient;
     double peak = static_bytes + transient + workspace_bytes_[r] + acts.rank_peak[r];
     screen.stage_peak_bytes.push_back(peak);
     screen.capacity_bytes.push_back(capacity_bytes_[r]);

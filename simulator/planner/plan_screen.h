@@ -12,10 +12,9 @@
 // norm_and_gemm_inputs from I to W. The walk over the order is done once per (schedule, p, m, v)
 // and kept as each rank's Pareto-maximal occupancy vectors (full and stashed chunk-microbatches
 // per local chunk), so a plan's peak is a max of a few dot products.
-// The static part follows memory_model.h's formulas term for term: stage_parameters() sharded by
-// ZeRO over dp*cp (dp*cp/ep for experts), 2 + 4 + 12 bytes per parameter, offload moving the 12
-// to the host; transients (ZeRO-3 gathered layer 2 B/param, ZeRO-2/3 layer gradients 4 B/param,
-// the largest recompute working set of the stage, the loss rank's bf16 logits); workspace from
+// The static part is memory_model.h's own: parameter_bytes() over stage_parameters() (ZeRO
+// sharding, offload to the host, ZeRO transients), the largest recompute working set of the
+// stage and the loss rank's bf16 logits, and the workspace from
 // estimate_memory() of the plan. tests/planner_test.cc checks screen == simulated peak.
 //
 // Time (a lower bound). The step cannot end before every rank's compute stream has run its
@@ -26,10 +25,11 @@
 // adds constraints, so the bound holds for it too.) The bound replays that order, transfers taking
 // no time, with each compute task's duration as the simulator sets it, minus what the bound leaves
 // out:
-//   counted       layer compute (CostModel: fwd, recompute + b, w), embedding and head, the
-//                 tensor-parallel collectives inside each layer and ZeRO-3's exposed gather
-//                 and reduce-scatter excess (the same collective_cost calls as step_builder.cc),
-//                 and each rank's optimizer step after its last compute task;
+//   counted       ChunkPrice::bound (chunk_price.h), derived from the very price the step
+//                 builder sets its tasks from: layer compute (fwd, recompute + b, w), embedding
+//                 and head, the tensor-parallel collectives inside each layer and ZeRO-3's
+//                 exposed gather and reduce-scatter excess; and each rank's optimizer step
+//                 after its last compute task;
 //   left out (>= 0 in the simulator, so the bound stays a bound)
 //                 pipeline send/recv time, context-parallel ring excess, expert all-to-alls,
 //                 data-parallel gradient reduction and the parameter all-gather (flows on
@@ -41,9 +41,8 @@
 // Plans with replica_microbatches are not screened: the bound replays one replica (replica 0's
 // GPUs) at one microbatch count, which does not bound a plan whose replicas differ in both; the
 // planner simulates those (replica_shares.h).
-// Costs: CostModel with StepOptions::profile for the GPU types it applies to, and collectives
-// through collective_timing.h, exactly as step_builder.cc prices them, so a profile keeps the
-// bound a bound.
+// Costs: ChunkPricer (chunk_price.h) with the step options, profile included, the pricer the
+// step builder uses, so a profile keeps the bound a bound.
 //
 // Thread-safety: PlanScreen's methods are const and may be called from several threads; its
 // caches are guarded by a mutex. A ShapeScreen belongs to one thread.
@@ -181,7 +180,7 @@ class ShapeScreen {
   const Activations& activations(const Plan& plan) const;
   // Per chunk seconds of F, B-input, W on its rank's GPU type, with ZeRO-3's exposed excess.
   std::vector<PassSeconds> chunk_seconds(const Plan& plan) const;
-  // The optimizer step of `rank` (after its last compute task), as step_builder.cc sets it.
+  // The optimizer step of `rank` (after its last compute task), as update_tasks.cc sets it.
   double optimizer_seconds(const Plan& plan, int32_t rank) const;
   // Per (sequence_parallel, recompute, ZeRO-3): chunk seconds and the ranks' compute ends.
   struct Clocks {
@@ -196,7 +195,7 @@ class ShapeScreen {
   Plan shape_;
   std::shared_ptr<const ScheduleProfile> profile_;
   std::vector<int64_t> chunk_first_, chunk_layers_;  // Per chunk (forward order).
-  std::vector<double> chunk_parameters_;  // Per chunk: parameters per GPU (step_builder.cc).
+  std::vector<double> chunk_parameters_;  // Per chunk: parameters per GPU (ChunkPricer).
   std::vector<double> dense_params_, expert_params_, largest_layer_params_;  // Per stage.
   std::vector<double> workspace_bytes_, capacity_bytes_;                     // Per stage.
   std::vector<int64_t> stage_group_;  // Node group of each stage's replica-0 worker.
