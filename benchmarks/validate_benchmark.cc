@@ -18,8 +18,8 @@
 #include "profiler/benchmark_shapes.h"
 #include "profiler/cpu_backend.h"
 #include "profiler/validation_run.h"
-#include "simulator/spec/error.h"
 #include "simulator/model/layer_ops.h"
+#include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
 
 namespace ppsim {

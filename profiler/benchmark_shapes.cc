@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "simulator/spec/data_root.h"
 #include "simulator/model/layer_ops.h"
+#include "simulator/spec/data_root.h"
 #include "simulator/spec/model_file.h"
 
 namespace ppsim {

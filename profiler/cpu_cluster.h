@@ -12,9 +12,9 @@
 // The GPU's memory capacity is kept (it only decides "does not fit" marks).
 #pragma once
 
-#include "simulator/spec/cluster_spec.h"
 #include "simulator/cost/collective_cost.h"
 #include "simulator/cost/profile_table.h"
+#include "simulator/spec/cluster_spec.h"
 
 namespace ppsim {
 

@@ -11,12 +11,12 @@
 #include "profiler/cpu_executor.h"
 #include "profiler/cuda_executor.h"
 #include "profiler/executor_program_builder.h"
-#include "simulator/model/activation_memory.h"
 #include "simulator/engine/engine.h"
-#include "simulator/spec/error.h"
+#include "simulator/model/activation_memory.h"
 #include "simulator/model/memory_model.h"
-#include "simulator/step/step_program.h"
+#include "simulator/spec/error.h"
 #include "simulator/spec/units.h"
+#include "simulator/step/step_program.h"
 
 namespace ppsim {
 namespace {

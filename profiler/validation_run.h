@@ -14,8 +14,8 @@
 
 #include "profiler/executor_program.h"
 #include "simulator/cost/profile_table.h"
-#include "simulator/step/step_builder.h"
 #include "simulator/report/validation_report.h"
+#include "simulator/step/step_builder.h"
 
 namespace ppsim {
 

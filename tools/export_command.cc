@@ -5,8 +5,8 @@
 #include <fstream>
 #include <string>
 
-#include "simulator/spec/error.h"
 #include "simulator/export/launcher_config.h"
+#include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
 #include "tools/commands.h"
 

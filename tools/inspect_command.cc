@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "simulator/spec/error.h"
 #include "simulator/report/inspect_report.h"
+#include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
 #include "tools/commands.h"
 

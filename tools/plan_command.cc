@@ -9,11 +9,11 @@
 #include <fstream>
 #include <string>
 
-#include "simulator/spec/error.h"
-#include "simulator/export/launcher_config.h"
-#include "simulator/report/plan_report.h"
-#include "simulator/planner/planner.h"
 #include "simulator/cost/profile_table.h"
+#include "simulator/export/launcher_config.h"
+#include "simulator/planner/planner.h"
+#include "simulator/report/plan_report.h"
+#include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
 #include "tools/commands.h"
 

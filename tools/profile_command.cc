@@ -10,11 +10,11 @@
 #include "profiler/mpi_profile.h"
 #include "profiler/profile_report.h"
 #include "profiler/thread_collectives.h"
-#include "simulator/spec/error.h"
+#include "simulator/cost/profile_table.h"
 #include "simulator/model/layer_ops.h"
+#include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
 #include "simulator/spec/plan.h"
-#include "simulator/cost/profile_table.h"
 #include "tools/commands.h"
 
 namespace ppsim {

@@ -9,9 +9,10 @@
 #include <string>
 
 #include "simulator/report/chrome_trace.h"
-#include "simulator/spec/error.h"
-#include "simulator/schedule/schedule_study.h"
+#include "simulator/report/schedule_report.h"
 #include "simulator/report/timeline_svg.h"
+#include "simulator/schedule/schedule_study.h"
+#include "simulator/spec/error.h"
 #include "tools/commands.h"
 
 namespace ppsim {
@@ -31,9 +32,6 @@ struct Options {
   std::string svg, trace;
 };
 
-// Ten significant digits for people (30.30000000000002 prints 30.3); --json keeps every digit.
-std::string num(double value) { return fmt::format("{:.10g}", value); }
-
 void write_file(const std::string& path, const std::string& text, const std::string& flag) {
   std::ofstream out(path, std::ios::binary);
   out << text;
@@ -44,111 +42,6 @@ void write_file(const std::string& path, const std::string& text, const std::str
                                  "writable)",
                                  path));
   }
-}
-
-std::string stage_name(const PipelineSchedule& schedule, int32_t rank) {
-  if (schedule.chunks_per_rank == 1) return fmt::format("stage {}", rank);
-  std::string chunks;
-  for (int32_t c = 0; c < schedule.num_chunks(); ++c) {
-    if (schedule.chunk_rank[c] != rank) continue;
-    chunks += chunks.empty() ? fmt::format("{}", c) : fmt::format(",{}", c);
-  }
-  return fmt::format("stage {} (chunks {})", rank, chunks);
-}
-
-std::vector<std::string> memory_warnings(const ScheduleStudy& study) {
-  std::vector<std::string> warnings;
-  for (size_t s = 0; s < study.stages.size(); ++s) {
-    const StageStudy& stage = study.stages[s];
-    if (!stage.over_limit) continue;
-    warnings.push_back(fmt::format(
-        "stage {} peaks at {} > limit {} (schedule {} keeps {} microbatches in flight on it); "
-        "the schedule is not changed",
-        s, num(stage.peak_memory), num(*study.input.memory_limit),
-        schedule_name(study.input.schedule), num(stage.peak_microbatches)));
-  }
-  return warnings;
-}
-
-std::string study_json(const ScheduleStudy& study, const std::vector<std::string>& warnings) {
-  const ScheduleStudyInput& input = study.input;
-  nlohmann::ordered_json json;
-  json["schedule"] = schedule_name(input.schedule);
-  json["stages_count"] = input.stages;
-  json["microbatches"] = input.microbatches;
-  json["vpp"] = input.chunks_per_rank;
-  json["split_backward"] = study.schedule.split_backward;
-  json["comm"] = input.comm;
-  json["mem_per_microbatch"] = input.memory_per_microbatch;
-  json["mem_limit"] = input.memory_limit ? nlohmann::ordered_json(*input.memory_limit)
-                                         : nlohmann::ordered_json(nullptr);
-  json["makespan"] = study.makespan;
-  json["bubble_ratio"] = study.bubble_ratio;
-  json["mem_limit_exceeded"] = study.mem_limit_exceeded;
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (size_t s = 0; s < study.stages.size(); ++s) {
-    const StageStudy& stage = study.stages[s];
-    nlohmann::ordered_json entry;
-    entry["stage"] = s;
-    entry["tf"] = input.costs[s].tf;
-    entry["tb"] = input.costs[s].tb;
-    entry["tw"] = input.costs[s].tw;
-    entry["busy"] = stage.busy;
-    entry["bubble"] = stage.bubble;
-    entry["span_bubble"] = stage.span_bubble;
-    entry["first_start"] = stage.first_start;
-    entry["last_end"] = stage.last_end;
-    entry["peak_microbatches"] = stage.peak_microbatches;
-    entry["peak_memory"] = stage.peak_memory;
-    entry["over_limit"] = stage.over_limit;
-    entry["order"] = stage.order;
-    stages.push_back(entry);
-  }
-  json["stages"] = stages;
-  json["warnings"] = warnings;
-  return json.dump(2) + "\n";
-}
-
-std::string study_text(const ScheduleStudy& study, const std::vector<std::string>& warnings) {
-  const ScheduleStudyInput& input = study.input;
-  std::string out = "# ppsim schedule\n";
-  out += fmt::format("# schedule {}: {} stages x {} chunk{} per stage, {} microbatches, {}\n",
-                     schedule_name(input.schedule), input.stages, input.chunks_per_rank,
-                     input.chunks_per_rank == 1 ? "" : "s", input.microbatches,
-                     study.schedule.split_backward ? "backward split into B (input) + W (weight)"
-                                                   : "backward fused (B = input + weight)");
-  out += fmt::format(
-      "# costs    per stage per microbatch in the input's time unit (columns tf tb "
-      "tw); comm {} per transfer\n",
-      num(input.comm));
-  out += fmt::format("# memory   {} per microbatch of activations; limit {}\n",
-                     num(input.memory_per_microbatch),
-                     input.memory_limit ? num(*input.memory_limit) : "none");
-  for (const std::string& warning : warnings) out += "# warning: " + warning + "\n";
-  out += "#\n";
-  const char* row =
-      "{} {:>5} {:>8} {:>8} {:>8} {:>10} {:>10} {:>11} {:>10} {:>10} {:>9} {:>10}  {}\n";
-  out += fmt::format(fmt::runtime(row), "#", "stage", "tf", "tb", "tw", "busy", "bubble",
-                     "span_bubble", "first", "last", "peak", "peak", "order");
-  std::string units =
-      fmt::format(fmt::runtime(row), "#", "", "(time)", "(time)", "(time)", "(time)", "(time)",
-                  "(time)", "(time)", "(time)", "(mb)", "(mem)", "");
-  units.erase(units.find_last_not_of(" \n") + 1);
-  out += units + "\n";
-  for (size_t s = 0; s < study.stages.size(); ++s) {
-    const StageStudy& stage = study.stages[s];
-    out += fmt::format(fmt::runtime(row), " ", s, num(input.costs[s].tf), num(input.costs[s].tb),
-                       num(input.costs[s].tw), num(stage.busy), num(stage.bubble),
-                       num(stage.span_bubble), num(stage.first_start), num(stage.last_end),
-                       num(stage.peak_microbatches), num(stage.peak_memory), stage.order);
-  }
-  out += fmt::format("# makespan {} (first start to last end, input time unit)\n",
-                     num(study.makespan));
-  out += fmt::format("# bubble ratio {:.4f} = 1 - sum(busy) / (stages * makespan)\n",
-                     study.bubble_ratio);
-  out += study.mem_limit_exceeded ? "# FAILED: memory limit exceeded (see the warnings above)\n"
-                                  : "# OK\n";
-  return out;
 }
 
 void run_schedule(const CLI::App& command, const Options& options) {
@@ -189,7 +82,7 @@ void run_schedule(const CLI::App& command, const Options& options) {
   if (command.count("--mem-limit") > 0) input.memory_limit = options.mem_limit;
 
   ScheduleStudy study = run_schedule_study(input);
-  std::vector<std::string> warnings = memory_warnings(study);
+  std::vector<std::string> warnings = schedule_memory_warnings(study);
   if (!options.svg.empty()) {
     TimelineSvgOptions svg;
     svg.title = fmt::format("{}: {} stages, {} microbatches{}; makespan {}, bubble {:.1f}%",
@@ -197,25 +90,25 @@ void run_schedule(const CLI::App& command, const Options& options) {
                             input.chunks_per_rank > 1
                                 ? fmt::format(", {} chunks per stage", input.chunks_per_rank)
                                 : "",
-                            num(study.makespan), 100 * study.bubble_ratio);
+                            schedule_number(study.makespan), 100 * study.bubble_ratio);
     for (int32_t r = 0; r < input.stages; ++r)
-      svg.row_names.push_back(stage_name(study.schedule, r));
+      svg.row_names.push_back(schedule_stage_name(study.schedule, r));
     svg.axis_unit = "input time unit";
     write_file(options.svg, timeline_svg(study.schedule, study.lowered, study.timeline, svg),
                "--svg");
   }
   if (!options.trace.empty()) {
     std::vector<std::string> names;
-    for (int32_t r = 0; r < input.stages; ++r) names.push_back(stage_name(study.schedule, r));
+    for (int32_t r = 0; r < input.stages; ++r) names.push_back(schedule_stage_name(study.schedule, r));
     // One input time unit is drawn as one microsecond.
     write_file(options.trace, chrome_trace_json(study.lowered, study.timeline, names, 1.0),
                "--trace");
   }
   if (options.json) {
     for (const std::string& warning : warnings) fmt::print(stderr, "ppsim: warning: {}\n", warning);
-    fmt::print("{}", study_json(study, warnings));
+    fmt::print("{}", schedule_report_json(study, warnings));
   } else {
-    fmt::print("{}", study_text(study, warnings));
+    fmt::print("{}", schedule_report_text(study, warnings));
   }
 }
 

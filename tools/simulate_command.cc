@@ -5,16 +5,16 @@
 #include <optional>
 #include <string>
 
-#include "simulator/report/chrome_trace.h"
-#include "simulator/engine/engine.h"
-#include "simulator/spec/error.h"
 #include "simulator/cost/profile_table.h"
-#include "simulator/step/monte_carlo.h"
-#include "simulator/step/sensitivity.h"
+#include "simulator/engine/engine.h"
+#include "simulator/report/chrome_trace.h"
 #include "simulator/report/simulate_report.h"
-#include "simulator/step/step_builder.h"
 #include "simulator/report/straggler_report.h"
 #include "simulator/report/timeline_svg.h"
+#include "simulator/spec/error.h"
+#include "simulator/step/monte_carlo.h"
+#include "simulator/step/sensitivity.h"
+#include "simulator/step/step_builder.h"
 #include "tools/commands.h"
 #include "tools/step_inputs.h"
 

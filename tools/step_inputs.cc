@@ -4,8 +4,8 @@
 
 #include <fstream>
 
-#include "simulator/spec/error.h"
 #include "simulator/schedule/pipeline_schedule.h"
+#include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
 
 namespace ppsim {

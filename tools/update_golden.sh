@@ -5,10 +5,10 @@
 # Usage: tools/update_golden.sh [PPSIM_BINARY]     (default: build/ppsim)
 #
 # Sections:
-# - launcher exports (tests/launcher_config_test.cc): for every line of
+# - launcher exports (tests/export/launcher_config_test.cc): for every line of
 #   tests/golden/export/cases.txt, `ppsim export` in each format to
 #   tests/golden/export/NAME_{megatron.sh,deepspeed.json,torchtitan.toml}.
-# - CLI reports (tests/cli_golden_test.cc): for every line NAME ARGS... of
+# - CLI reports (tests/tools/cli_golden_test.cc): for every line NAME ARGS... of
 #   tests/golden/cli/cases.txt, the stdout of `ppsim ARGS...` to tests/golden/cli/NAME.out.
 set -euo pipefail
 

@@ -8,10 +8,10 @@
 
 #include "profiler/cuda_backend.h"
 #include "profiler/validation_run.h"
-#include "simulator/report/chrome_trace.h"
-#include "simulator/spec/error.h"
 #include "simulator/cost/profile_table.h"
+#include "simulator/report/chrome_trace.h"
 #include "simulator/report/validation_report.h"
+#include "simulator/spec/error.h"
 #include "tools/commands.h"
 #include "tools/step_inputs.h"
 

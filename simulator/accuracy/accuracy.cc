@@ -5,8 +5,8 @@
 #include <map>
 #include <tuple>
 
-#include "simulator/spec/csv_reader.h"
 #include "simulator/engine/engine.h"
+#include "simulator/spec/csv_reader.h"
 #include "simulator/spec/error.h"
 #include "simulator/step/step_builder.h"
 #include "simulator/step/step_metrics.h"

@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
+#include "simulator/accuracy/public_run.h"
 #include "simulator/cost/collective_cost.h"
 #include "simulator/cost/cost_model.h"
-#include "simulator/accuracy/public_run.h"
 
 namespace ppsim {
 

@@ -32,8 +32,8 @@ int64_t ChunkPricer::dp_ranks_per_node(const NodeGroup& group) const {
 double ChunkPricer::collective_seconds(Collective kind, double bytes, int64_t size,
                                        int64_t per_node, const NodeGroup& group,
                                        CommCounts& comm) const {
-  PassCost cost = collective_time(kind, bytes, collective_group(size, per_node, group),
-                                  collective_, profile_for_gpu(profile_, group.gpu), ideal_links_);
+  PassCost cost = collective_time(kind, bytes, collective_group(size, per_node, group), collective_,
+                                  profile_for_gpu(profile_, group.gpu), ideal_links_);
   if (cost.seconds > 0) {
     if (cost.source == CostSource::kProfile) {
       ++comm.profile;
@@ -51,10 +51,9 @@ TensorParallelPrice ChunkPricer::tensor_parallel(const NodeGroup& group, CommCou
     const double tensor = tokens_ * model_.hidden_size * kActivationElementBytes;
     tp.forward =
         plan_.sequence_parallel
-            ? collective_seconds(Collective::kAllGather, tensor, plan_.tp, plan_.tp, group,
-                                 comm) +
-                  collective_seconds(Collective::kReduceScatter, tensor, plan_.tp, plan_.tp,
-                                     group, comm)
+            ? collective_seconds(Collective::kAllGather, tensor, plan_.tp, plan_.tp, group, comm) +
+                  collective_seconds(Collective::kReduceScatter, tensor, plan_.tp, plan_.tp, group,
+                                     comm)
             : 2 * collective_seconds(Collective::kAllReduce, tensor, plan_.tp, plan_.tp, group,
                                      comm);
   }
@@ -97,8 +96,8 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   }
   price.forward_comm = comm_fwd;
   price.backward_comm = comm_bwd;
-  price.bound = {compute.fwd + tp.forward, compute.recompute + compute.b + tp.forward + tp.recompute,
-                 compute.w};
+  price.bound = {compute.fwd + tp.forward,
+                 compute.recompute + compute.b + tp.forward + tp.recompute, compute.w};
   LayerActivationBytes saved = layer_activation_bytes(model_, activations_, layer);
   price.activation_bytes = saved.total();
   price.weight_stash_bytes = saved.norm_and_gemm_inputs;
@@ -162,8 +161,7 @@ ChunkPrice ChunkPricer::chunk(const CostModel& costs, const NodeGroup& group, in
 
 ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGroup& group,
                                           const LayerPrice* layer_prices, int64_t first_layer,
-                                          int64_t layers, bool first_chunk,
-                                          bool last_chunk) const {
+                                          int64_t layers, bool first_chunk, bool last_chunk) const {
   ChunkPrice price;
   price.first_layer = first_layer;
   price.layers = layers;
@@ -219,8 +217,8 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
         collective_seconds(Collective::kAllGather, price.parameters * kStepParameterBytes, n,
                            dp_ranks_per_node(group), group, price.comm);
     double scatter = collective_seconds(
-        Collective::kReduceScatter, price.parameters * gradient_bytes_per_param(plan_.precision),
-        n, dp_ranks_per_node(group), group, price.comm);
+        Collective::kReduceScatter, price.parameters * gradient_bytes_per_param(plan_.precision), n,
+        dp_ranks_per_node(group), group, price.comm);
     // What overlap cannot hide, plus the contention of what it hides (collective_cost.h).
     auto exposed = [this](double comm, double compute) {
       return std::max(0.0, comm - compute) + collective_.overlap_slowdown * std::min(comm, compute);
@@ -234,7 +232,8 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
     // The bound: the excess over the bound's own compute, without the contention share.
     PassSeconds& bound = price.bound;
     double bound_fwd = std::max(0.0, gather - bound.forward) * microbatches_;
-    double bound_bwd = std::max(0.0, gather + scatter - bound.backward_input - bound.backward_weight);
+    double bound_bwd =
+        std::max(0.0, gather + scatter - bound.backward_input - bound.backward_weight);
     bound.forward += bound_fwd / microbatches_;
     bound.backward_input += bound_bwd;
   }

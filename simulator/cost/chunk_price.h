@@ -67,10 +67,10 @@ struct TensorParallelPrice {
 
 // One layer's passes, the communication inside them, and what it holds.
 struct LayerPrice {
-  LayerCost compute;         // The CostModel's passes (with their provenance counts).
-  double forward_comm = 0;   // TP + EP all-to-all + CP ring excess inside the forward.
-  double backward_comm = 0;  // The same inside the input-gradient pass.
-  PassSeconds bound;         // Compute + TP per pass (the planner's bound).
+  LayerCost compute;              // The CostModel's passes (with their provenance counts).
+  double forward_comm = 0;        // TP + EP all-to-all + CP ring excess inside the forward.
+  double backward_comm = 0;       // The same inside the input-gradient pass.
+  PassSeconds bound;              // Compute + TP per pass (the planner's bound).
   double activation_bytes = 0;    // Saved per microbatch (activation_memory.h).
   double weight_stash_bytes = 0;  // Of those, kept from I to W.
   CommCounts comm;                // The EP and CP collectives priced.
@@ -82,8 +82,8 @@ struct ChunkPrice {
   double forward = 0;         // Including its exposed communication and dispatch.
   double backward_input = 0;  // B without W, including recompute and exposed communication.
   double backward_weight = 0;
-  double forward_comm = 0;    // Exposed communication inside `forward`.
-  double backward_comm = 0;   // Exposed communication inside backward_input.
+  double forward_comm = 0;      // Exposed communication inside `forward`.
+  double backward_comm = 0;     // Exposed communication inside backward_input.
   double activation_bytes = 0;  // Saved per microbatch (plus logits on the last chunk).
   // Of those, what a split backward keeps from I to W: each GEMM's input (W = X^T dY needs X;
   // everything else is consumed by I). Zero-bubble schedules free the rest at I.
@@ -122,8 +122,8 @@ class ChunkPricer {
   // The same from layer prices already made (layer_prices[i] is layer first_layer + i), for
   // callers that price each layer once and sum many chunks (the planner's screen).
   ChunkPrice chunk_from_layers(const CostModel& costs, const NodeGroup& group,
-                               const LayerPrice* layer_prices, int64_t first_layer,
-                               int64_t layers, bool first_chunk, bool last_chunk) const;
+                               const LayerPrice* layer_prices, int64_t first_layer, int64_t layers,
+                               bool first_chunk, bool last_chunk) const;
 
   // The embedding's passes (forward, input gradient, weight gradient) and the head's (final
   // norm, output layer and loss; its recompute inside the input gradient), as chunks add them.

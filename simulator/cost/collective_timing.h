@@ -22,10 +22,10 @@
 
 #include <cstdint>
 
-#include "simulator/spec/cluster_spec.h"
 #include "simulator/cost/collective_cost.h"
 #include "simulator/cost/cost_model.h"
 #include "simulator/engine/task_graph.h"
+#include "simulator/spec/cluster_spec.h"
 
 namespace ppsim {
 

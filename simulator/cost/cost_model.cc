@@ -4,8 +4,8 @@
 #include <cmath>
 #include <utility>
 
-#include "simulator/spec/error.h"
 #include "simulator/cost/profile_table.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

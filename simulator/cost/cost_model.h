@@ -48,8 +48,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "simulator/spec/gpu_catalog.h"
 #include "simulator/model/layer_ops.h"
+#include "simulator/spec/gpu_catalog.h"
 #include "simulator/spec/model_spec.h"
 
 namespace ppsim {

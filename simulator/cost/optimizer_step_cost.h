@@ -4,8 +4,8 @@
 // Thread-safety: pure function.
 #pragma once
 
-#include "simulator/spec/gpu_catalog.h"
 #include "simulator/cost/profile_table.h"
+#include "simulator/spec/gpu_catalog.h"
 
 namespace ppsim {
 

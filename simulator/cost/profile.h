@@ -49,10 +49,10 @@
 #include <string_view>
 #include <vector>
 
-#include "simulator/spec/cluster_spec.h"
 #include "simulator/cost/collective_cost.h"
-#include "simulator/spec/gpu_catalog.h"
 #include "simulator/model/layer_ops.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/gpu_catalog.h"
 
 namespace ppsim {
 

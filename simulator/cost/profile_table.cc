@@ -37,7 +37,8 @@ ProfileTable::Series ProfileTable::make_series(std::vector<std::pair<double, dou
   for (size_t i = 0; i < points.size();) {
     size_t j = i;
     double log_sum = 0;
-    while (j < points.size() && points[j].first == points[i].first) log_sum += std::log(points[j++].second);
+    while (j < points.size() && points[j].first == points[i].first)
+      log_sum += std::log(points[j++].second);
     s.x.push_back(points[i].first);
     s.seconds.push_back(j - i == 1 ? points[i].second : std::exp(log_sum / (j - i)));
     i = j;
@@ -99,22 +100,21 @@ ProfileTable::ProfileTable(Profile profile) : profile_(std::move(profile)) {
     add(transfer_, s.to_device ? "h2d" : "d2h", s.bytes, s.seconds);
   }
   for (const CollectiveSample& s : profile_.collectives) {
-    add(collective_,
-        fmt::format("{}/{}/{}", collective_name(s.op), s.ranks, s.ranks_per_node), s.bytes,
-        s.seconds);
+    add(collective_, fmt::format("{}/{}/{}", collective_name(s.op), s.ranks, s.ranks_per_node),
+        s.bytes, s.seconds);
   }
   // Re-sort each series and merge equal x (make_series).
   for (auto* list : {&gemm_, &attention_, &memory_, &transfer_, &collective_}) {
     for (Keyed& k : *list) {
       std::vector<std::pair<double, double>> points;
-      for (size_t i = 0; i < k.series.x.size(); ++i) points.push_back({k.series.x[i], k.series.seconds[i]});
+      for (size_t i = 0; i < k.series.x.size(); ++i)
+        points.push_back({k.series.x[i], k.series.seconds[i]});
       k.series = make_series(std::move(points));
     }
   }
 }
 
-const double* ProfileTable::measured_gemm(const std::string& dtype,
-                                           const GemmShape& shape) const {
+const double* ProfileTable::measured_gemm(const std::string& dtype, const GemmShape& shape) const {
   auto it = gemm_shapes_.find(gemm_shape_key(dtype, shape.m, shape.n, shape.k, shape.batch));
   return it == gemm_shapes_.end() ? nullptr : &it->second;
 }
@@ -129,15 +129,19 @@ const ProfileTable::Series* ProfileTable::find(const std::vector<Keyed>& list,
 
 const std::pair<std::string, std::string_view>* ProfileTable::gemm_table(
     Precision precision) const {
-  static constexpr std::string_view kTwinNote = "profile has no GEMMs of this dtype: 16-bit twin used";
-  static constexpr std::string_view kOtherNote = "profile has no 16-bit GEMMs: its other dtype used";
+  static constexpr std::string_view kTwinNote =
+      "profile has no GEMMs of this dtype: 16-bit twin used";
+  static constexpr std::string_view kOtherNote =
+      "profile has no 16-bit GEMMs: its other dtype used";
   static const std::vector<std::pair<std::string, std::string_view>> kOrders[] = {
       {{"bf16", {}}, {"fp16", kTwinNote}, {"fp8", kOtherNote}, {"fp32", kOtherNote}},
       {{"fp16", {}}, {"bf16", kTwinNote}, {"fp8", kOtherNote}, {"fp32", kOtherNote}},
       {{"fp8", {}}}};
   // Tables are tried in order: the precision's own, its 16-bit twin, then (not for fp8, whose
   // roofline peak is the better guess) any measured dtype.
-  const auto& order = kOrders[precision == Precision::kBf16 ? 0 : precision == Precision::kFp16 ? 1 : 2];
+  const auto& order = kOrders[precision == Precision::kBf16   ? 0
+                              : precision == Precision::kFp16 ? 1
+                                                              : 2];
   for (const auto& entry : order) {
     if (find(gemm_, entry.first)) return &entry;
   }
@@ -176,8 +180,8 @@ std::optional<ProfileEstimate> ProfileTable::attention(Precision precision, bool
     double best_dim = 0;
     for (const AttentionSample& a : profile_.attention) {
       if (a.dtype != dtype || a.backward != backward) continue;
-      if (!best || std::abs(std::log(a.head_dim / head_dim)) <
-                       std::abs(std::log(best_dim / head_dim))) {
+      if (!best ||
+          std::abs(std::log(a.head_dim / head_dim)) < std::abs(std::log(best_dim / head_dim))) {
         best = find(attention_, series_key(dtype, pass, a.head_dim));
         best_dim = a.head_dim;
       }

@@ -90,7 +90,7 @@ class ProfileTable {
   const std::pair<std::string, std::string_view>* gemm_table(Precision precision) const;
 
   Profile profile_;
-  std::vector<Keyed> gemm_;        // Key: dtype.
+  std::vector<Keyed> gemm_;  // Key: dtype.
   std::map<GemmShapeKey, double> gemm_shapes_;
   std::vector<Keyed> attention_;   // Key: dtype/pass/head_dim.
   std::vector<Keyed> memory_;      // Key: kernel.

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "simulator/spec/error.h"
 #include "simulator/engine/event_queue.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+
 #include "simulator/model/chunk_layout.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/gpu_catalog.h"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+
 #include "simulator/model/chunk_layout.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/gpu_catalog.h"
@@ -172,8 +173,9 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   } else if (plan.pp > 1 && plan.schedule == ScheduleKind::kZbH1) {
     notes.push_back("zb-h1 runs as InterleavedZeroBubble (torch's ZB1P) with one stage per rank.");
   } else if (plan.pp > 1 && plan.schedule == ScheduleKind::kZb1p) {
-    notes.push_back("zb-1p runs as InterleavedZeroBubble (torch's ZB1P, a handcrafted order under "
-                    "the same p-microbatch memory limit) with one stage per rank.");
+    notes.push_back(
+        "zb-1p runs as InterleavedZeroBubble (torch's ZB1P, a handcrafted order under "
+        "the same p-microbatch memory limit) with one stage per rank.");
   }
   const bool ep_overlap_off = plan.pp > 1 && plan.schedule == ScheduleKind::kDualPipeV &&
                               plan.ep > 1 && plan.recompute != Recompute::kNone;
@@ -312,9 +314,8 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   text += "enable_async_tensor_parallel = false\n";
   text += fmt::format("pipeline_parallel_degree = {}\n", plan.pp);
   if (plan.pp > 1) {
-    text +=
-        "pipeline_parallel_schedule = " +
-        toml_string(std::string(schedule_traits(plan.schedule).torch_class)) + "\n";
+    text += "pipeline_parallel_schedule = " +
+            toml_string(std::string(schedule_traits(plan.schedule).torch_class)) + "\n";
     text += fmt::format("pipeline_parallel_microbatch_size = {}  # {} microbatches per step\n",
                         plan.micro_batch_size, microbatches);
     text += fmt::format("# {} stages ({} per rank), in model order:\n", parts.size(),

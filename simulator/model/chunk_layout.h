@@ -25,10 +25,10 @@
 namespace ppsim {
 
 struct ChunkLayout {
-  int64_t ranks = 1;            // p, pipeline ranks.
-  int64_t chunks_per_rank = 1;  // v, as the schedule runs it (chunks_per_rank(kind, vpp)).
-  std::vector<int64_t> stage_layers;       // Layers per rank (p entries).
-  std::vector<int64_t> chunk_rank;         // Chunk -> the rank that runs it (p*v entries).
+  int64_t ranks = 1;                  // p, pipeline ranks.
+  int64_t chunks_per_rank = 1;        // v, as the schedule runs it (chunks_per_rank(kind, vpp)).
+  std::vector<int64_t> stage_layers;  // Layers per rank (p entries).
+  std::vector<int64_t> chunk_rank;    // Chunk -> the rank that runs it (p*v entries).
   std::vector<int64_t> chunk_local_index;  // Chunk -> its index among its rank's chunks, in the
                                            // rank's forward order (0 .. v-1).
   std::vector<int64_t> chunk_first_layer;  // Chunk -> its first layer's global index.

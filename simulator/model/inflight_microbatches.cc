@@ -20,10 +20,9 @@ namespace {
 
 std::vector<InflightMicrobatches> count_in_flight(ScheduleKind schedule, int64_t pp, int64_t vpp,
                                                   int64_t microbatches) {
-  const PipelineSchedule order =
-      build_pipeline_schedule(schedule, static_cast<int32_t>(pp),
-                              static_cast<int32_t>(microbatches),
-                              static_cast<int32_t>(chunks_per_rank(schedule, vpp)));
+  const PipelineSchedule order = build_pipeline_schedule(
+      schedule, static_cast<int32_t>(pp), static_cast<int32_t>(microbatches),
+      static_cast<int32_t>(chunks_per_rank(schedule, vpp)));
   const ActivationRelease release = schedule_traits(schedule).releases_at_input_grad
                                         ? ActivationRelease::kAtInputGrad
                                         : ActivationRelease::kAtWeightGrad;

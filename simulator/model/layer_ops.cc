@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "simulator/spec/error.h"
 #include "simulator/model/model_stats.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

@@ -5,10 +5,10 @@
 
 #include "simulator/model/activation_memory.h"
 #include "simulator/model/chunk_layout.h"
-#include "simulator/spec/error.h"
 #include "simulator/model/inflight_microbatches.h"
 #include "simulator/model/model_stats.h"
 #include "simulator/model/worker_layout.h"
+#include "simulator/spec/error.h"
 
 // Sources of the workspace constants in memory_model.h:
 // - CUDA context: the first CUDA call of a PyTorch process takes ~723 MiB on the device

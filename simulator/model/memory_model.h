@@ -56,9 +56,9 @@
 #include <string>
 #include <vector>
 
-#include "simulator/spec/cluster_spec.h"
 #include "simulator/model/optimizer_offload.h"
 #include "simulator/model/parameter_bytes.h"
+#include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
 #include "simulator/spec/plan.h"
 

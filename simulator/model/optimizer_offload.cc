@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "simulator/spec/error.h"
 #include "simulator/model/parameter_bytes.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 

@@ -23,10 +23,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulator/spec/cluster_spec.h"
-#include "simulator/spec/plan.h"
 #include "simulator/engine/task_graph.h"
 #include "simulator/model/worker_layout.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/plan.h"
 
 namespace ppsim {
 

@@ -8,10 +8,10 @@ namespace ppsim {
 
 // Bytes per parameter of mixed-precision Adam, by part (memory_model.h explains
 // the sum and how ZeRO shards each part).
-inline constexpr double kWeightBytesPerParam = 2;      // bf16/fp16 (also fp8 plans).
-inline constexpr double kGradientBytesPerParam = 4;    // fp32 main gradients (bf16, fp8 plans).
+inline constexpr double kWeightBytesPerParam = 2;        // bf16/fp16 (also fp8 plans).
+inline constexpr double kGradientBytesPerParam = 4;      // fp32 main gradients (bf16, fp8 plans).
 inline constexpr double kFp16GradientBytesPerParam = 2;  // fp16 main gradients (fp16 plans).
-inline constexpr double kOptimizerBytesPerParam = 12;  // fp32 master weights + Adam m, v.
+inline constexpr double kOptimizerBytesPerParam = 12;    // fp32 master weights + Adam m, v.
 
 // Bytes per parameter a data-parallel parameter all-gather moves (the distributed optimizer's
 // gather after the step, ZeRO-3's before each pass): the bf16 parameters.

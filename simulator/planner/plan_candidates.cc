@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "simulator/spec/error.h"
 #include "simulator/model/layer_balance.h"
 #include "simulator/model/memory_model.h"
-#include "simulator/step/straggler_effects.h"
 #include "simulator/planner/plan_screen.h"
+#include "simulator/spec/error.h"
+#include "simulator/step/straggler_effects.h"
 
 namespace ppsim {
 namespace {

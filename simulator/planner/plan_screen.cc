@@ -5,15 +5,15 @@
 #include <algorithm>
 #include <limits>
 
-#include "simulator/model/activation_memory.h"
 #include "simulator/cost/collective_cost.h"
 #include "simulator/cost/collective_timing.h"
+#include "simulator/model/activation_memory.h"
 #include "simulator/model/chunk_layout.h"
-#include "simulator/spec/error.h"
 #include "simulator/model/layer_ops.h"
 #include "simulator/model/memory_model.h"
 #include "simulator/model/model_stats.h"
 #include "simulator/schedule/pipeline_schedule.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 

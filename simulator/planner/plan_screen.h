@@ -15,7 +15,7 @@
 // The static part is memory_model.h's own: parameter_bytes() over stage_parameters() (ZeRO
 // sharding, offload to the host, ZeRO transients), the largest recompute working set of the
 // stage and the loss rank's bf16 logits, and the workspace from
-// estimate_memory() of the plan. tests/planner_test.cc checks screen == simulated peak.
+// estimate_memory() of the plan. tests/planner/planner_test.cc checks screen == simulated peak.
 //
 // Time (a lower bound). The step cannot end before every rank's compute stream has run its
 // F, B, I, W in order, each waiting for the data it consumes: F(c, mb) for F(c-1, mb),
@@ -56,14 +56,14 @@
 #include <tuple>
 #include <vector>
 
-#include "simulator/spec/cluster_spec.h"
 #include "simulator/cost/chunk_price.h"
 #include "simulator/cost/cost_model.h"
-#include "simulator/spec/model_spec.h"
 #include "simulator/model/optimizer_offload.h"
+#include "simulator/model/worker_layout.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/model_spec.h"
 #include "simulator/spec/plan.h"
 #include "simulator/step/step_builder.h"
-#include "simulator/model/worker_layout.h"
 
 namespace ppsim {
 

@@ -7,10 +7,10 @@
 #include <limits>
 
 #include "simulator/engine/engine.h"
-#include "simulator/spec/error.h"
-#include "simulator/planner/replica_shares.h"
 #include "simulator/planner/p90_evaluator.h"
+#include "simulator/planner/replica_shares.h"
 #include "simulator/planner/thread_pool.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

@@ -28,7 +28,7 @@
 // optimizer term is the larger of the GPU's part and the host's Adam plus copy back: where a
 // plan without offload fits, offload plans lose on that bound and are never simulated.
 // The bound makes the search exact: a plan that is not simulated has a bound above the top-th
-// best objective, so its own objective is too. tests/planner_test.cc checks the planner's best
+// best objective, so its own objective is too. tests/planner/planner_test.cc checks the planner's best
 // against simulating every plan of small spaces.
 //
 // Objectives (lower is better; each evaluator also gives a bound from the time bound):
@@ -54,12 +54,12 @@
 #include <string>
 #include <vector>
 
-#include "simulator/spec/cluster_spec.h"
-#include "simulator/spec/model_spec.h"
-#include "simulator/spec/plan.h"
 #include "simulator/planner/plan_candidates.h"
 #include "simulator/planner/plan_evaluator.h"
 #include "simulator/planner/plan_screen.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/plan.h"
 #include "simulator/step/step_builder.h"
 #include "simulator/step/step_metrics.h"
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "simulator/spec/error.h"
 #include "simulator/model/worker_layout.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 

@@ -22,8 +22,8 @@
 #include <optional>
 #include <vector>
 
-#include "simulator/spec/plan.h"
 #include "simulator/planner/plan_screen.h"
+#include "simulator/spec/plan.h"
 
 namespace ppsim {
 

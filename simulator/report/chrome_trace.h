@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "simulator/schedule/schedule_lowering.h"
 #include "simulator/engine/timeline.h"
+#include "simulator/schedule/schedule_lowering.h"
 
 namespace ppsim {
 

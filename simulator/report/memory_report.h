@@ -18,8 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "simulator/spec/cluster_spec.h"
 #include "simulator/model/memory_model.h"
+#include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
 #include "simulator/spec/plan.h"
 

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "simulator/spec/error.h"
 #include "simulator/model/model_stats.h"
 #include "simulator/report/report_format.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "simulator/planner/planner.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
-#include "simulator/planner/planner.h"
 
 namespace ppsim {
 

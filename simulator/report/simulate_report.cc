@@ -6,8 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "simulator/report/memory_report.h"
 #include "simulator/model/model_stats.h"
+#include "simulator/report/memory_report.h"
 #include "simulator/report/report_format.h"
 
 namespace ppsim {

@@ -8,9 +8,9 @@
 // events (engine events processed), tasks (tasks simulated), simulated_replicas (1 when
 // identical replicas were simulated once), cost_source, profile, profile_device, cost_passes
 // {roofline, profile, extrapolated}, comm_costs {modelled, profile, extrapolated},
-// unprofiled_gpus (simulator/cost/cost_provenance.h), critical_path_length, critical_path [{worker, task,
-// start_s, end_s}] (the chain of tasks, each starting when the previous ended, that sets the
-// step time), gpu_types [{gpu, count, busy_fraction, compute_s, idle_s, peak_memory_bytes,
+// unprofiled_gpus (simulator/cost/cost_provenance.h), critical_path_length,
+// critical_path [{worker, task, start_s, end_s}] (the chain of tasks, each starting when the
+// previous ended, that sets the step time), gpu_types [{gpu, count, busy_fraction, compute_s, idle_s, peak_memory_bytes,
 // capacity_bytes}] (gpu_utilisation.h; the text report prints the table when the plan uses
 // several GPU types), and with optimizer offload, offload {fraction, worker, d2h_bytes_per_gpu,
 // h2d_bytes_per_gpu, d2h_bytes_total, h2d_bytes_total, pcie_d2h_s, pcie_h2d_s, cpu_adam_s,

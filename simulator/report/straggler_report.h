@@ -19,9 +19,9 @@
 #include <optional>
 #include <string>
 
+#include "simulator/spec/straggler_spec.h"
 #include "simulator/step/monte_carlo.h"
 #include "simulator/step/sensitivity.h"
-#include "simulator/spec/straggler_spec.h"
 
 namespace ppsim {
 

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "simulator/engine/timeline.h"
 #include "simulator/schedule/pipeline_schedule.h"
 #include "simulator/schedule/schedule_lowering.h"
-#include "simulator/engine/timeline.h"
 
 namespace ppsim {
 

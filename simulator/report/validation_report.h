@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "simulator/engine/measured_step.h"
-#include "simulator/step/step_builder.h"
 #include "simulator/engine/timeline.h"
+#include "simulator/step/step_builder.h"
 
 namespace ppsim {
 

@@ -1,8 +1,8 @@
 #include <deque>
 #include <map>
 
-#include "simulator/spec/error.h"
 #include "simulator/schedule/schedule_builders.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 

@@ -5,8 +5,8 @@
 #include <array>
 #include <utility>
 
-#include "simulator/spec/error.h"
 #include "simulator/schedule/schedule_builders.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

@@ -73,8 +73,8 @@ struct PipelineSchedule {
 //   kept, the overlap is the cost model's to credit. Some microbatches run B, others I and W.
 //
 // Builds the schedule. REQUIRES: p >= 1, m >= 1, v >= 1; v == 2 for zbv and dualpipev; v == 1 for
-// gpipe, 1f1b and the zb-* family. Schedule-specific requirements (dualpipev: m >= 2p) are checked by
-// schedule_problem() (spec/schedule_kind.h), not here.
+// gpipe, 1f1b and the zb-* family. Schedule-specific requirements (dualpipev: m >= 2p) are
+// checked by schedule_problem() (spec/schedule_kind.h), not here.
 PipelineSchedule build_pipeline_schedule(ScheduleKind kind, int32_t ranks, int32_t microbatches,
                                          int32_t chunks_per_rank);
 

@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulator/schedule/pipeline_schedule.h"
 #include "simulator/engine/task_graph.h"
+#include "simulator/schedule/pipeline_schedule.h"
 
 namespace ppsim {
 

@@ -42,10 +42,10 @@
 #include <string>
 #include <vector>
 
-#include "simulator/schedule/pipeline_schedule.h"
-#include "simulator/spec/plan.h"
-#include "simulator/schedule/schedule_lowering.h"
 #include "simulator/engine/timeline.h"
+#include "simulator/schedule/pipeline_schedule.h"
+#include "simulator/schedule/schedule_lowering.h"
+#include "simulator/spec/plan.h"
 
 namespace ppsim {
 

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <deque>
 
-#include "simulator/spec/error.h"
 #include "simulator/schedule/schedule_builders.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 

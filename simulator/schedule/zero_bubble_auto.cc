@@ -32,8 +32,8 @@
 #include <optional>
 #include <tuple>
 
-#include "simulator/spec/error.h"
 #include "simulator/schedule/schedule_builders.h"
+#include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {

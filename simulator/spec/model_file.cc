@@ -29,7 +29,8 @@ ModelSpec parse_model_spec(const std::string& text, const std::string& source) {
 
 ModelSpec load_model_spec(const std::string& path_or_name) {
   namespace fs = std::filesystem;
-  if (fs::is_directory(path_or_name) && fs::is_regular_file(fs::path(path_or_name) / "config.json")) {
+  if (fs::is_directory(path_or_name) &&
+      fs::is_regular_file(fs::path(path_or_name) / "config.json")) {
     std::string path = (fs::path(path_or_name) / "config.json").string();
     return parse_model_spec(read_text_file(path), path);
   }
@@ -41,8 +42,7 @@ ModelSpec load_model_spec(const std::string& path_or_name) {
   std::vector<std::string> names = zoo_names("models");
   throw InputError("--model", "",
                    fmt::format("'{}' is neither a file nor a zoo model{}; zoo models: {}",
-                               path_or_name, did_you_mean(path_or_name, names),
-                               join_names(names)));
+                               path_or_name, did_you_mean(path_or_name, names), join_names(names)));
 }
 
 }  // namespace ppsim

@@ -137,8 +137,8 @@ int64_t min_microbatches(ScheduleKind kind, int64_t pp, int64_t vpp) {
   return per_rank > 0 ? per_rank * pp : microbatch_unit(kind, pp, vpp);
 }
 
-std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks,
-                                            int32_t microbatches, int32_t chunks_per_rank) {
+std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks, int32_t microbatches,
+                                            int32_t chunks_per_rank) {
   const std::string name = schedule_name(kind);
   if (ranks < 1 || microbatches < 1 || chunks_per_rank < 1) {
     return fmt::format("{} needs pp, microbatches and vpp >= 1; got pp={}, m={}, vpp={}", name,

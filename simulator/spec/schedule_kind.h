@@ -63,9 +63,9 @@ struct ScheduleTraits {
   ScheduleKind kind = ScheduleKind::kOneFOneB;
   const char* name = "";  // Canonical name in JSON, flags and reports.
   ChunkPlacement placement = ChunkPlacement::kOnePerRank;
-  bool splits_backward = false;         // Backward as I + W.
-  bool releases_at_input_grad = false;  // Analytic memory frees activations at I, not W.
-  bool searched_by_default = true;      // In the planner's default schedule list.
+  bool splits_backward = false;           // Backward as I + W.
+  bool releases_at_input_grad = false;    // Analytic memory frees activations at I, not W.
+  bool searched_by_default = true;        // In the planner's default schedule list.
   int32_t min_microbatches_per_rank = 0;  // m >= this * p; 0 = no such rule.
   // How launchers run it (the exporters' mapping, export/):
   bool megatron_native = false;   // Megatron-LM has this schedule (1f1b, interleaved-1f1b).
@@ -110,8 +110,7 @@ std::vector<int64_t> chunk_count_options(ScheduleKind kind, int64_t layers, int6
 // The rank holding chunk `chunk` of p*v under the schedule's placement. REQUIRES: 0 <= chunk < p*v.
 int64_t rank_of_chunk(ScheduleKind kind, int64_t pp, int64_t chunks_per_rank, int64_t chunk);
 // The index on its rank of chunk `chunk` (0 for the first chunk a rank holds in forward order).
-int64_t local_index_of_chunk(ScheduleKind kind, int64_t pp, int64_t chunks_per_rank,
-                             int64_t chunk);
+int64_t local_index_of_chunk(ScheduleKind kind, int64_t pp, int64_t chunks_per_rank, int64_t chunk);
 // The rank whose chunk holds the output layer and the loss (the last chunk): p - 1, or 0 for V
 // schedules.
 int64_t loss_rank(ScheduleKind kind, int64_t pp);
@@ -123,7 +122,7 @@ int64_t min_microbatches(ScheduleKind kind, int64_t pp, int64_t vpp);
 
 // Why the schedule cannot run (p ranks, m microbatches, v chunks per rank), or nullopt; the
 // rules are in the header above. Messages name the schedule and the numbers.
-std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks,
-                                            int32_t microbatches, int32_t chunks_per_rank);
+std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks, int32_t microbatches,
+                                            int32_t chunks_per_rank);
 
 }  // namespace ppsim

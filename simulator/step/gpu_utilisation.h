@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "simulator/engine/timeline.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/step/step_builder.h"
-#include "simulator/engine/timeline.h"
 
 namespace ppsim {
 

@@ -7,8 +7,8 @@
 
 #include "simulator/engine/engine.h"
 #include "simulator/spec/error.h"
-#include "simulator/step/straggler_effects.h"
 #include "simulator/spec/units.h"
+#include "simulator/step/straggler_effects.h"
 
 namespace ppsim {
 namespace {

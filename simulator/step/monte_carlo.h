@@ -23,12 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "simulator/engine/timeline.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
 #include "simulator/spec/plan.h"
-#include "simulator/step/step_builder.h"
 #include "simulator/spec/straggler_spec.h"
-#include "simulator/engine/timeline.h"
+#include "simulator/step/step_builder.h"
 
 namespace ppsim {
 

@@ -23,10 +23,10 @@
 #include <utility>
 #include <vector>
 
-#include "simulator/spec/cluster_spec.h"
 #include "simulator/cost/collective_cost.h"
 #include "simulator/engine/task_graph.h"
 #include "simulator/model/worker_layout.h"
+#include "simulator/spec/cluster_spec.h"
 
 namespace ppsim {
 

@@ -19,11 +19,11 @@
 #include <optional>
 #include <string>
 
+#include "simulator/engine/timeline.h"
+#include "simulator/model/optimizer_offload.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
-#include "simulator/model/optimizer_offload.h"
 #include "simulator/step/step_builder.h"
-#include "simulator/engine/timeline.h"
 
 namespace ppsim {
 

@@ -35,8 +35,8 @@
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
 #include "simulator/spec/plan.h"
-#include "simulator/step/step_builder.h"
 #include "simulator/spec/straggler_spec.h"
+#include "simulator/step/step_builder.h"
 
 namespace ppsim {
 

@@ -6,18 +6,18 @@
 #include <string>
 #include <vector>
 
-#include "simulator/spec/cluster_spec.h"
 #include "simulator/cost/collective_cost.h"
-#include "simulator/cost/cost_provenance.h"
 #include "simulator/cost/cost_model.h"
-#include "simulator/spec/model_spec.h"
-#include "simulator/model/optimizer_offload.h"
-#include "simulator/schedule/pipeline_schedule.h"
-#include "simulator/spec/plan.h"
+#include "simulator/cost/cost_provenance.h"
 #include "simulator/cost/optimizer_step_cost.h"
 #include "simulator/cost/profile_table.h"
-#include "simulator/schedule/schedule_lowering.h"
+#include "simulator/model/optimizer_offload.h"
 #include "simulator/model/worker_layout.h"
+#include "simulator/schedule/pipeline_schedule.h"
+#include "simulator/schedule/schedule_lowering.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/plan.h"
 
 namespace ppsim {
 
@@ -36,8 +36,8 @@ struct StepOptions {
   bool ideal_links = false;
   // Compute speed factor per global GPU (1 = nominal; 0.5 = half speed). Empty: all 1.
   std::vector<double> gpu_speed;
-  EfficiencyTable efficiency;        // Compute efficiencies (defaults: cost_model.h).
-  CollectiveEfficiency collective;   // Link efficiencies (defaults: collective_cost.h).
+  EfficiencyTable efficiency;       // Compute efficiencies (defaults: cost_model.h).
+  CollectiveEfficiency collective;  // Link efficiencies (defaults: collective_cost.h).
   // Measured costs (ppsim profile): op passes through CostModel, collectives and transfers
   // through collective_timing.h, for the GPUs the profile applies to (profile_for_gpu); null:
   // roofline and alpha-beta only. Not owned; must outlive build_step.

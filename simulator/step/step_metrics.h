@@ -30,13 +30,13 @@
 #include <string>
 #include <vector>
 
-#include "simulator/spec/cluster_spec.h"
-#include "simulator/step/gpu_utilisation.h"
-#include "simulator/spec/model_spec.h"
-#include "simulator/step/offload_traffic.h"
-#include "simulator/spec/plan.h"
-#include "simulator/step/step_builder.h"
 #include "simulator/engine/timeline.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/plan.h"
+#include "simulator/step/gpu_utilisation.h"
+#include "simulator/step/offload_traffic.h"
+#include "simulator/step/step_builder.h"
 
 namespace ppsim {
 

@@ -39,14 +39,13 @@ ChunkPrice StepPrices::price(int32_t group_index, int32_t chunk) {
   auto model_it = cost_models_.find(group.gpu.name);
   if (model_it == cost_models_.end()) {
     model_it = cost_models_
-                   .emplace(group.gpu.name,
-                            CostModel(group.gpu, options_.efficiency,
-                                      profile_for_gpu(options_.profile, group.gpu)))
+                   .emplace(group.gpu.name, CostModel(group.gpu, options_.efficiency,
+                                                      profile_for_gpu(options_.profile, group.gpu)))
                    .first;
   }
-  ChunkPrice price = pricer_.chunk(model_it->second, group, layout_.chunk_first_layer[chunk],
-                                   layout_.chunk_layers[chunk], chunk == 0,
-                                   chunk == layout_.loss_chunk());
+  ChunkPrice price =
+      pricer_.chunk(model_it->second, group, layout_.chunk_first_layer[chunk],
+                    layout_.chunk_layers[chunk], chunk == 0, chunk == layout_.loss_chunk());
   provenance_.modelled_comm += price.comm.modelled;
   provenance_.profile_comm += price.comm.profile;
   provenance_.extrapolated_comm += price.comm.extrapolated;

@@ -44,9 +44,9 @@ class StepPrices {
   const Step& step_;
   ChunkPricer pricer_;
   ChunkLayout layout_;
-  std::map<std::string, CostModel> cost_models_;  // Per GPU type.
+  std::map<std::string, CostModel> cost_models_;              // Per GPU type.
   std::map<std::pair<int32_t, int32_t>, ChunkPrice> prices_;  // Per (node group, chunk).
-  std::set<std::pair<std::string, int32_t>> counted_;  // (GPU type, chunk) passes tallied.
+  std::set<std::pair<std::string, int32_t>> counted_;         // (GPU type, chunk) passes tallied.
   CostProvenance provenance_;
 };
 

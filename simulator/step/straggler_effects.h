@@ -38,8 +38,8 @@
 
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/seeded_random.h"
-#include "simulator/step/step_builder.h"
 #include "simulator/spec/straggler_spec.h"
+#include "simulator/step/step_builder.h"
 
 namespace ppsim {
 

@@ -30,15 +30,16 @@ UpdateTasks::UpdateTasks(const ClusterSpec& cluster, const Plan& plan, const Ste
 void UpdateTasks::after_backward(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
                                  int32_t chunk, TaskId last_weight_gradient) {
   gradient_sync(graph, info, worker, chunk, last_weight_gradient);
-  if (offloaded_fraction(plan_) > 0) offload_gradients(graph, info, worker, chunk, last_weight_gradient);
+  if (offloaded_fraction(plan_) > 0)
+    offload_gradients(graph, info, worker, chunk, last_weight_gradient);
 }
 
 // Bucket k of K is ready (k+1)/K of the way through the chunk's last weight-gradient task: a
 // chain of K delays of W/K on the worker's timer stream, from when that task could start.
 // Returns the delays, bucket by bucket.
 std::vector<TaskId> UpdateTasks::bucket_ready_delays(TaskGraph& graph, std::vector<TaskInfo>& info,
-                                        int32_t worker, int32_t chunk,
-                                        TaskId last_weight_gradient, int64_t buckets) {
+                                                     int32_t worker, int32_t chunk,
+                                                     TaskId last_weight_gradient, int64_t buckets) {
   TaskId before = graph.stream_predecessor(last_weight_gradient);
   const Task& weight_task = graph.task(last_weight_gradient);
   double backward_seconds = weight_task.work / graph.stream(weight_task.stream).speed;
@@ -59,25 +60,30 @@ std::vector<TaskId> UpdateTasks::bucket_ready_delays(TaskGraph& graph, std::vect
 }
 
 // Buckets of chunk `chunk`'s gradient reduction on `worker`'s dp stream.
-void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, int32_t chunk,
-                   TaskId last_weight_gradient) {
+void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                                int32_t chunk, TaskId last_weight_gradient) {
   int64_t group_size = plan_.dp * plan_.cp;
   if (group_size <= 1 || plan_.zero_stage == 3 || options_.ideal_links) return;
   const ChunkPrice& cost = prices_.of(worker, chunk);
   double bucket = bucket_parameters(plan_.dp);
   int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
-  const NodeGroup& group = cluster_.nodes[step_.layout.workers[step_.layout_worker[worker]].node_group];
+  const NodeGroup& group =
+      cluster_.nodes[step_.layout.workers[step_.layout_worker[worker]].node_group];
   Collective kind = plan_.zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
   std::vector<TaskId> ready =
       bucket_ready_delays(graph, info, worker, chunk, last_weight_gradient, buckets);
   for (int64_t k = 0; k < buckets; ++k) {
     TaskId delay_id = ready[k];
-    double bytes = std::min(bucket, cost.parameters - k * bucket) * gradient_bytes_per_param(plan_.precision);
+    double bytes =
+        std::min(bucket, cost.parameters - k * bucket) * gradient_bytes_per_param(plan_.precision);
     Task task = collective_task(graph, worker, kind, bytes, group_size, group);
-    task.group = group_id(graph, fmt::format("sync/{}/{}/{}", step_.layout.workers[step_.layout_worker[worker]].stage, chunk, k));
+    task.group = group_id(
+        graph, fmt::format("sync/{}/{}/{}", step_.layout.workers[step_.layout_worker[worker]].stage,
+                           chunk, k));
     TaskId id = graph.add_task(task);
     info.resize(graph.num_tasks());
-    info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
+    info[id] =
+        TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
     task_bytes_[id] = bytes;
     graph.add_dependency(delay_id, id);
     last_sync_[worker] = id;
@@ -89,11 +95,10 @@ void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, i
 // worker's PCIe (device-to-host) stream once the bucket is reduced, or ready when there is no
 // reduction task (one data-parallel rank, ZeRO-3, ideal links).
 void UpdateTasks::offload_gradients(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
-                       int32_t chunk, TaskId last_weight_gradient) {
+                                    int32_t chunk, TaskId last_weight_gradient) {
   const ChunkPrice& cost = prices_.of(worker, chunk);
   double bucket = bucket_parameters(plan_.dp);
-  int64_t buckets =
-      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
+  int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
   std::vector<TaskId> ready = reduced_buckets_[{worker, chunk}];
   if (ready.empty()) {
     // gradient_sync added no reduction for this chunk: the buckets' ready times alone.
@@ -102,27 +107,25 @@ void UpdateTasks::offload_gradients(TaskGraph& graph, std::vector<TaskInfo>& inf
   PPSIM_CHECK(static_cast<int64_t>(ready.size()) == buckets);
   WorkerOffload& offload = worker_offload(worker);
   // The GPU offloads the gradients of the parameters it updates: its shard under ZeRO >= 1.
-  double shard_scale =
-      plan_.zero_stage >= 1 ? 1.0 / static_cast<double>(plan_.dp * plan_.cp) : 1.0;
+  double shard_scale = plan_.zero_stage >= 1 ? 1.0 / static_cast<double>(plan_.dp * plan_.cp) : 1.0;
   for (int64_t k = 0; k < buckets; ++k) {
     double parameters = std::min(bucket, cost.parameters - k * bucket) * shard_scale;
     Task copy;
     copy.kind = TaskKind::kTransfer;
     copy.stream = offload_stream(graph, worker, d2h_streams_, "pcie_d2h");
-    copy.latency = offloaded_fraction(plan_) * parameters * gradient_bytes_per_param(plan_.precision) /
-                   offload.split.pcie_bytes_per_s;
+    copy.latency = offloaded_fraction(plan_) * parameters *
+                   gradient_bytes_per_param(plan_.precision) / offload.split.pcie_bytes_per_s;
     TaskId id = graph.add_task(copy);
     info.resize(graph.num_tasks());
-    info[id] =
-        TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kOffloadD2H};
+    info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kOffloadD2H};
     graph.add_dependency(ready[k], id);
     offload.d2h.push_back(id);
   }
 }
 
 // A per-worker stream of offload work (created on first use): PCIe copies one way, host Adam.
-StreamId UpdateTasks::offload_stream(TaskGraph& graph, int32_t worker, std::vector<StreamId>& streams,
-                        const char* name) {
+StreamId UpdateTasks::offload_stream(TaskGraph& graph, int32_t worker,
+                                     std::vector<StreamId>& streams, const char* name) {
   if (streams.empty()) streams.assign(step_.layout_worker.size(), -1);
   if (streams[worker] < 0)
     streams[worker] = graph.add_stream(worker, fmt::format("w{}/{}", worker, name));
@@ -138,8 +141,7 @@ WorkerOffload& UpdateTasks::worker_offload(int32_t worker) {
   const WorkerSlot& slot = step_.layout.workers[layout_index];
   double parameters = 0;
   for (int32_t c = 0; c < step_.schedule.num_chunks(); ++c) {
-    if (step_.schedule.chunk_rank[c] == slot.stage)
-      parameters += prices_.of(worker, c).parameters;
+    if (step_.schedule.chunk_rank[c] == slot.stage) parameters += prices_.of(worker, c).parameters;
   }
   double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
   if (gpus_per_node_.empty()) gpus_per_node_ = plan_gpus_per_node(step_.layout);
@@ -159,8 +161,9 @@ StreamId UpdateTasks::timer_stream(TaskGraph& graph, int32_t worker) {
 
 // One member's share of a data-parallel collective, as a transfer on its dp stream.
 Task UpdateTasks::collective_task(TaskGraph& graph, int32_t worker, Collective kind, double bytes,
-                     int64_t group_size, const NodeGroup& group) {
-  CollectiveGroup collective = collective_group(group_size, prices_.pricer().dp_ranks_per_node(group), group);
+                                  int64_t group_size, const NodeGroup& group) {
+  CollectiveGroup collective =
+      collective_group(group_size, prices_.pricer().dp_ranks_per_node(group), group);
   CollectiveCost cost = collective_cost(kind, bytes, collective, options_.collective);
   const WorkerSlot& slot = step_.layout.workers[step_.layout_worker[worker]];
   Task task;
@@ -228,7 +231,8 @@ RouteId UpdateTasks::intra_node_route(TaskGraph& graph, int32_t worker) {
   int32_t layout_index = step_.layout_worker[worker];
   const WorkerSlot& slot = step_.layout.workers[layout_index];
   int32_t next = step_.layout.at((slot.replica + 1) % step_.layout.replicas, slot.stage).replica *
-                     step_.layout.stages + slot.stage;
+                     step_.layout.stages +
+                 slot.stage;
   std::vector<std::pair<int32_t, int32_t>> twins{{layout_index, next}};
   return network_->route(graph, layout_index, next, twins);
 }
@@ -242,7 +246,7 @@ int32_t UpdateTasks::group_id(TaskGraph& graph, const std::string& key) {
 
 // The step's optimizer step on `worker` (see the header).
 TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
-                      StreamId compute_stream, TaskId after) {
+                                   StreamId compute_stream, TaskId after) {
   int32_t layout_index = step_.layout_worker[worker];
   const WorkerSlot& slot = step_.layout.workers[layout_index];
   const NodeGroup& group = cluster_.nodes[slot.node_group];
@@ -280,7 +284,8 @@ TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info
     gather.group = group_id(graph, fmt::format("gather/{}", slot.stage));
     TaskId gather_id = graph.add_task(gather);
     info.resize(graph.num_tasks());
-    info[gather_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
+    info[gather_id] =
+        TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
     task_bytes_[gather_id] = parameters * kStepParameterBytes;
     graph.add_dependency(id, gather_id);
     if (host_done >= 0) graph.add_dependency(host_done, gather_id);
@@ -292,8 +297,8 @@ TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info
 // Optimizer offload's host part: CPU Adam once every gradient copy and the worker's last
 // compute task have ended (gradient clipping needs all gradients), then the parameters' copy
 // back. Returns the copy.
-TaskId UpdateTasks::host_update(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, TaskId after,
-                   TaskId gpu_update) {
+TaskId UpdateTasks::host_update(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
+                                TaskId after, TaskId gpu_update) {
   WorkerOffload& offload = worker_offload(worker);
   offload.gpu_update = gpu_update;
   Task adam;
@@ -313,8 +318,7 @@ TaskId UpdateTasks::host_update(TaskGraph& graph, std::vector<TaskInfo>& info, i
   copy.latency = offload.split.h2d_seconds();
   TaskId copy_id = graph.add_task(copy);
   info.resize(graph.num_tasks());
-  info[copy_id] =
-      TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOffloadH2D};
+  info[copy_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOffloadH2D};
   graph.add_dependency(adam_id, copy_id);
   offload.cpu_adam = adam_id;
   offload.h2d = copy_id;

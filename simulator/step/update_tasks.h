@@ -34,8 +34,8 @@ class UpdateTasks {
 
   // kGradientSync of `chunk` on `worker` after its last weight gradient: the bucketed
   // reduction, and with offload the gradients' copies to the host.
-  void after_backward(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
-                      int32_t chunk, TaskId last_weight_gradient);
+  void after_backward(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, int32_t chunk,
+                      TaskId last_weight_gradient);
   // kOptimizerStep on `worker`'s compute stream after `after`; returns the task the step ends
   // with on that worker (the parameter gather, or the update).
   TaskId optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,

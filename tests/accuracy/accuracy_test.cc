@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "simulator/accuracy/accuracy.h"
+#include "simulator/accuracy/public_run.h"
 #include "simulator/spec/csv_reader.h"
 #include "simulator/spec/error.h"
-#include "simulator/accuracy/public_run.h"
 #include "simulator/spec/units.h"
 #include "tests/test_helpers.h"
 

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "simulator/cost/cost_model.h"
+#include "simulator/cost/optimizer_step_cost.h"
+#include "simulator/model/layer_ops.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/gpu_catalog.h"
-#include "simulator/model/layer_ops.h"
-#include "simulator/cost/optimizer_step_cost.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {

@@ -4,9 +4,9 @@
 
 #include "simulator/engine/engine.h"
 #include "simulator/model/memory_model.h"
-#include "simulator/spec/model_file.h"
 #include "simulator/planner/plan_candidates.h"
 #include "simulator/planner/planner.h"
+#include "simulator/spec/model_file.h"
 #include "simulator/step/step_builder.h"
 #include "simulator/step/step_metrics.h"
 #include "tests/test_helpers.h"

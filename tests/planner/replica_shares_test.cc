@@ -4,11 +4,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "simulator/spec/cluster_spec.h"
 #include "simulator/engine/engine.h"
 #include "simulator/export/launcher_config.h"
-#include "simulator/spec/model_file.h"
 #include "simulator/planner/planner.h"
+#include "simulator/spec/cluster_spec.h"
+#include "simulator/spec/model_file.h"
 #include "simulator/step/step_builder.h"
 #include "simulator/step/step_metrics.h"
 

@@ -3,9 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "simulator/model/model_stats.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/json_reader.h"
-#include "simulator/model/model_stats.h"
 
 namespace ppsim {
 namespace {

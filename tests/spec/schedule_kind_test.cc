@@ -47,7 +47,8 @@ TEST_CASE("ScheduleKind: traits match the builders' action lists") {
   for (ScheduleKind kind : all_schedule_kinds()) {
     INFO(schedule_name(kind));
     const int32_t p = 4, m = 8;
-    const int32_t v = static_cast<int32_t>(is_interleaved(kind) ? 2 : default_chunks_per_rank(kind));
+    const int32_t v =
+        static_cast<int32_t>(is_interleaved(kind) ? 2 : default_chunks_per_rank(kind));
     REQUIRE_FALSE(schedule_problem(kind, p, m, v).has_value());
     PipelineSchedule schedule = build_pipeline_schedule(kind, p, m, v);
     CHECK(schedule.split_backward == schedule_traits(kind).splits_backward);

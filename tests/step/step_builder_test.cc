@@ -2,9 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "simulator/cost/profile_table.h"
 #include "simulator/engine/engine.h"
 #include "simulator/model/layer_ops.h"
-#include "simulator/cost/profile_table.h"
 #include "simulator/step/step_metrics.h"
 #include "tests/test_helpers.h"
 

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "simulator/engine/engine.h"
-#include "simulator/step/monte_carlo.h"
 #include "simulator/spec/units.h"
+#include "simulator/step/monte_carlo.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {

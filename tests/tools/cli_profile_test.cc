@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "simulator/spec/json_reader.h"
 #include "simulator/cost/profile_table.h"
+#include "simulator/spec/json_reader.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {
