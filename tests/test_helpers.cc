@@ -14,16 +14,12 @@
 #include "simulator/spec/units.h"
 
 namespace ppsim::testing {
-namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
-
-}  // namespace
 
 CommandResult run_ppsim(const std::string& arguments) {
   char out_path[] = "/tmp/ppsim_test_out_XXXXXX";
@@ -38,8 +34,8 @@ CommandResult run_ppsim(const std::string& arguments) {
   CommandResult result;
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
-  result.out = slurp(out_path);
-  result.err = slurp(err_path);
+  result.out = read_file(out_path);
+  result.err = read_file(err_path);
   std::remove(out_path);
   std::remove(err_path);
   return result;

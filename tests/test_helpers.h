@@ -19,6 +19,9 @@ struct CommandResult {
 // Runs the built ppsim binary with `arguments` (a shell-quoted string) from the repository root.
 CommandResult run_ppsim(const std::string& arguments);
 
+// The whole content of a file, bytes as they are ("" when it cannot be read).
+std::string read_file(const std::string& path);
+
 // A file under tests/data.
 std::string test_data(const std::string& relative_path);
 

@@ -16,19 +16,13 @@
 #include <sstream>
 
 #include "simulator/spec/error.h"
+#include "tests/test_helpers.h"
 #include "simulator/spec/model_file.h"
 
 namespace ppsim {
 namespace {
 
 const std::string kGoldenDir = std::string(PPSIM_SOURCE_DIR) + "/tests/golden/export";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -56,7 +50,7 @@ struct GoldenCase {
 
 std::vector<GoldenCase> golden_cases() {
   std::vector<GoldenCase> cases;
-  std::istringstream lines(slurp(kGoldenDir + "/cases.txt"));
+  std::istringstream lines(testing::read_file(kGoldenDir + "/cases.txt"));
   std::string line;
   while (std::getline(lines, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -479,7 +473,7 @@ TEST_CASE("Launcher exports: golden files for three plans in every format") {
       std::string path = kGoldenDir + "/" + entry.name + "_" + launcher_format_name(format) + "." +
                          extension(format);
       INFO(path << " (regenerate with tools/update_golden.sh after an intended change)");
-      std::string golden = slurp(path);
+      std::string golden = testing::read_file(path);
       REQUIRE(!golden.empty());
       LauncherOutput output = export_case(format, entry);
       CHECK(first_difference(output.text, golden) == "");

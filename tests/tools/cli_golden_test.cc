@@ -15,13 +15,6 @@ namespace {
 
 const std::string kGoldenDir = std::string(PPSIM_SOURCE_DIR) + "/tests/golden/cli";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // One line of cases.txt: a name and the arguments after it.
 struct GoldenCase {
   std::string name, arguments;
@@ -29,7 +22,7 @@ struct GoldenCase {
 
 std::vector<GoldenCase> golden_cases() {
   std::vector<GoldenCase> cases;
-  std::istringstream lines(slurp(kGoldenDir + "/cases.txt"));
+  std::istringstream lines(testing::read_file(kGoldenDir + "/cases.txt"));
   std::string line;
   while (std::getline(lines, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -48,7 +41,7 @@ TEST_CASE("CLI golden: every case prints exactly its committed output") {
                  << " (regenerate with tools/update_golden.sh only if the change is intended)");
     const testing::CommandResult result = testing::run_ppsim(entry.arguments);
     CHECK(result.exit_code == 0);
-    const std::string golden = slurp(kGoldenDir + "/" + entry.name + ".out");
+    const std::string golden = testing::read_file(kGoldenDir + "/" + entry.name + ".out");
     REQUIRE(!golden.empty());
     CHECK(result.out == golden);
   }

@@ -20,13 +20,6 @@ namespace {
 
 using testing::temp_path;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Runs `ppsim <arguments>` under `mpirun -np <ranks>` from the repository root. CI runs as
 // root, which OpenMPI refuses unless both OMPI_ALLOW_RUN_AS_ROOT variables are set;
 // --oversubscribe lets 2 ranks start on a machine with fewer free slots.
@@ -39,8 +32,8 @@ testing::CommandResult run_mpi(int ranks, const std::string& arguments) {
   int status = std::system(command.c_str());
   testing::CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = slurp(out);
-  result.err = slurp(err);
+  result.out = testing::read_file(out);
+  result.err = testing::read_file(err);
   std::remove(out.c_str());
   std::remove(err.c_str());
   return result;

@@ -21,13 +21,6 @@ nlohmann::json run_json(const std::string& arguments) {
   return nlohmann::json::parse(result.out);
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST_CASE("CLI schedule: --json fields for 1F1B, p = 4, m = 8") {
   nlohmann::json json =
       run_json("--stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1");
@@ -146,7 +139,7 @@ TEST_CASE("CLI schedule: --svg and --trace files") {
       "--tw 1 --svg " +
       svg + " --trace " + trace);
   REQUIRE(result.exit_code == 0);
-  std::string image = slurp(svg);
+  std::string image = testing::read_file(svg);
   CHECK(image.rfind("<?xml", 0) == 0);
   CHECK_THAT(image, Contains("stage 0 (chunks 0,4)"));
   size_t boxes = 0;
@@ -155,7 +148,7 @@ TEST_CASE("CLI schedule: --svg and --trace files") {
     ++boxes;
   }
   CHECK(boxes == 4 * 2 * 8 * 2);  // Ranks x chunks x microbatches x (F, B).
-  nlohmann::json events = nlohmann::json::parse(slurp(trace))["traceEvents"];
+  nlohmann::json events = nlohmann::json::parse(testing::read_file(trace))["traceEvents"];
   int slices = 0;
   for (const nlohmann::json& event : events) {
     if (event["ph"] == "X") ++slices;
