@@ -23,6 +23,9 @@ ChunkPricer::ChunkPricer(const ModelSpec& model, const Plan& plan,
       microbatches_(static_cast<int32_t>(num_microbatches(plan))) {
   double seq = static_cast<double>(effective_seq_length(plan, model));
   tokens_ = plan.micro_batch_size * seq / plan.cp;
+  ParameterCounts counts = count_parameters(model);
+  embedding_parameters_ = counts.embedding + counts.position_embedding;
+  head_parameters_ = counts.output_layer > 0 ? counts.output_layer : counts.embedding;
 }
 
 int64_t ChunkPricer::dp_ranks_per_node(const NodeGroup& group) const {
@@ -133,12 +136,8 @@ double ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool first_c
     parameters += (counted.attention + counted.norms + counted.router) / plan_.tp +
                   counted.mlp / (plan_.tp * expert_split);
   }
-  if (!first_chunk && !last_chunk) return parameters;
-  ParameterCounts counts = count_parameters(model_);
-  if (first_chunk) parameters += (counts.embedding + counts.position_embedding) / plan_.tp;
-  if (last_chunk) {
-    parameters += (counts.output_layer > 0 ? counts.output_layer : counts.embedding) / plan_.tp;
-  }
+  if (first_chunk) parameters += embedding_parameters_ / plan_.tp;
+  if (last_chunk) parameters += head_parameters_ / plan_.tp;
   return parameters;
 }
 

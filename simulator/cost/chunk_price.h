@@ -154,7 +154,9 @@ class ChunkPricer {
   OpShape shape_;
   ActivationConfig activations_;
   int32_t microbatches_;
-  double tokens_;  // Per microbatch per context-parallel rank.
+  double tokens_;                // Per microbatch per context-parallel rank.
+  double embedding_parameters_;  // Token (and learned position) embedding, whole.
+  double head_parameters_;       // Output layer, or the tied embedding on the last chunk.
 };
 
 }  // namespace ppsim

@@ -127,26 +127,9 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64
   return stage_parameters_in(model, plan, chunk_layout(plan, model), stage);
 }
 
-ParameterBytes parameter_bytes(const StageParameters& params, const Plan& plan) {
-  const double dense_group = static_cast<double>(plan.dp * plan.cp);
-  const double expert_group = dense_group / static_cast<double>(plan.ep);
-  const int zero = plan.zero_stage;
-  auto sharded = [&](double bytes_per_param, bool shard) {
-    return bytes_per_param *
-           (shard ? params.dense / dense_group + params.expert / expert_group : params.total());
-  };
-  ParameterBytes bytes;
-  bytes.weights = sharded(kWeightBytesPerParam, zero >= 3);
-  bytes.gradients = sharded(gradient_bytes_per_param(plan.precision), zero >= 2);
-  const double offloaded = offloaded_fraction(plan);
-  bytes.host_optimizer = offloaded * sharded(kHostOptimizerBytesPerParam, zero >= 1);
-  bytes.host_gradients = offloaded * sharded(gradient_bytes_per_param(plan.precision), zero >= 1);
-  bytes.optimizer = (1 - offloaded) * sharded(kOptimizerBytesPerParam, zero >= 1);
-  if (zero >= 3) bytes.zero_transient += kWeightBytesPerParam * params.largest_layer;
-  if (zero >= 2) {
-    bytes.zero_transient += gradient_bytes_per_param(plan.precision) * params.largest_layer;
-  }
-  return bytes;
+StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
+                                 const ChunkLayout& layout, int64_t stage) {
+  return stage_parameters_in(model, plan, layout, stage);
 }
 
 MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {

@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/model/chunk_layout.h"
 #include "simulator/model/optimizer_offload.h"
 #include "simulator/model/parameter_bytes.h"
 #include "simulator/spec/cluster_spec.h"
@@ -91,10 +92,35 @@ struct ParameterBytes {
 
 // Parameters held by one GPU of pipeline rank `stage`. REQUIRES: a valid plan for the model.
 StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64_t stage);
+// The same over the plan's chunk layout (chunk_layout(plan, model)) already made.
+StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
+                                 const ChunkLayout& layout, int64_t stage);
 
 // The bytes of `params` on one GPU under the plan's ZeRO stage, precision and offload; the one
-// formula the memory model and the planner's screen (plan_screen.h) share.
-ParameterBytes parameter_bytes(const StageParameters& params, const Plan& plan);
+// formula the memory model and the planner's screen (plan_screen.h) share. Inline: the screen
+// calls it for every stage of every plan it screens.
+inline ParameterBytes parameter_bytes(const StageParameters& params, const Plan& plan) {
+  const double dense_group = static_cast<double>(plan.dp * plan.cp);
+  const double expert_group = dense_group / static_cast<double>(plan.ep);
+  const int zero = plan.zero_stage;
+  auto sharded = [&](double bytes_per_param, bool shard) {
+    return bytes_per_param *
+           (shard ? params.dense / dense_group + params.expert / expert_group : params.total());
+  };
+  const double gradient = gradient_bytes_per_param(plan.precision);
+  ParameterBytes bytes;
+  bytes.weights = sharded(kWeightBytesPerParam, zero >= 3);
+  bytes.gradients = sharded(gradient, zero >= 2);
+  const double offloaded = offloaded_fraction(plan);
+  if (offloaded > 0) {
+    bytes.host_optimizer = offloaded * sharded(kHostOptimizerBytesPerParam, zero >= 1);
+    bytes.host_gradients = offloaded * sharded(gradient, zero >= 1);
+  }
+  bytes.optimizer = (1 - offloaded) * sharded(kOptimizerBytesPerParam, zero >= 1);
+  if (zero >= 3) bytes.zero_transient += kWeightBytesPerParam * params.largest_layer;
+  if (zero >= 2) bytes.zero_transient += gradient * params.largest_layer;
+  return bytes;
+}
 
 // One pipeline rank's memory on one of its GPUs (all GPUs of a stage are alike). Bytes.
 struct StageMemory {

@@ -396,7 +396,7 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
   MemoryReport report = estimate_memory(model, screen.cluster(), shape);
   int64_t per_stage = shape.tp * shape.cp * shape.dp;
   for (int32_t r = 0; r < p; ++r) {
-    StageParameters params = stage_parameters(model, shape, r);
+    StageParameters params = stage_parameters(model, shape, layout, r);
     dense_params_.push_back(params.dense);
     expert_params_.push_back(params.expert);
     largest_layer_params_.push_back(params.largest_layer);
