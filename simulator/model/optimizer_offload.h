@@ -31,7 +31,7 @@
 namespace ppsim {
 
 // Bytes per offloaded parameter on the host: fp32 master + m + v (12), plus a buffer for the
-// main gradient (gradient_bytes_per_param, memory_model.h: 4 bytes, 2 for fp16 plans).
+// main gradient (gradient_bytes_per_param, parameter_bytes.h: 4 bytes, 2 for fp16 plans).
 inline constexpr double kHostOptimizerBytesPerParam = 12;
 // Bytes per offloaded parameter over PCIe: the main gradient down (gradient_bytes_per_param),
 // the bf16 parameter up (Megatron and DeepSpeed copy the main gradient and return the model

@@ -11,8 +11,13 @@
 // the others; collectives and transfers through collective_timing.h (measured group shapes,
 // else alpha-beta). Step::provenance counts which source priced what.
 //
+// Who does what: StepPrices (step_prices.h) prices each chunk through ChunkPricer
+// (cost/chunk_price.h, the price the planner's bounds also derive from), the step's
+// LoweringCosts sets compute tasks and pipeline sends from it, and UpdateTasks (update_tasks.h)
+// adds the gradient reduction, offload and optimizer tasks.
+//
 // What each task costs (per worker = one pipeline rank of one replica, tp x cp GPUs):
-// - F, B, I, W: the chunk's layers from CostModel (per GPU type), plus the embedding on the
+// - F, B, I, W (ChunkPrice): the chunk's layers from CostModel (per GPU type), plus the embedding on the
 //   first chunk and the output layer and loss on the last; recompute runs inside B (or I).
 //   Attention is fused flash attention, or Megatron's unfused core attention when
 //   EfficiencyTable::flash_attention is false: its GEMMs and softmax cost more and its s x s
@@ -30,7 +35,7 @@
 //   parallelism, whole on each rank without) as flows over the network model's routes.
 // - Gradient sync: per chunk, Megatron's buckets (max(40M, 1M x dp) parameters, fp32 gradients
 //   as Megatron accumulates bf16 training's gradients in fp32, fp16 ones for fp16 plans:
-//   gradient_bytes_per_param in memory_model.h): all-reduce, or reduce-scatter
+//   gradient_bytes_per_param in parameter_bytes.h): all-reduce, or reduce-scatter
 //   with the distributed optimizer (ZeRO 1-2); hierarchical when the group spans nodes; bucket
 //   k of K is ready (k+1)/K of the way through the chunk's last weight-gradient task, so the
 //   reduction overlaps the backward as Megatron's overlap_grad_reduce does.
