@@ -9,6 +9,16 @@
 
 namespace ppsim {
 
+void count_comm(const PassCost& cost, CommCounts& comm) {
+  if (cost.seconds <= 0) return;
+  if (cost.source == CostSource::kProfile) {
+    ++comm.profile;
+    if (cost.extrapolated) ++comm.extrapolated;
+  } else {
+    ++comm.modelled;
+  }
+}
+
 ChunkPricer::ChunkPricer(const ModelSpec& model, const Plan& plan,
                          const EfficiencyTable& efficiency, const CollectiveEfficiency& collective,
                          const ProfileTable* profile, bool ideal_links)
@@ -37,14 +47,7 @@ double ChunkPricer::collective_seconds(Collective kind, double bytes, int64_t si
                                        CommCounts& comm) const {
   PassCost cost = collective_time(kind, bytes, collective_group(size, per_node, group), collective_,
                                   profile_for_gpu(profile_, group.gpu), ideal_links_);
-  if (cost.seconds > 0) {
-    if (cost.source == CostSource::kProfile) {
-      ++comm.profile;
-      if (cost.extrapolated) ++comm.extrapolated;
-    } else {
-      ++comm.modelled;
-    }
-  }
+  count_comm(cost, comm);
   return cost.seconds;
 }
 

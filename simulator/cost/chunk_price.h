@@ -59,6 +59,9 @@ struct CommCounts {
   int64_t extrapolated = 0;  // ...of which outside its measured sizes.
 };
 
+// Adds one priced collective or transfer to `comm` by its source (nothing when it took no time).
+void count_comm(const PassCost& cost, CommCounts& comm);
+
 // The tensor-parallel collectives inside one layer's passes (the same for every layer).
 struct TensorParallelPrice {
   double forward = 0;    // Seconds inside each pass (forward, and the backward's own).
@@ -141,8 +144,6 @@ class ChunkPricer {
   // into `comm`: measured when the profile applies and has it, else alpha-beta.
   double collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
                             const NodeGroup& group, CommCounts& comm) const;
-
-  const OpShape& shape() const { return shape_; }
 
  private:
   const ModelSpec& model_;

@@ -89,9 +89,10 @@ int64_t communicators(const ModelSpec& model, const Plan& plan, int64_t stage,
   return count;
 }
 
-// stage_parameters over a layout already derived.
-StageParameters stage_parameters_in(const ModelSpec& model, const Plan& plan,
-                                    const ChunkLayout& layout, int64_t stage) {
+}  // namespace
+
+StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
+                                 const ChunkLayout& layout, int64_t stage) {
   PPSIM_CHECK(stage >= 0 && stage < plan.pp);
   StageParameters params;
   for (int64_t chunk : layout.rank_chunks(stage)) {
@@ -121,15 +122,8 @@ StageParameters stage_parameters_in(const ModelSpec& model, const Plan& plan,
   return params;
 }
 
-}  // namespace
-
 StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64_t stage) {
-  return stage_parameters_in(model, plan, chunk_layout(plan, model), stage);
-}
-
-StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
-                                 const ChunkLayout& layout, int64_t stage) {
-  return stage_parameters_in(model, plan, layout, stage);
+  return stage_parameters(model, plan, chunk_layout(plan, model), stage);
 }
 
 MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
@@ -160,7 +154,7 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
     memory.capacity_bytes = gpu.memory_bytes;
 
     // Weights, gradients, optimizer states.
-    StageParameters params = stage_parameters_in(model, plan, layout, stage);
+    StageParameters params = stage_parameters(model, plan, layout, stage);
     const ParameterBytes bytes = parameter_bytes(params, plan);
     memory.weights_bytes = bytes.weights;
     memory.gradients_bytes = bytes.gradients;

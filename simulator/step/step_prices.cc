@@ -24,14 +24,25 @@ const ChunkPrice& StepPrices::of(int32_t worker, int32_t chunk) {
   return prices_.emplace(key, price(group, chunk)).first->second;
 }
 
-void StepPrices::count_comm(const PassCost& cost) {
-  if (cost.seconds <= 0) return;
-  if (cost.source == CostSource::kProfile) {
-    ++provenance_.profile_comm;
-    if (cost.extrapolated) ++provenance_.extrapolated_comm;
-  } else {
-    ++provenance_.modelled_comm;
+double StepPrices::worker_parameters(int32_t worker) {
+  const int64_t stage = step_.layout.workers[step_.layout_worker[worker]].stage;
+  double parameters = 0;
+  for (int32_t c = 0; c < layout_.num_chunks(); ++c) {
+    if (layout_.chunk_rank[c] == stage) parameters += of(worker, c).parameters;
   }
+  return parameters;
+}
+
+void StepPrices::count_comm(const PassCost& cost) {
+  CommCounts comm;
+  ppsim::count_comm(cost, comm);
+  add_comm(comm);
+}
+
+void StepPrices::add_comm(const CommCounts& comm) {
+  provenance_.modelled_comm += comm.modelled;
+  provenance_.profile_comm += comm.profile;
+  provenance_.extrapolated_comm += comm.extrapolated;
 }
 
 ChunkPrice StepPrices::price(int32_t group_index, int32_t chunk) {
@@ -46,9 +57,7 @@ ChunkPrice StepPrices::price(int32_t group_index, int32_t chunk) {
   ChunkPrice price =
       pricer_.chunk(model_it->second, group, layout_.chunk_first_layer[chunk],
                     layout_.chunk_layers[chunk], chunk == 0, chunk == layout_.loss_chunk());
-  provenance_.modelled_comm += price.comm.modelled;
-  provenance_.profile_comm += price.comm.profile;
-  provenance_.extrapolated_comm += price.comm.extrapolated;
+  add_comm(price.comm);
   // Op passes once per (GPU type, chunk).
   if (counted_.insert({group.gpu.name, chunk}).second) {
     provenance_.roofline_passes += price.roofline_passes;

@@ -29,15 +29,17 @@ class StepPrices {
 
   // The price of `chunk` on lowered worker `worker`'s GPUs (made on first use).
   const ChunkPrice& of(int32_t worker, int32_t chunk);
+  // Parameters per GPU of lowered worker `worker`: its chunks' sum (gradient sync, optimizer).
+  double worker_parameters(int32_t worker);
   // Tallies a collective or transfer priced outside the chunks (its seconds > 0 only).
   void count_comm(const PassCost& cost);
 
   const ChunkPricer& pricer() const { return pricer_; }
-  const ChunkLayout& layout() const { return layout_; }
   const CostProvenance& provenance() const { return provenance_; }
 
  private:
   ChunkPrice price(int32_t group_index, int32_t chunk);
+  void add_comm(const CommCounts& comm);
 
   const ClusterSpec& cluster_;
   const StepOptions& options_;

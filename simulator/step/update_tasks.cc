@@ -139,10 +139,7 @@ WorkerOffload& UpdateTasks::worker_offload(int32_t worker) {
   if (offload.split.pcie_bytes_per_s > 0) return offload;
   int32_t layout_index = step_.layout_worker[worker];
   const WorkerSlot& slot = step_.layout.workers[layout_index];
-  double parameters = 0;
-  for (int32_t c = 0; c < step_.schedule.num_chunks(); ++c) {
-    if (step_.schedule.chunk_rank[c] == slot.stage) parameters += prices_.of(worker, c).parameters;
-  }
+  double parameters = prices_.worker_parameters(worker);
   double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
   if (gpus_per_node_.empty()) gpus_per_node_ = plan_gpus_per_node(step_.layout);
   offload.split = offload_split(plan_, cluster_.nodes[slot.node_group], shard,
@@ -250,10 +247,7 @@ TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info
   int32_t layout_index = step_.layout_worker[worker];
   const WorkerSlot& slot = step_.layout.workers[layout_index];
   const NodeGroup& group = cluster_.nodes[slot.node_group];
-  double parameters = 0;
-  for (int32_t c = 0; c < step_.schedule.num_chunks(); ++c) {
-    if (step_.schedule.chunk_rank[c] == slot.stage) parameters += prices_.of(worker, c).parameters;
-  }
+  double parameters = prices_.worker_parameters(worker);
   double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
   Task task;
   task.kind = TaskKind::kCompute;
