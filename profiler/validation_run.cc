@@ -66,8 +66,9 @@ ValidationRun run_validation(const ModelSpec& model, const ClusterSpec& cluster,
   const bool cpu = request.backend == "cpu";
   StepOptions options;
   options.deduplicate_replicas = false;  // The executor runs every replica.
-  options.efficiency.microbatch_overhead = 0;
-  options.efficiency.step_overhead = 0;
+  // The executor has no framework around its kernels: no dispatch or per-step host time.
+  options.efficiency.overheads(plan.runtime).microbatch_overhead_s = 0;
+  options.efficiency.overheads(plan.runtime).step_overhead_s = 0;
   options.profile = request.profile;
   ClusterSpec predicted_cluster = cluster;
   std::string prediction;
@@ -84,7 +85,7 @@ ValidationRun run_validation(const ModelSpec& model, const ClusterSpec& cluster,
     const Profile& profile = request.profile->profile();
     predicted_cluster = cpu_validation_cluster(cluster, profile, request.profile_source, tensor_bytes);
     options.collective = cpu_collective_efficiency(profile, tensor_bytes);
-    options.efficiency.kernel_overhead = 0;
+    options.efficiency.overheads(plan.runtime).kernel_gap_s = 0;
     options.efficiency.memory = 1;
     prediction = fmt::format("profile {} (cpu: {}); links and bandwidth from its fits",
                              request.profile_source, profile.device.name);

@@ -87,7 +87,6 @@ RowAccuracy predict_run(const PublicRun& run, const EfficiencyTable& efficiency,
   row.test_split = in_test_split(run.row_id);
   StepOptions options;
   options.efficiency = efficiency;
-  options.efficiency.flash_attention = run.flash_attention;
   options.collective = collective;
   Step step = build_step(run.model, run.cluster, run.plan, options);
   Timeline timeline = simulate_graph(step.lowered.graph);

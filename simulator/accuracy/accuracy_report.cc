@@ -1,5 +1,7 @@
 #include "simulator/accuracy/accuracy_report.h"
 
+#include "simulator/spec/error.h"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -94,22 +96,75 @@ nlohmann::ordered_json number_or_null(const std::optional<double>& value) {
 std::string constants_text(const AccuracyOptions& options) {
   const EfficiencyTable& e = options.efficiency;
   const CollectiveEfficiency& c = options.collective;
-  return fmt::format(
-      "gemm_max bf16 {:.3g} fp8 {:.3g}, gemm_half_tiles {:.3g}, gemm_half_k {:.3g}, attention "
-      "fwd {:.3g} bwd {:.3g}, memory {:.3g}, kernel {:.3g} us, step overhead {:.3g} ms, "
-      "microbatch overhead {:.3g} us; NCCL intra {:.3g} inter {:.3g} of line rate, base {:.3g} us",
-      e.gemm_max_bf16, e.gemm_max_fp8, e.gemm_half_tiles, e.gemm_half_k, e.attention_fwd,
-      e.attention_bwd, e.memory, e.kernel_overhead * 1e6, e.step_overhead * 1e3,
-      e.microbatch_overhead * 1e6, c.intra_bandwidth, c.inter_bandwidth, c.base_latency * 1e6);
+  std::string text = fmt::format(
+      "gemm_scale {:.3g}, attention_scale {:.3g} (of each GPU's kernel datasheet), "
+      "gemm_half_tiles {:.3g}, gemm_half_k {:.3g}, memory {:.3g}; NCCL intra {:.3g} inter {:.3g} "
+      "of line rate, base {:.3g} us",
+      e.gemm_scale, e.attention_scale, e.gemm_half_tiles, e.gemm_half_k, e.memory,
+      c.intra_bandwidth, c.inter_bandwidth, c.base_latency * 1e6);
+  for (Runtime runtime : all_runtimes()) {
+    const RuntimeOverheads& o = e.overheads(runtime);
+    text += fmt::format("; {} gap {:.3g} us, microbatch {:.3g} us, step {:.3g} ms",
+                        runtime_name(runtime), o.kernel_gap_s * 1e6, o.microbatch_overhead_s * 1e6,
+                        o.step_overhead_s * 1e3);
+  }
+  return text;
 }
 
 std::string schedule_label(const PublicRun& run) {
   return run.predictable() ? schedule_name(run.plan.schedule) : run.schedule_text;
 }
 
+
+std::string loso_text(const LeaveOneSourceOut* loso) {
+  if (!loso) return "# leave-one-source-out: not computed (--no-loso)\n";
+  std::string out = fmt::format(
+      "# leave-one-source-out: MAPE {:.2f}% over {} rows (mean of sources {:.2f}%); worst source "
+      "{} {:.2f}%; worst row {} ({}) {:+.2f}%\n",
+      loso->mape_pct, loso->rows, loso->source_mape_pct, loso->worst_source,
+      loso->worst_source_mape_pct, loso->worst_row, loso->worst_row_source,
+      loso->worst_row_error_pct);
+  out += fmt::format("#   {:<8} {:>5} {:>13} {:>12} {:>14}  {}\n", "source", "rows",
+                     "held-out(%)", "max|err|(%)", "all-fitted(%)", "worst row");
+  for (const HeldOutSource& source : loso->per_source) {
+    out += fmt::format("#   {:<8} {:>5} {:>13.2f} {:>12.2f} {:>14.2f}  {} {:+.2f}%\n",
+                       source.source_id, source.rows, source.mape_pct, source.max_abs_error_pct,
+                       source.fitted_mape_pct, source.worst_row, source.worst_row_error_pct);
+  }
+  return out;
+}
+
+nlohmann::ordered_json loso_json(const LeaveOneSourceOut* loso) {
+  using Json = nlohmann::ordered_json;
+  if (!loso) return nullptr;
+  Json json;
+  json["mape_pct"] = loso->mape_pct;
+  json["source_mape_pct"] = loso->source_mape_pct;
+  json["rows"] = loso->rows;
+  json["worst_source"] = loso->worst_source;
+  json["worst_source_mape_pct"] = loso->worst_source_mape_pct;
+  json["worst_row"] = {{"row_id", loso->worst_row},
+                       {"source_id", loso->worst_row_source},
+                       {"error_pct", loso->worst_row_error_pct}};
+  json["simulations"] = loso->simulations;
+  Json per_source = Json::array();
+  for (const HeldOutSource& source : loso->per_source) {
+    per_source.push_back({{"source_id", source.source_id},
+                          {"rows", source.rows},
+                          {"mape_pct", source.mape_pct},
+                          {"max_abs_error_pct", source.max_abs_error_pct},
+                          {"fitted_mape_pct", source.fitted_mape_pct},
+                          {"worst_row", source.worst_row},
+                          {"worst_row_error_pct", source.worst_row_error_pct}});
+  }
+  json["per_source"] = per_source;
+  return json;
+}
+
 }  // namespace
 
-std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOptions& options) {
+std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOptions& options,
+                                 const LeaveOneSourceOut* loso) {
   std::string out;
   out += "# ppsim accuracy: predicted vs published training throughput\n";
   out += fmt::format("# runs       {}: {} rows; running split {}, {}\n", result.runs_file,
@@ -185,6 +240,7 @@ std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOpt
     }
   }
   out += "#\n";
+  out += loso_text(loso);
   out += fmt::format("# {:<12} {:>5} {:>9} {:>12}\n", "summary", "rows", "MAPE(%)", "max|err|(%)");
   out += summary_line("all", result.all);
   out += summary_line("train", result.train);
@@ -243,6 +299,12 @@ std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOpt
     }
   }
   if (result.all.rows > 0) {
+    if (loso) {
+      out += fmt::format("# leave-one-source-out MAPE {:.2f}% over {} rows (worst source {} "
+                         "{:.2f}%)\n",
+                         loso->mape_pct, loso->rows, loso->worst_source,
+                         loso->worst_source_mape_pct);
+    }
     out += fmt::format("# OK: MAPE {} rows (train {}, test {}); {} not predicted\n",
                        mape_phrase(result.all), mape_phrase(result.train),
                        mape_phrase(result.test), result.not_predicted.size());
@@ -254,7 +316,8 @@ std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOpt
   return out;
 }
 
-std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOptions& options) {
+std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOptions& options,
+                                 const LeaveOneSourceOut* loso) {
   using Json = nlohmann::ordered_json;
   Json json;
   json["runs_file"] = result.runs_file;
@@ -266,21 +329,24 @@ std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOpt
   json["memory_unit"] = kMemoryUnit;
   const EfficiencyTable& e = options.efficiency;
   const CollectiveEfficiency& c = options.collective;
+  Json runtimes = Json::object();
+  for (Runtime runtime : all_runtimes()) {
+    const RuntimeOverheads& o = e.overheads(runtime);
+    runtimes[runtime_name(runtime)] = {{"kernel_gap_s", o.kernel_gap_s},
+                                       {"microbatch_overhead_s", o.microbatch_overhead_s},
+                                       {"step_overhead_s", o.step_overhead_s}};
+  }
   json["constants"] = {
       {"efficiency",
-       {{"gemm_max_bf16", e.gemm_max_bf16},
-        {"gemm_max_fp8", e.gemm_max_fp8},
+       {{"gemm_scale", e.gemm_scale},
+        {"attention_scale", e.attention_scale},
         {"gemm_tile", e.gemm_tile},
         {"gemm_half_tiles", e.gemm_half_tiles},
         {"gemm_half_k", e.gemm_half_k},
-        {"attention_fwd", e.attention_fwd},
-        {"attention_bwd", e.attention_bwd},
         {"attention_q_tile", e.attention_q_tile},
         {"memory", e.memory},
-        {"roofline_sharpness", e.roofline_sharpness},
-        {"kernel_overhead_s", e.kernel_overhead},
-        {"step_overhead_s", e.step_overhead},
-        {"microbatch_overhead_s", e.microbatch_overhead}}},
+        {"roofline_sharpness", e.roofline_sharpness}}},
+      {"runtimes", runtimes},
       {"collective",
        {{"intra_bandwidth", c.intra_bandwidth},
         {"inter_bandwidth", c.inter_bandwidth},
@@ -302,7 +368,10 @@ std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOpt
     entry["status"] = status_of(row);
     entry["reason"] = run.predictable() ? Json(nullptr) : Json(run.reason);
     entry["plan"] = run.predictable() ? Json(plan_to_inline(run.plan)) : Json(nullptr);
-    entry["flash_attention"] = run.flash_attention;
+    entry["runtime"] = run.predictable() ? Json(runtime_name(run.plan.runtime)) : Json(nullptr);
+    entry["attention"] =
+        run.predictable() ? Json(attention_kernel_name(attention_kernel(run.plan))) : Json(nullptr);
+    entry["flash_attention"] = attention_kernel(run.plan) != AttentionKernel::kUnfused;
     entry["defaults"] = run.defaults;
     entry["predicted_tokens_per_s_per_gpu"] =
         row.simulated ? Json(row.predicted_tokens_per_s_per_gpu) : Json(nullptr);
@@ -317,6 +386,7 @@ std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOpt
     rows.push_back(entry);
   }
   json["rows"] = rows;
+  json["leave_one_source_out"] = loso_json(loso);
   json["summary"] = {{"all", summary_json(result.all)},
                      {"train", summary_json(result.train)},
                      {"test", summary_json(result.test)},
@@ -377,6 +447,40 @@ std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOpt
     groups.push_back(entry);
   }
   json["schedule_groups"] = groups;
+  return json.dump(2) + "\n";
+}
+
+std::string fit_report_text(const FitResult& fit, const LeaveOneSourceOut* loso) {
+  std::string out = "# ppsim accuracy --fit: global constants fitted on published runs\n";
+  out += fmt::format("# sources    {} (weighted equally); {} dense rows compared\n",
+                     join_names(fit.sources), fit.rows);
+  out += fmt::format("# objective  mean over sources of MAPE: {:.2f}% at the priors, {:.2f}% "
+                     "fitted ({} sweeps, {} evaluations)\n",
+                     fit.prior_objective_pct, fit.objective_pct, fit.sweeps, fit.evaluations);
+  out += "# constant                             value        state\n";
+  out += fitted_constants_text(fit);
+  if (loso) out += loso_text(loso);
+  return out;
+}
+
+std::string fit_report_json(const FitResult& fit, const LeaveOneSourceOut* loso) {
+  using Json = nlohmann::ordered_json;
+  Json json;
+  json["sources"] = fit.sources;
+  json["rows"] = fit.rows;
+  json["prior_objective_pct"] = fit.prior_objective_pct;
+  json["objective_pct"] = fit.objective_pct;
+  json["sweeps"] = fit.sweeps;
+  json["evaluations"] = fit.evaluations;
+  Json constants = Json::object();
+  EfficiencyTable e = fit.efficiency;
+  for (const FitParameter& parameter : fit_parameters()) {
+    bool fitted =
+        std::find(fit.fitted.begin(), fit.fitted.end(), parameter.name) != fit.fitted.end();
+    constants[parameter.name] = {{"value", parameter.field(e)}, {"fitted", fitted}};
+  }
+  json["constants"] = constants;
+  json["leave_one_source_out"] = loso_json(loso);
   return json.dump(2) + "\n";
 }
 

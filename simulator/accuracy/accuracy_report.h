@@ -10,17 +10,23 @@
 // JSON (--json), one object:
 //   runs_file, file_rows (records in the file), split ("all"|"train"|"test"), only_source
 //   (string or null), split_rule (text), error_definition (text), memory_unit ("GB = 1e9
-//   bytes"), constants {efficiency: {gemm_max_bf16, gemm_max_fp8, gemm_tile, gemm_half_tiles,
-//   gemm_half_k, attention_fwd, attention_bwd, attention_q_tile, memory, roofline_sharpness,
-//   kernel_overhead_s, step_overhead_s, microbatch_overhead_s},
+//   bytes"), constants {efficiency: {gemm_scale, attention_scale, gemm_tile, gemm_half_tiles,
+//   gemm_half_k, attention_q_tile, memory, roofline_sharpness},
+//   runtimes: {<runtime name>: {kernel_gap_s, microbatch_overhead_s, step_overhead_s}},
 //   collective: {intra_bandwidth, inter_bandwidth, base_latency_s, overlap_phases}},
 //   rows: [{row_id, line, source_id, model, framework, gpu_type, gpu (catalog name or null),
 //           num_gpus, split ("train"|"test"), status ("compared"|"not_compared"|
 //           "not_predicted"), reason (null unless not_predicted), plan (inline plan or null),
-//           flash_attention, defaults [strings], predicted_tokens_per_s_per_gpu,
+//           runtime, attention (kernel name), flash_attention (attention is not "unfused"),
+//           defaults [strings], predicted_tokens_per_s_per_gpu,
 //           target_tokens_per_s_per_gpu, error_pct, iteration_time_s, mfu, fits,
 //           predicted_memory_gb, published_memory_gb, memory_error_pct}]  (numbers are null
 //           when not applicable),
+//   leave_one_source_out (the headline; null with --no-loso): {mape_pct (mean |error| over
+//     every held-out row), source_mape_pct (mean of the per-source MAPEs), rows, worst_source,
+//     worst_source_mape_pct, worst_row {row_id, source_id, error_pct}, simulations,
+//     per_source: [{source_id, rows, mape_pct, max_abs_error_pct, fitted_mape_pct (the same rows
+//     with the constants fitted on every source), worst_row, worst_row_error_pct}]},
 //   summary: {all, train, test, memory}: each {rows, mape_pct, max_abs_error_pct},
 //   sources: [{source_id, rows, all, train, test, memory}] (same summary objects),
 //   worst: [{row_id, source_id, model, error_pct, predicted_tokens_per_s_per_gpu,
@@ -36,10 +42,18 @@
 #include <string>
 
 #include "simulator/accuracy/accuracy.h"
+#include "simulator/accuracy/calibration.h"
 
 namespace ppsim {
 
-std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOptions& options);
-std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOptions& options);
+// `loso` is the leave-one-source-out result (calibration.h); null when it was not computed
+// (--no-loso), and then the report says so.
+std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOptions& options,
+                                 const LeaveOneSourceOut* loso = nullptr);
+std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOptions& options,
+                                 const LeaveOneSourceOut* loso = nullptr);
+// `ppsim accuracy --fit`: the fit on every source, as text or JSON (header of calibration.h).
+std::string fit_report_text(const FitResult& fit, const LeaveOneSourceOut* loso);
+std::string fit_report_json(const FitResult& fit, const LeaveOneSourceOut* loso);
 
 }  // namespace ppsim

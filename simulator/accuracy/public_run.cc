@@ -496,7 +496,11 @@ int read_zero_stage(const std::string& text, Framework framework, std::vector<st
       contains(value, "zero-1") || contains(value, "zero1")) {
     return 1;
   }
-  if (value.rfind("none", 0) == 0 || value == "no" || value == "ddp") return 0;
+  // Plain data parallelism, however spelled ("DDP (FSDP=0)" is DDP, not FSDP).
+  if (value.rfind("none", 0) == 0 || value == "no" || has_word(value, "ddp") ||
+      contains(value, "fsdp=0") || contains(value, "fsdp = 0")) {
+    return 0;
+  }
   if (contains(value, "fsdp")) {
     defaults.push_back(fmt::format("sharding '{}' taken as FSDP full shard (ZeRO-3)", text));
     return 3;
@@ -643,18 +647,33 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
   return plan;
 }
 
-bool reads_flash_attention(Framework framework, const std::string& framework_text,
-                           std::vector<std::string>& defaults) {
+// The runtime (spec/runtime.h) a framework text names, and the attention kernel when the text
+// names one its runtime does not run by default.
+void read_runtime(Framework framework, const std::string& framework_text, Plan& plan,
+                  std::vector<std::string>& defaults) {
   std::string value = lower(framework_text);
-  if (framework != Framework::kMegatron) return true;
-  if (contains(value, "flash") || contains(value, "transformer engine") ||
-      contains(value, "transformer-engine") || contains(value, "megatron-core") ||
-      contains(value, "mcore")) {
-    return true;
+  bool core = contains(value, "megatron-core") || contains(value, "mcore") ||
+              contains(value, "nemo") || contains(value, "megatron-bridge") ||
+              contains(value, "transformer engine") || contains(value, "transformer-engine");
+  if (contains(value, "deepspeed")) {
+    plan.runtime = Runtime::kDeepSpeed;
+  } else if (framework == Framework::kTorchtitan) {
+    plan.runtime = Runtime::kTorchtitan;
+  } else if (framework == Framework::kLlmFoundry || contains(value, "fsdp")) {
+    plan.runtime = Runtime::kPytorchFsdp;
+  } else if (core) {
+    plan.runtime = Runtime::kMegatronCore;
+  } else if (framework == Framework::kMegatron) {
+    plan.runtime = Runtime::kMegatronLm;
+    if (contains(value, "flash")) {
+      plan.attention = AttentionKernel::kFlash2;
+      defaults.push_back("attention: flash-attn 2 (named in the framework text)");
+    }
+  } else {
+    plan.runtime = kDefaultRuntime;
+    defaults.push_back(fmt::format("runtime not recognised in '{}': {}", framework_text,
+                                   runtime_name(kDefaultRuntime)));
   }
-  defaults.push_back("attention: Megatron-LM's unfused core attention (flash attention not "
-                     "stated; --use-flash-attn was off by default)");
-  return false;
 }
 
 }  // namespace
@@ -691,6 +710,11 @@ void check_public_run_columns(const CsvTable& table) {
 std::optional<std::string> catalog_gpu_for(const std::string& gpu_type) {
   std::string value = lower(gpu_type);
   bool pcie = contains(value, "pcie");
+  // Grace-Blackwell racks (GB200/GB300 NVL72) and B300 are not in the catalog: a GB200 is not
+  // a DGX B200 (its NVLink domain spans 72 GPUs, and its clocks and power differ).
+  if (contains(value, "gb200") || contains(value, "gb300") || contains(value, "b300")) {
+    return std::nullopt;
+  }
   if (contains(value, "b200")) return "B200";
   if (contains(value, "h200")) return "H200-SXM-141GB";
   if (contains(value, "h100")) {
@@ -753,7 +777,7 @@ PublicRun read_public_run(const CsvTable& table, const CsvRecord& record) {
     run.model = read_model(row, run.framework, run.defaults);
     run.cluster = read_cluster(row, run.gpu_type, run.num_gpus, run.defaults);
     run.plan = read_plan(row, run.model, run.num_gpus, run.framework, run.defaults);
-    run.flash_attention = reads_flash_attention(run.framework, framework_text, run.defaults);
+    read_runtime(run.framework, framework_text, run.plan, run.defaults);
     if (std::optional<std::string> problem = plan_problem(run.plan, run.model, run.cluster)) {
       throw RowProblem{"impossible plan: " + *problem};
     }

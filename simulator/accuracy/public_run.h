@@ -28,19 +28,21 @@
 //   "ZB-V", "GPipe", "DualPipeV"; empty or "n/a": 1f1b), recompute text
 //   (none / selective (attention core, torchtitan's op- and layer-SAC too) / full),
 //   fsdp_zero_distopt text (FULL_SHARD, FSDP2, ZeRO-3 -> 3; SHARD_GRAD_OP, ZeRO-2 -> 2;
-//   distributed optimizer, ZeRO-1 -> 1; none -> 0), precision text (fp8/Float8 -> fp8, fp16 ->
+//   distributed optimizer, ZeRO-1 -> 1; none, DDP, "DDP (FSDP=0)" -> 0), precision text (fp8/Float8 -> fp8, fp16 ->
 //   fp16, bf16 or unstated 16-bit -> bf16), sequence_parallel yes/no.
 // - Framework defaults, from the framework column (Megatron-LM and its forks such as the Zero
 //   Bubble repo; torchtitan; MosaicML llm-foundry/Composer; anything else is "unknown"):
 //     vocab      Megatron GPT: 50257 (GPT-2 BPE, the --vocab-file of its GPT examples);
 //                torchtitan: 128256 (Llama 3 tokenizer); llm-foundry: 50368 (mpt yamls'
 //                vocab_size, GPT-NeoX tokenizer padded).
-//     attention  Megatron-LM: its unfused core attention (QK^T and PV batched GEMMs, fused
-//                scale-mask-softmax, dropout; --use-flash-attn was off by default until
-//                Transformer Engine took over) unless the framework text names flash,
-//                Transformer Engine or Megatron-Core; torchtitan: flash (PyTorch SDPA);
-//                llm-foundry: flash (attn_impl triton/flash in its benchmark yamls);
-//                unknown: flash.
+//     runtime    the plan key `runtime` (spec/runtime.h), which carries the attention kernel
+//                and host overheads: Megatron-Core, NeMo, Megatron-Bridge or Transformer
+//                Engine named -> megatron-core; DeepSpeed -> deepspeed; torchtitan ->
+//                torchtitan; llm-foundry/Composer or another FSDP text -> pytorch-fsdp; other
+//                Megatron-LM texts (and forks such as the Zero Bubble repo) -> megatron-lm
+//                (unfused core attention; attention=flash2 when the text names flash);
+//                unknown -> megatron-core, noted. So a row simulates exactly as `ppsim
+//                simulate` does with the same plan (tests/accuracy/accuracy_test.cc).
 //     zero       torchtitan and llm-foundry shard with FSDP (ZeRO-3) when the column is
 //                empty; Megatron-LM does not (DDP, zero 0).
 //     seq. par.  torchtitan with tp > 1: on (its TP plan shards norms over the sequence);
@@ -95,7 +97,6 @@ struct PublicRun {
   ModelSpec model;
   ClusterSpec cluster;
   Plan plan;
-  bool flash_attention = true;  // Fused flash attention (else Megatron's unfused core).
   std::vector<std::string> defaults;  // Assumptions made, one sentence each, in order.
   std::string reason;  // Why the row cannot be predicted; empty when it can.
 

@@ -29,7 +29,7 @@ ChunkPricer::ChunkPricer(const ModelSpec& model, const Plan& plan,
       profile_(profile),
       ideal_links_(ideal_links),
       shape_(op_shape(plan, model)),
-      activations_(activation_config(plan, model, efficiency.flash_attention)),
+      activations_(activation_config(plan, model)),
       microbatches_(static_cast<int32_t>(num_microbatches(plan))) {
   double seq = static_cast<double>(effective_seq_length(plan, model));
   tokens_ = plan.micro_batch_size * seq / plan.cp;
@@ -161,6 +161,57 @@ ChunkPrice ChunkPricer::chunk(const CostModel& costs, const NodeGroup& group, in
   return price;
 }
 
+// ZeRO-3 / FSDP: each FSDP unit (a transformer layer; the embedding and head as one more) has
+// its parameters all-gathered before its forward, gathered again before its backward (the
+// default resharding after forward) and its gradients reduce-scattered after it, one collective
+// each, so each pays its own latency, which grows with the ring (collective_cost.h). The
+// runtime prefetches the next unit's gather during this one's compute, so per unit only the
+// excess of communication over compute shows, plus the contention of what overlap hides.
+void ChunkPricer::zero3_exposure(const NodeGroup& group, const LayerPrice* layer_prices,
+                                 int64_t first_layer, int64_t layers, bool first_chunk,
+                                 bool last_chunk, const PassSeconds& ends,
+                                 ChunkPrice& price) const {
+  const int64_t n = plan_.dp * plan_.cp;
+  const int64_t per_node = dp_ranks_per_node(group);
+  auto exposed = [this](double comm, double compute) {
+    return std::max(0.0, comm - compute) + collective_.overlap_slowdown * std::min(comm, compute);
+  };
+  double exposed_fwd = 0, exposed_bwd = 0, bound_fwd = 0, bound_bwd = 0;
+  // Identical layers repeat: price a unit's collectives once per parameter count.
+  double last_parameters = -1, gather = 0, scatter = 0;
+  auto unit = [&](double parameters, const PassSeconds& compute, const PassSeconds& bound) {
+    if (parameters <= 0) return;
+    if (parameters != last_parameters) {
+      last_parameters = parameters;
+      gather = collective_seconds(Collective::kAllGather, parameters * kStepParameterBytes, n,
+                                  per_node, group, price.comm);
+      scatter = collective_seconds(Collective::kReduceScatter,
+                                   parameters * gradient_bytes_per_param(plan_.precision), n,
+                                   per_node, group, price.comm);
+    }
+    exposed_fwd += exposed(gather, compute.forward);
+    exposed_bwd += exposed(gather + scatter, compute.backward_input + compute.backward_weight);
+    bound_fwd += std::max(0.0, gather - bound.forward);
+    bound_bwd += std::max(0.0, gather + scatter - bound.backward_input - bound.backward_weight);
+  };
+  for (int64_t i = 0; i < layers; ++i) {
+    const LayerPrice& layer = layer_prices[i];
+    PassSeconds compute{layer.compute.fwd + layer.forward_comm,
+                        layer.compute.recompute + layer.compute.b + layer.backward_comm,
+                        layer.compute.w};
+    unit(parameters(first_layer + i, 1, false, false), compute, layer.bound);
+  }
+  if (first_chunk || last_chunk) {
+    unit(parameters(first_layer, 0, first_chunk, last_chunk), ends, ends);
+  }
+  price.forward += exposed_fwd;
+  price.forward_comm += exposed_fwd;
+  price.backward_input += exposed_bwd;
+  price.backward_comm += exposed_bwd;
+  price.bound.forward += bound_fwd;
+  price.bound.backward_input += bound_bwd;
+}
+
 ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGroup& group,
                                           const LayerPrice* layer_prices, int64_t first_layer,
                                           int64_t layers, bool first_chunk, bool last_chunk) const {
@@ -190,13 +241,17 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
     price.comm.profile += layer.comm.profile;
     price.comm.extrapolated += layer.comm.extrapolated;
   }
-  auto add_end = [&price](const PassSeconds& end) {
+  PassSeconds ends;  // The embedding's and head's passes, for ZeRO-3's overlap below.
+  auto add_end = [&price, &ends](const PassSeconds& end) {
     price.forward += end.forward;
     price.backward_input += end.backward_input;
     price.backward_weight += end.backward_weight;
     price.bound.forward += end.forward;
     price.bound.backward_input += end.backward_input;
     price.bound.backward_weight += end.backward_weight;
+    ends.forward += end.forward;
+    ends.backward_input += end.backward_input;
+    ends.backward_weight += end.backward_weight;
   };
   if (first_chunk) {
     LayerCost embedding = costs.embedding_cost(model_, shape_);
@@ -211,37 +266,13 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
     price.activation_bytes += loss_activation_bytes(model_, activations_);
   }
   price.parameters = parameters(first_layer, layers, first_chunk, last_chunk);
-  // ZeRO-3: parameters gathered before each pass, gradients reduce-scattered after backward;
-  // FSDP prefetches, so only the excess over the chunk's compute shows.
   if (plan_.zero_stage == 3 && plan_.dp * plan_.cp > 1) {
-    int64_t n = plan_.dp * plan_.cp;
-    double gather =
-        collective_seconds(Collective::kAllGather, price.parameters * kStepParameterBytes, n,
-                           dp_ranks_per_node(group), group, price.comm);
-    double scatter = collective_seconds(
-        Collective::kReduceScatter, price.parameters * gradient_bytes_per_param(plan_.precision), n,
-        dp_ranks_per_node(group), group, price.comm);
-    // What overlap cannot hide, plus the contention of what it hides (collective_cost.h).
-    auto exposed = [this](double comm, double compute) {
-      return std::max(0.0, comm - compute) + collective_.overlap_slowdown * std::min(comm, compute);
-    };
-    double exposed_fwd = exposed(gather, price.forward) * microbatches_;
-    double exposed_bwd = exposed(gather + scatter, price.backward_input + price.backward_weight);
-    price.forward += exposed_fwd / microbatches_;
-    price.forward_comm += exposed_fwd / microbatches_;
-    price.backward_input += exposed_bwd;
-    price.backward_comm += exposed_bwd;
-    // The bound: the excess over the bound's own compute, without the contention share.
-    PassSeconds& bound = price.bound;
-    double bound_fwd = std::max(0.0, gather - bound.forward) * microbatches_;
-    double bound_bwd =
-        std::max(0.0, gather + scatter - bound.backward_input - bound.backward_weight);
-    bound.forward += bound_fwd / microbatches_;
-    bound.backward_input += bound_bwd;
+    zero3_exposure(group, layer_prices, first_layer, layers, first_chunk, last_chunk, ends, price);
   }
   // Framework per-microbatch dispatch (cost_model.h), once per forward and per backward.
-  price.forward += efficiency_.microbatch_overhead;
-  price.backward_input += efficiency_.microbatch_overhead;
+  const double dispatch = efficiency_.overheads(plan_.runtime).microbatch_overhead_s;
+  price.forward += dispatch;
+  price.backward_input += dispatch;
   return price;
 }
 

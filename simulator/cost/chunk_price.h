@@ -130,6 +130,10 @@ class ChunkPricer {
 
   // The embedding's passes (forward, input gradient, weight gradient) and the head's (final
   // norm, output layer and loss; its recompute inside the input gradient), as chunks add them.
+  // ZeRO-3's per-unit gathers and reduce-scatters, what of them shows, added to `price`.
+  void zero3_exposure(const NodeGroup& group, const LayerPrice* layer_prices, int64_t first_layer,
+                      int64_t layers, bool first_chunk, bool last_chunk, const PassSeconds& ends,
+                      ChunkPrice& price) const;
   PassSeconds embedding_passes(const CostModel& costs) const;
   PassSeconds head_passes(const CostModel& costs) const;
 

@@ -1,11 +1,16 @@
 #include "simulator/cost/collective_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "simulator/spec/error.h"
 
 namespace ppsim {
 namespace {
+
+// NCCL's floor on the intra-node step latency of a multi-node ring: the network overhead of
+// 1 us, x3 for the Simple protocol bulk transfers use (REFERENCE.md 6, tuning.cc).
+constexpr double kMultiNodeIntraLatency = 3e-6;
 
 // Per-GPU bytes and hop counts on each link class, before bandwidths and latencies.
 struct Traffic {
@@ -22,14 +27,16 @@ Traffic traffic(Collective kind, double s, double n, double g, double nodes) {
     case Collective::kAllReduce:
       t.intra_bytes = 2 * (g - 1) / g * s;
       t.inter_bytes = 2 * (nodes - 1) / nodes * s / g;
-      t.intra_hops = 2 * (g - 1);
+      // NCCL's ring: 2(n-1) steps, 2(N-1) of them across nodes (REFERENCE.md 6).
+      t.intra_hops = 2 * (n - nodes);
       t.inter_hops = 2 * (nodes - 1);
       break;
     case Collective::kAllGather:
     case Collective::kReduceScatter:
       t.intra_bytes = (g - 1) / g * s;
       t.inter_bytes = (nodes - 1) / nodes * s / g;
-      t.intra_hops = g - 1;
+      // NCCL's ring: n-1 steps, N-1 of them across nodes; every step waits for the last.
+      t.intra_hops = n - nodes;
       t.inter_hops = nodes - 1;
       break;
     case Collective::kAllToAll:
@@ -81,8 +88,18 @@ CollectiveCost collective_cost(Collective kind, double bytes, const CollectiveGr
     PPSIM_CHECK(group.inter.bandwidth > 0, "inter-node bandwidth must be positive");
     cost.inter_seconds = t.inter_bytes / (group.inter.bandwidth * efficiency.inter_bandwidth);
   }
-  cost.latency = efficiency.base_latency + t.intra_hops * group.intra.latency +
+  // Across nodes NCCL raises the intra-node step latency to the network proxy's overhead.
+  double intra_latency =
+      nodes > 1 ? std::max(group.intra.latency, kMultiNodeIntraLatency) : group.intra.latency;
+  cost.latency = efficiency.base_latency + t.intra_hops * intra_latency +
                  t.inter_hops * group.inter.latency;
+  if (kind == Collective::kAllReduce && nodes > 1) {
+    // NCCL picks its tree for latency-bound all-reduces: a chain inside each node and a
+    // binary tree across nodes, up and down.
+    double tree = efficiency.base_latency +
+                  2 * ((g - 1) * intra_latency + std::ceil(std::log2(nodes)) * group.inter.latency);
+    cost.latency = std::min(cost.latency, tree);
+  }
   double transfer = t.concurrent || efficiency.overlap_phases
                         ? std::max(cost.intra_seconds, cost.inter_seconds)
                         : cost.intra_seconds + cost.inter_seconds;

@@ -34,8 +34,12 @@
 // achievable fraction. On one node (N = 1) all of this is the plain ring: all_reduce takes
 // 2(n-1)/n * S / B_intra, so busbw = B_intra exactly.
 //   latency = base_latency + intra_hops * intra.latency + inter_hops * inter.latency,
-// with hops per rank as NCCL's ring counts them (REFERENCE.md 6): all_reduce 2(g-1) and
-// 2(N-1); all_gather and reduce_scatter (g-1) and (N-1); broadcast the same chain;
+// with hops as NCCL's ring tuning model counts them (REFERENCE.md 6, tuning.cc): a ring of n
+// ranks takes n-1 steps (2(n-1) for all_reduce), N-1 (2(N-1)) of them across nodes and the
+// other n-N (2(n-N)) inside; every step waits for the slowest, so a ring over many nodes pays
+// the intra steps of every node, not of one. Across nodes the intra step latency is at least
+// 3 us (NCCL's network overhead, x3 for Simple). An all_reduce across nodes takes the lower of
+// that and NCCL's tree, base + 2((g-1) intra + ceil(log2 N) inter). broadcast: (g-1) and (N-1);
 // alltoall and sendrecv one hop of each class used.
 // Only ring-style algorithms are modelled: NVLS (in-switch reduction; all_reduce busbw up to
 // 460-480 GB/s on 8x H100) and SHARP would beat these times. Fabric oversubscription is the

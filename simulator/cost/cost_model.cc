@@ -47,20 +47,17 @@ CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency)
   peaks_[index_of(Precision::kBf16)] = bf16;
   peaks_[index_of(Precision::kFp16)] = fp16;
   peaks_[index_of(Precision::kFp8)] = fp8;
-  const std::string& name = gpu_.name;
-  bool warpgroup_generation = false;
-  for (std::string_view prefix : {"H1", "H2", "GH", "B1", "B2", "GB"}) {
-    if (name.rfind(prefix, 0) == 0) warpgroup_generation = true;
-  }
-  if (warpgroup_generation) {
-    gemm_scale_ = efficiency_.hopper_gemm_scale;
-    attention_scale_ = efficiency_.hopper_attention_scale;
-  }
+  kernel_gap_ = efficiency_.overheads(runtime_).kernel_gap_s;
+  attention_ = runtime_traits(runtime_).attention;
 }
 
-CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency, const ProfileTable* profile)
+CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency, const ProfileTable* profile,
+                     Runtime runtime, std::optional<AttentionKernel> attention)
     : CostModel(std::move(gpu), efficiency) {
   profile_ = profile;
+  runtime_ = runtime;
+  kernel_gap_ = efficiency_.overheads(runtime).kernel_gap_s;
+  attention_ = attention.value_or(runtime_traits(runtime).attention);
 }
 
 void CostModel::apply_profile(const Op& op, const GemmShape& gemm, bool backward, double flops,
@@ -82,7 +79,7 @@ void CostModel::apply_profile(const Op& op, const GemmShape& gemm, bool backward
       break;
   }
   if (!measured) return;
-  cost.seconds = measured->seconds + kernels * efficiency_.kernel_overhead;
+  cost.seconds = measured->seconds + kernels * kernel_gap_;
   cost.source = CostSource::kProfile;
   cost.extrapolated = measured->extrapolated;
 }
@@ -91,8 +88,8 @@ const PeakFlops& CostModel::peak(Precision precision) const { return peaks_[inde
 
 double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) const {
   const EfficiencyTable& e = efficiency_;
-  double max = gemm_scale_ *
-               (peak(precision).used == Precision::kFp8 ? e.gemm_max_fp8 : e.gemm_max_bf16);
+  double max = e.gemm_scale * (peak(precision).used == Precision::kFp8 ? gpu_.kernels.gemm_fp8
+                                                                        : gpu_.kernels.gemm_bf16);
   double tiles = shape.batch * (shape.m / e.gemm_tile) * (shape.n / e.gemm_tile);
   return max * saturate(tiles, e.gemm_half_tiles) * saturate(shape.k, e.gemm_half_k);
 }
@@ -100,8 +97,10 @@ double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) c
 double CostModel::attention_efficiency(const AttentionShape& shape, bool backward) const {
   const EfficiencyTable& e = efficiency_;
   double tiles = shape.batch_heads * shape.q_tokens / e.attention_q_tile;
-  return attention_scale_ * (backward ? e.attention_bwd : e.attention_fwd) *
-         saturate(tiles, e.gemm_half_tiles);
+  const KernelDatasheet& k = gpu_.kernels;
+  double kernel = attention_ == AttentionKernel::kFlash2 ? (backward ? k.flash2_bwd : k.flash2_fwd)
+                                                         : (backward ? k.fused_bwd : k.fused_fwd);
+  return e.attention_scale * kernel * saturate(tiles, e.gemm_half_tiles);
 }
 
 PassCost CostModel::pass(const Op& op, double flops, double bytes, int kernels,
@@ -114,7 +113,7 @@ PassCost CostModel::pass(const Op& op, double flops, double bytes, int kernels,
   }
   double memory = bytes / (gpu_.memory_bandwidth * efficiency_.memory);
   cost.seconds = smooth_max(compute, memory, efficiency_.roofline_sharpness) +
-                 kernels * efficiency_.kernel_overhead;
+                 kernels * kernel_gap_;
   return cost;
 }
 
@@ -147,7 +146,7 @@ OpCost CostModel::op_cost(const Op& op) const {
       break;
     }
     case OpClass::kAttention:
-      if (!efficiency_.flash_attention) {
+      if (attention_ == AttentionKernel::kUnfused) {
         cost = unfused_attention(op);
         break;
       }
@@ -218,6 +217,20 @@ OpCost CostModel::unfused_attention(const Op& op) const {
                    gemm_efficiency(weight_like, op.precision)));
   cost.note = peak(op.precision).note;
   return cost;
+}
+
+std::array<RuntimeOverheads, kRuntimeCount> EfficiencyTable::shipped_runtime_overheads() {
+  std::array<RuntimeOverheads, kRuntimeCount> overheads;
+  for (Runtime runtime : all_runtimes()) {
+    overheads[static_cast<size_t>(runtime)] = runtime_traits(runtime).overheads;
+  }
+  // `ppsim accuracy --runs ../shared/data/public-runs.csv --fit` (docs/accuracy.md) for the
+  // runtimes with published rows; megatron-core and deepspeed have none and keep runtime.h's
+  // priors. Kernel gap, per-microbatch dispatch, per-step host time, seconds.
+  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {4.505e-6, 2.524e-4, 0.09546};
+  overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {4.215e-6, 2.149e-3, 0.123};
+  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 2.967e-3, 0.06498};
+  return overheads;
 }
 
 LayerCost CostModel::cost(const OpList& ops) const {

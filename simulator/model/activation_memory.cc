@@ -29,7 +29,7 @@ double mlp_intermediate_bytes_per_token(const ModelSpec& model, int64_t ffn) {
 
 }  // namespace
 
-ActivationConfig activation_config(const Plan& plan, const ModelSpec& model, bool flash_attention) {
+ActivationConfig activation_config(const Plan& plan, const ModelSpec& model) {
   ActivationConfig config;
   config.seq_length = effective_seq_length(plan, model);
   config.micro_batch_size = plan.micro_batch_size;
@@ -37,7 +37,7 @@ ActivationConfig activation_config(const Plan& plan, const ModelSpec& model, boo
   config.cp = plan.cp;
   config.sequence_parallel = plan.sequence_parallel;
   config.recompute = plan.recompute;
-  config.flash_attention = flash_attention;
+  config.flash_attention = attention_kernel(plan) != AttentionKernel::kUnfused;
   return config;
 }
 

@@ -86,9 +86,9 @@ struct ActivationConfig {
   bool flash_attention = true;  // Fused/flash attention: no s^2 score matrix is saved.
 };
 
-// The plan's activation settings (sequence length from effective_seq_length()).
-ActivationConfig activation_config(const Plan& plan, const ModelSpec& model,
-                                   bool flash_attention = true);
+// The plan's activation settings (sequence length from effective_seq_length(); flash_attention
+// unless the plan's attention kernel is unfused, plan.h attention_kernel()).
+ActivationConfig activation_config(const Plan& plan, const ModelSpec& model);
 
 // Bytes one transformer layer saves for one microbatch, by part. The parts add up to total().
 // Under full recompute only layer_input is non-zero.

@@ -172,15 +172,8 @@ struct MemoryReport {
   HostMemoryReport host;
 };
 
-// Options the plan does not carry.
-struct MemoryOptions {
-  bool flash_attention = true;  // Fused attention kernels (no s^2 scores saved).
-};
-
 // Per-stage memory of running `plan` for `model` on `cluster`.
 // REQUIRES: plan_problem(plan, model, cluster) is nullopt (a valid plan).
 MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan);
-MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
-                             const MemoryOptions& options);
 
 }  // namespace ppsim

@@ -264,6 +264,8 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
                 shape.schedule = schedule;
                 shape.sequence_parallel = tp > 1;
                 shape.precision = space.precision;
+                shape.runtime = space.runtime;
+                shape.attention = space.attention;
                 shape.placement = placement;
                 // Validity of everything but the split, with the balanced split spelled out
                 // (the default split need not divide into vpp chunks where an explicit one does).

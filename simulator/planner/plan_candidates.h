@@ -54,6 +54,8 @@ struct SearchSpace {
   int64_t global_batch_size = 0;      // Sequences per step. REQUIRES: > 0.
   std::optional<int64_t> seq_length;  // Overrides the model's when set.
   Precision precision = Precision::kBf16;
+  Runtime runtime = kDefaultRuntime;             // Every candidate's runtime (spec/runtime.h).
+  std::optional<AttentionKernel> attention;      // Every candidate's attention kernel, if named.
   // Pipeline schedules tried when pp > 1. Default: all the simulator has.
   std::vector<ScheduleKind> schedules = default_search_schedules();
   int64_t max_micro_batch_size = 16;      // Largest micro-batch size tried.

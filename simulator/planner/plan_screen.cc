@@ -57,6 +57,12 @@ struct ScheduleProfile {
 
 namespace {
 
+// What a plan's costs depend on beyond its shape: its runtime and attention kernel, as one key.
+int runtime_key(const Plan& plan) {
+  return static_cast<int>(plan.runtime) * 4 + static_cast<int>(attention_kernel(plan));
+}
+
+
 void add_pareto(std::vector<std::vector<int32_t>>& set, const std::vector<int32_t>& x) {
   auto dominates = [](const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
     for (size_t i = 0; i < a.size(); ++i) {
@@ -261,9 +267,9 @@ PlanScreen::PlanScreen(const ModelSpec& model, const ClusterSpec& cluster,
 
 PlanScreen::~PlanScreen() = default;
 
-const CostModel& PlanScreen::group_cost_model(int64_t group) const {
+const CostModel& PlanScreen::group_cost_model(int64_t group, const Plan& plan) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return cost_model(group);  // Immutable once made; the map never drops entries.
+  return cost_model(group, plan);  // Immutable once made; the map never drops entries.
 }
 
 ChunkPricer PlanScreen::chunk_pricer(const Plan& plan) const {
@@ -271,14 +277,15 @@ ChunkPricer PlanScreen::chunk_pricer(const Plan& plan) const {
                      options_.ideal_links);
 }
 
-const CostModel& PlanScreen::cost_model(int64_t group) const {
-  auto it = cost_models_.find(group);
+const CostModel& PlanScreen::cost_model(int64_t group, const Plan& plan) const {
+  auto key = std::make_pair(group, runtime_key(plan));
+  auto it = cost_models_.find(key);
   if (it == cost_models_.end()) {
     it = cost_models_
-             .emplace(group,
-                      std::make_unique<CostModel>(
-                          cluster_.nodes[group].gpu, options_.efficiency,
-                          profile_for_gpu(options_.profile, cluster_.nodes[group].gpu)))
+             .emplace(key, std::make_unique<CostModel>(
+                               cluster_.nodes[group].gpu, options_.efficiency,
+                               profile_for_gpu(options_.profile, cluster_.nodes[group].gpu),
+                               plan.runtime, plan.attention))
              .first;
   }
   return *it->second;
@@ -303,7 +310,7 @@ std::shared_ptr<const ScheduleProfile> PlanScreen::schedule_profile(ScheduleKind
 std::shared_ptr<const PlanScreen::LayerBytes> PlanScreen::layer_bytes(const Plan& plan) const {
   auto key = std::make_tuple(
       plan.tp, plan.cp, plan.micro_batch_size, effective_seq_length(plan, model_), plan.ep,
-      plan.sequence_parallel && plan.tp > 1, static_cast<int>(plan.recompute));
+      plan.sequence_parallel && plan.tp > 1, static_cast<int>(plan.recompute), runtime_key(plan));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = bytes_.find(key);
@@ -331,7 +338,8 @@ std::shared_ptr<const LayerSeconds> PlanScreen::layer_seconds(const Plan& plan,
   auto key = std::make_tuple(group, plan.tp, plan.cp, plan.micro_batch_size,
                              effective_seq_length(plan, model_), plan.ep,
                              plan.sequence_parallel && plan.tp > 1,
-                             static_cast<int>(plan.recompute), static_cast<int>(plan.precision));
+                             static_cast<int>(plan.recompute), static_cast<int>(plan.precision),
+                             runtime_key(plan));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = seconds_.find(key);
@@ -340,7 +348,7 @@ std::shared_ptr<const LayerSeconds> PlanScreen::layer_seconds(const Plan& plan,
   const CostModel* costs = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    costs = &cost_model(group);  // Immutable once made; the map never drops entries.
+    costs = &cost_model(group, plan);  // Immutable once made; the map never drops entries.
   }
   const NodeGroup& nodes = cluster_.nodes[group];
   // The step builder's prices (chunk_price.h); the bound keeps compute + TP per pass.
@@ -509,7 +517,7 @@ std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
     // The chunk's price from its layers' (priced once per shape and group); its bound.
     const LayerSeconds& seconds = *it->second;
     chunk[c] = pricer
-                   .chunk_from_layers(screen_.group_cost_model(group),
+                   .chunk_from_layers(screen_.group_cost_model(group, plan),
                                       screen_.cluster().nodes[group],
                                       &seconds.prices[chunk_first_[c]], chunk_first_[c],
                                       chunk_layers_[c], c == 0, c == chunks - 1)

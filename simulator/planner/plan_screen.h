@@ -108,8 +108,9 @@ class PlanScreen {
   // The chunk pricer of `plan` with the step options (chunk_price.h); what the step builder
   // prices the same plan with.
   ChunkPricer chunk_pricer(const Plan& plan) const;
-  // The cost model of node group `group`'s GPUs (made once, kept for the screen's life).
-  const CostModel& group_cost_model(int64_t group) const;
+  // The cost model of node group `group`'s GPUs under `plan`'s runtime and attention kernel
+  // (made once per such triple, kept for the screen's life).
+  const CostModel& group_cost_model(int64_t group, const Plan& plan) const;
 
   // Per-layer seconds of `plan`'s shape on node group `group` (for layer balancing).
   std::shared_ptr<const LayerSeconds> layer_seconds(const Plan& plan, int64_t group) const;
@@ -131,22 +132,26 @@ class PlanScreen {
   std::shared_ptr<const LayerBytes> layer_bytes(const Plan& plan) const;
 
  private:
-  const CostModel& cost_model(int64_t group) const;  // REQUIRES: mutex_ held.
+  // REQUIRES: mutex_ held.
+  const CostModel& cost_model(int64_t group, const Plan& plan) const;
 
   ModelSpec model_;
   ClusterSpec cluster_;
   StepOptions options_;
   mutable std::mutex mutex_;
-  mutable std::map<int64_t, std::unique_ptr<CostModel>> cost_models_;
+  // Keyed by (group, runtime_key(plan)).
+  mutable std::map<std::pair<int64_t, int>, std::unique_ptr<CostModel>> cost_models_;
   mutable std::map<std::tuple<int, int32_t, int32_t, int32_t>,
                    std::shared_ptr<const ScheduleProfile>>
       profiles_;
-  // Keyed by (tp, cp, mbs, seq, ep, sequence parallel, recompute).
-  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int>,
+  // Keyed by (tp, cp, mbs, seq, ep, sequence parallel, recompute, runtime_key).
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int>,
                    std::shared_ptr<const LayerBytes>>
       bytes_;
-  // Keyed by (group, tp, cp, mbs, seq, ep, sequence parallel, recompute, precision).
-  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int>,
+  // Keyed by (group, tp, cp, mbs, seq, ep, sequence parallel, recompute, precision,
+  // runtime_key).
+  mutable std::map<
+      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int, int>,
                    std::shared_ptr<const LayerSeconds>>
       seconds_;
 };

@@ -31,6 +31,16 @@ void apply_gpu_overrides(JsonReader reader, GpuSpec& gpu) {
   set("memory_bandwidth_GBps", gpu.memory_bandwidth, kGiga);
   set("nvlink_bandwidth_GBps", gpu.nvlink_bandwidth, kGiga);
   set("pcie_bandwidth_GBps", gpu.pcie_bandwidth, kGiga);
+  // Kernel datasheet fractions (gpu_catalog.h KernelDatasheet), of the datasheet peaks.
+  auto fraction = [&reader](const char* key, double& field) {
+    if (std::optional<double> value = reader.optional_number(key, 1e-3, 1)) field = *value;
+  };
+  fraction("gemm_bf16_efficiency", gpu.kernels.gemm_bf16);
+  fraction("gemm_fp8_efficiency", gpu.kernels.gemm_fp8);
+  fraction("flash2_fwd_efficiency", gpu.kernels.flash2_fwd);
+  fraction("flash2_bwd_efficiency", gpu.kernels.flash2_bwd);
+  fraction("fused_attention_fwd_efficiency", gpu.kernels.fused_fwd);
+  fraction("fused_attention_bwd_efficiency", gpu.kernels.fused_bwd);
   reader.finish();
   gpu.source += " (with cluster overrides)";
 }

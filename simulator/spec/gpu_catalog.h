@@ -12,6 +12,23 @@ namespace ppsim {
 
 enum class Precision { kBf16, kFp16, kFp8 };
 
+// Fractions of the datasheet peak that published kernel benchmarks reach on one GPU: the
+// roofline's large-shape ceilings (cost/cost_model.h), used when no measured profile is given.
+// Each catalog entry cites its measurements (gpu_catalog.cc); a cluster spec may override them
+// ("gpu_overrides": gemm_bf16_efficiency, ...).
+struct KernelDatasheet {
+  double gemm_bf16 = 0;   // Large bf16/fp16 GEMMs (8192-class, cuBLAS/cuBLASLt), of that peak.
+  double gemm_fp8 = 0;    // Large fp8 GEMMs (cuBLASLt / Transformer Engine), of the fp8 peak.
+  // Causal attention, head_dim 128, 2-16K tokens, of the bf16 peak, per kernel family
+  // (runtime.h AttentionKernel): FlashAttention-2, and the generation's fused kernel
+  // (FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell, FA2 on Ampere).
+  double flash2_fwd = 0;
+  double flash2_bwd = 0;
+  double fused_fwd = 0;
+  double fused_bwd = 0;
+  std::string source;  // The benchmarks the fractions come from.
+};
+
 // One GPU model. Bandwidths are per direction unless the name says otherwise.
 struct GpuSpec {
   std::string name;                  // Catalog key, e.g. "H100-SXM-80GB".
@@ -24,6 +41,7 @@ struct GpuSpec {
   double nvlink_bandwidth = 0;       // GPU-to-GPU NVLink/IF per direction, bytes/s; 0 = none.
   double pcie_bandwidth = 0;         // Host link per direction, bytes/s.
   std::string source;                // Datasheet citation.
+  KernelDatasheet kernels;           // What its kernels reach (above).
 
   // Peak dense FLOP/s for a GEMM precision; 0 when the GPU has no such tensor cores.
   double peak_flops(Precision precision) const;

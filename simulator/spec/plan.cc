@@ -103,6 +103,12 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
     plan.replica_microbatches = read_int_list(shares ? *shares : *short_shares, reader,
                                               shares ? "replica_microbatches" : "rmb", 1);
   }
+  plan.runtime = *find_runtime(
+      reader.optional_choice("runtime", runtime_names()).value_or(runtime_name(kDefaultRuntime)));
+  if (std::optional<std::string> attention =
+          reader.optional_choice("attention", attention_kernel_names())) {
+    plan.attention = find_attention_kernel(*attention);
+  }
   reader.finish();
   // V-shaped schedules hold two chunks per rank by definition.
   plan.vpp = vpp.value_or(default_chunks_per_rank(plan.schedule));
@@ -265,6 +271,8 @@ std::string plan_to_json(const Plan& plan) {
   if (!plan.stage_layers.empty()) json["stage_layers"] = plan.stage_layers;
   if (!plan.placement.empty()) json["placement"] = plan.placement;
   if (!plan.replica_microbatches.empty()) json["replica_microbatches"] = plan.replica_microbatches;
+  json["runtime"] = runtime_name(plan.runtime);
+  if (plan.attention) json["attention"] = attention_kernel_name(*plan.attention);
   return json.dump();
 }
 
@@ -293,7 +301,13 @@ std::string plan_to_inline(const Plan& plan) {
   if (!plan.stage_layers.empty()) text += ",stage_layers=" + list(plan.stage_layers);
   if (!plan.placement.empty()) text += ",placement=" + list(plan.placement);
   if (!plan.replica_microbatches.empty()) text += ",rmb=" + list(plan.replica_microbatches);
+  if (plan.runtime != kDefaultRuntime) text += ",runtime=" + runtime_name(plan.runtime);
+  if (plan.attention) text += ",attention=" + attention_kernel_name(*plan.attention);
   return text;
+}
+
+AttentionKernel attention_kernel(const Plan& plan) {
+  return plan.attention.value_or(runtime_traits(plan.runtime).attention);
 }
 
 double offloaded_fraction(const Plan& plan) {

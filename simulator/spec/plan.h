@@ -4,12 +4,15 @@
 //   {"tp","pp","dp","cp","ep","vpp","micro_batch_size","global_batch_size","seq_length"?,
 //    "schedule","recompute":"none|selective|full","sequence_parallel","zero_stage":0-3,
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8","stage_layers":[...]?,
-//    "placement":[...]?,"replica_microbatches":[...]?}
+//    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
 // (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
 // ("stage_layers=9:10:10:3"):
 //   tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=interleaved-1f1b,vpp=2,precision=fp8
+// "runtime" (megatron-core, megatron-lm, deepspeed, torchtitan, pytorch-fsdp; runtime.h) names
+// the code base that runs the plan; "attention" (unfused, flash2, fused) overrides the kernel
+// that runtime runs by default.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,7 @@
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/gpu_catalog.h"
 #include "simulator/spec/model_spec.h"
+#include "simulator/spec/runtime.h"
 #include "simulator/spec/schedule_kind.h"
 
 namespace ppsim {
@@ -54,6 +58,9 @@ struct Plan {
   // replicas of different speed take different shares of the global batch (heterogeneous
   // clusters); empty = gbs / (mbs * dp) each. JSON "replica_microbatches", inline "rmb=10:6".
   std::vector<int64_t> replica_microbatches;
+  Runtime runtime = kDefaultRuntime;  // The code base that runs it (runtime.h). Default megatron-core.
+  // The attention kernel, when the plan names one; else the runtime's (attention_kernel()).
+  std::optional<AttentionKernel> attention;
 
   int64_t num_gpus() const { return tp * pp * dp * cp; }
 };
@@ -71,6 +78,9 @@ std::string recompute_name(Recompute recompute);
 std::string plan_to_json(const Plan& plan);
 // The plan in the inline form, for tables ("tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=1f1b").
 std::string plan_to_inline(const Plan& plan);
+
+// The attention kernel the plan runs: plan.attention, else its runtime's default.
+AttentionKernel attention_kernel(const Plan& plan);
 
 // Fraction of the optimizer states and update on the host: offload_fraction when
 // offload_optimizer is set, else 0.

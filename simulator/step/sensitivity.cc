@@ -77,7 +77,7 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
 
   // Each stage's GPUs, as a gpu_speed of 0.9 would slow them (step_builder.cc): compute tasks
   // and bucket delays by 1/0.9; the optimizer's host-side overhead is not GPU work.
-  double overhead = options.efficiency.step_overhead;
+  double overhead = options.efficiency.overheads(step.plan.runtime).step_overhead_s;
   for (int32_t stage = 0; stage < step.layout.stages; ++stage) {
     const WorkerSlot& slot = step.layout.at(0, stage);
     std::string gpus =

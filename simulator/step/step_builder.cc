@@ -32,9 +32,7 @@ class StepCosts : public LoweringCosts {
         network_(network),
         prices_(model, cluster, plan, options, step),
         update_(cluster, plan, options, step, network, prices_) {
-    MemoryOptions memory_options;
-    memory_options.flash_attention = options.efficiency.flash_attention;
-    memory_ = estimate_memory(model, cluster, plan, memory_options);
+    memory_ = estimate_memory(model, cluster, plan);
   }
 
   ComputeSpec compute(int32_t worker, const Action& action) override {

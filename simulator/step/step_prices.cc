@@ -51,7 +51,8 @@ ChunkPrice StepPrices::price(int32_t group_index, int32_t chunk) {
   if (model_it == cost_models_.end()) {
     model_it = cost_models_
                    .emplace(group.gpu.name, CostModel(group.gpu, options_.efficiency,
-                                                      profile_for_gpu(options_.profile, group.gpu)))
+                                                      profile_for_gpu(options_.profile, group.gpu),
+                                                      step_.plan.runtime, step_.plan.attention))
                    .first;
   }
   ChunkPrice price =

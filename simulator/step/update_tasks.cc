@@ -259,7 +259,8 @@ TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info
                                 profile_for_gpu(options_.profile, group.gpu));
   // The framework's per-step host work (cost_model.h): host time, so a slow GPU's speed
   // factor does not stretch it (work is divided by the stream's speed).
-  task.work += options_.efficiency.step_overhead * graph.stream(compute_stream).speed;
+  task.work += options_.efficiency.overheads(plan_.runtime).step_overhead_s *
+               graph.stream(compute_stream).speed;
   TaskId id = graph.add_task(task);
   info.resize(graph.num_tasks());
   info[id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOptimizer};

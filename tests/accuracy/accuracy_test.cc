@@ -122,6 +122,11 @@ TEST_CASE("PublicRun: gpu_type texts map to catalog GPUs") {
   CHECK(catalog_gpu_for("H100 PCIe") == "H100-PCIe-80GB");
   CHECK(catalog_gpu_for("NVIDIA H200 SXM 141GB") == "H200-SXM-141GB");
   CHECK(catalog_gpu_for("B200 (HGX)") == "B200");
+  CHECK(catalog_gpu_for("B200 (DGX B200)") == "B200");
+  // A GB200 NVL72 rack is not a DGX B200 (72-GPU NVLink domain, other clocks and power).
+  CHECK_FALSE(catalog_gpu_for("GB200 (NVL72)").has_value());
+  CHECK_FALSE(catalog_gpu_for("GB300 (NVL72)").has_value());
+  CHECK_FALSE(catalog_gpu_for("B300 (DGX B300)").has_value());
   CHECK_FALSE(catalog_gpu_for("TPU v5p").has_value());
 }
 
@@ -146,7 +151,8 @@ TEST_CASE("PublicRun: a Llama row becomes a model, a cluster and a plan") {
   CHECK(run.plan.dp == 8);
   CHECK(run.plan.recompute == Recompute::kFull);
   CHECK(run.plan.zero_stage == 3);  // torchtitan's FSDP when the column is empty.
-  CHECK(run.flash_attention);
+  CHECK(run.plan.runtime == Runtime::kTorchtitan);
+  CHECK(attention_kernel(run.plan) == AttentionKernel::kFlash2);
   bool said_nic = false, said_zero = false;
   for (const std::string& text : run.defaults) {
     said_nic = said_nic || text.find("NIC speed not stated") != std::string::npos;
@@ -208,6 +214,19 @@ TEST_CASE("PublicRun: schedule, recompute, sharding and precision texts") {
   CHECK(plan_of({{"recompute", "none"}}).recompute == Recompute::kNone);
   CHECK(plan_of({{"fsdp_zero_distopt", "FSDP SHARD_GRAD_OP (ZeRO-2-like)"}}).zero_stage == 2);
   CHECK(plan_of({{"fsdp_zero_distopt", "none (DDP impl: local)"}}).zero_stage == 0);
+  // "DDP (FSDP=0)" is plain data parallelism, not FSDP.
+  CHECK(plan_of({{"fsdp_zero_distopt", "DDP (FSDP=0)"}}).zero_stage == 0);
+  CHECK(plan_of({{"fsdp_zero_distopt", "FSDP2"}}).zero_stage == 3);
+  // The framework text sets the runtime, and with it the attention kernel.
+  CHECK(plan_of({{"framework", "Megatron-LM"}}).runtime == Runtime::kMegatronLm);
+  CHECK(attention_kernel(plan_of({{"framework", "Megatron-LM"}})) == AttentionKernel::kUnfused);
+  CHECK(attention_kernel(plan_of({{"framework", "Megatron-LM with flash-attn 2"}})) ==
+        AttentionKernel::kFlash2);
+  CHECK(plan_of({{"framework", "Megatron-Bridge / Megatron-Core (NeMo 25.09)"}}).runtime ==
+        Runtime::kMegatronCore);
+  CHECK(plan_of({{"framework", "Megatron-DeepSpeed"}}).runtime == Runtime::kDeepSpeed);
+  CHECK(plan_of({{"framework", "MosaicML Composer + llm-foundry (PyTorch FSDP)"}}).runtime ==
+        Runtime::kPytorchFsdp);
   CHECK(plan_of({{"precision", "amp_fp8 (FSDP mixed-precision mode DEFAULT)"}}).precision ==
         Precision::kFp8);
   CHECK(plan_of({{"precision", "fp16 mixed (loss-scale 8192)"}}).precision == Precision::kFp16);
@@ -309,7 +328,8 @@ TEST_CASE("Accuracy: three public rows (Megatron-LM, torchtitan, Zero Bubble)") 
   const RowAccuracy& megatron = result.rows[0];
   CHECK(megatron.run.row_id == "5");
   CHECK(megatron.run.framework == Framework::kMegatron);
-  CHECK_FALSE(megatron.run.flash_attention);
+  CHECK(megatron.run.plan.runtime == Runtime::kMegatronLm);
+  CHECK(attention_kernel(megatron.run.plan) == AttentionKernel::kUnfused);
   CHECK(megatron.run.plan.pp == 2);
   CHECK(megatron.run.plan.precision == Precision::kFp16);
   CHECK(megatron.run.cluster.nodes[0].count == 64);
@@ -318,7 +338,8 @@ TEST_CASE("Accuracy: three public rows (Megatron-LM, torchtitan, Zero Bubble)") 
   CHECK(titan.run.row_id == "93");
   CHECK(titan.test_split);
   CHECK(titan.run.plan.zero_stage == 3);
-  CHECK(titan.run.flash_attention);
+  CHECK(titan.run.plan.runtime == Runtime::kTorchtitan);
+  CHECK(attention_kernel(titan.run.plan) == AttentionKernel::kFlash2);
 
   // The Zero Bubble row publishes its memory: compared in decimal GB.
   const RowAccuracy& zero_bubble = result.rows[2];

@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "simulator/cost/collective_timing.h"
 #include "simulator/model/chunk_layout.h"
+#include "simulator/model/parameter_bytes.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {
@@ -73,8 +75,10 @@ TEST_CASE("ChunkPrice: with free links and no ZeRO-3 the price is the bound plus
   ChunkPrice price = pricer.chunk(costs, cluster.nodes.front(), 0, 16, true, false);
   CHECK(price.forward_comm == 0);
   CHECK(price.backward_comm == 0);
-  CHECK(price.forward == price.bound.forward + efficiency.microbatch_overhead);
-  CHECK(price.backward_input == price.bound.backward_input + efficiency.microbatch_overhead);
+  const double dispatch = efficiency.overheads(plan.runtime).microbatch_overhead_s;
+  CHECK(dispatch > 0);
+  CHECK(price.forward == price.bound.forward + dispatch);
+  CHECK(price.backward_input == price.bound.backward_input + dispatch);
   CHECK(price.comm.modelled == 0);
   // Layers 0-15 of Llama-2-7B on tp 2: each layer's 4h^2 + 3hF weights and its two RMSNorm
   // weights (2h), all divided by tp as the step's gradient buckets count them (Megatron keeps the
@@ -104,6 +108,34 @@ TEST_CASE("ChunkPrice: ZeRO-3 shows the gather that outlasts a small chunk's com
   CHECK(sharded.forward_comm > 0);
   CHECK(sharded.bound.forward > replicated.bound.forward);
   CHECK(sharded.bound.forward <= sharded.forward);
+}
+
+TEST_CASE("ChunkPrice: ZeRO-3 gathers and scatters each layer, each paying its ring latency") {
+  // At a sequence so short that compute is negligible, ZeRO-3's exposed forward is the sum over
+  // the chunk's layers of one all-gather each (plus the overlap contention of the compute it
+  // hides): 4 layers cost 4 gathers of one layer, not one gather of four (whose latency would be
+  // paid once).
+  ModelSpec model = testing::llama2_7b_shape();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 8);
+  Plan plan = make_plan("tp=1,pp=1,dp=64,mbs=1,gbs=64,seq=16,zero_stage=3");
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+  CostModel costs(cluster.nodes.front().gpu, efficiency, nullptr);
+  const NodeGroup& group = cluster.nodes.front();
+  ChunkPrice one = pricer.chunk(costs, group, 1, 1, false, false);
+  ChunkPrice four = pricer.chunk(costs, group, 1, 4, false, false);
+  CHECK(four.forward_comm == Approx(4 * one.forward_comm).epsilon(1e-9));
+  CHECK(four.backward_comm == Approx(4 * one.backward_comm).epsilon(1e-9));
+  // One layer's gather alone: the collective's time over 64 ranks on 8 nodes.
+  const double layer_parameters = one.parameters;
+  PassCost gather = collective_time(Collective::kAllGather, layer_parameters * kStepParameterBytes,
+                                    collective_group(64, 8, group), collective, nullptr, false);
+  // Exposed: the gather less the part of it the layer's (tiny) compute hides.
+  CHECK(one.forward_comm <= gather.seconds);
+  CHECK(one.forward_comm > 0.9 * gather.seconds);
+  // Its latency is NCCL's ring over 64 ranks: 56 intra steps and 7 across nodes.
+  CHECK(gather.seconds > collective.base_latency + 56 * 3e-6 + 7 * group.nic.link.latency);
 }
 
 }  // namespace

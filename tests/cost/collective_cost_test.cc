@@ -75,6 +75,9 @@ TEST_CASE("CollectiveCost: busbw factors follow nccl-tests") {
   CHECK(collective_name(Collective::kAllToAll) == "alltoall");
 }
 
+// NCCL raises the intra-node step latency of a multi-node ring to 3 us (tuning.cc, REFERENCE.md 6).
+constexpr double kMultiNodeIntraLat = 3e-6;
+
 TEST_CASE("CollectiveCost: all-reduce across 2 nodes of 8 runs hierarchically") {
   CollectiveGroup group = group_of(16, 8);
   CollectiveCost cost = collective_cost(Collective::kAllReduce, kSize, group, lossless());
@@ -83,7 +86,11 @@ TEST_CASE("CollectiveCost: all-reduce across 2 nodes of 8 runs hierarchically") 
   double inter = 2.0 * 1 / 2 * kSize / 8;
   CHECK(cost.intra_bytes == intra);
   CHECK(cost.inter_bytes == inter);
-  CHECK(cost.latency == Approx(14 * kNvlinkLat + 2 * kNicLat).epsilon(1e-12));
+  // Latency: NCCL's tree beats the 30-step ring here: 2 * (7 intra + log2(2) inter) steps.
+  double ring = 28 * kMultiNodeIntraLat + 2 * kNicLat;
+  double tree = 2 * (7 * kMultiNodeIntraLat + 1 * kNicLat);
+  CHECK(tree < ring);
+  CHECK(cost.latency == Approx(tree).epsilon(1e-12));
   double overlapped = std::max(intra / kNvlink, inter / kNic);
   CHECK(cost.seconds == Approx(cost.latency + overlapped).epsilon(1e-12));
 
@@ -99,7 +106,7 @@ TEST_CASE("CollectiveCost: one GPU per node is a ring over the NICs") {
   CollectiveCost cost = collective_cost(Collective::kAllReduce, kSize, group_of(4, 1), efficiency);
   CHECK(cost.intra_bytes == 0);
   CHECK(cost.seconds ==
-        Approx(8.4e-6 + 6 * kNicLat + 2.0 * 3 / 4 * kSize / (0.9 * kNic)).epsilon(1e-12));
+        Approx(8.4e-6 + 2 * 2 * kNicLat + 2.0 * 3 / 4 * kSize / (0.9 * kNic)).epsilon(1e-12));
   // The same group inside one node is faster.
   CHECK(collective_cost(Collective::kAllReduce, kSize, group_of(4, 4)).seconds < cost.seconds);
 }
@@ -111,7 +118,8 @@ TEST_CASE("CollectiveCost: alltoall sends to node peers and remote peers at once
       collective_cost(Collective::kAllToAll, kSize, group_of(16, 8), lossless());
   CHECK(spread.intra_bytes == 7.0 / 16 * kSize);
   CHECK(spread.inter_bytes == 8.0 / 16 * kSize);
-  CHECK(spread.seconds == Approx(kNvlinkLat + kNicLat + 8.0 / 16 * kSize / kNic).epsilon(1e-12));
+  CHECK(spread.seconds ==
+        Approx(kMultiNodeIntraLat + kNicLat + 8.0 / 16 * kSize / kNic).epsilon(1e-12));
 }
 
 TEST_CASE("CollectiveCost: send/recv uses NVLink inside a node and the NIC across") {
@@ -126,7 +134,20 @@ TEST_CASE("CollectiveCost: broadcast spreads a chain over the node's NICs") {
   CollectiveCost cost = collective_cost(Collective::kBroadcast, kSize, group_of(16, 8), lossless());
   CHECK(cost.intra_bytes == kSize);
   CHECK(cost.inter_bytes == kSize / 8);
-  CHECK(cost.latency == Approx(7 * kNvlinkLat + kNicLat).epsilon(1e-12));
+  CHECK(cost.latency == Approx(7 * kMultiNodeIntraLat + kNicLat).epsilon(1e-12));
+}
+
+TEST_CASE("CollectiveCost: a ring over many nodes pays every node's intra steps (NCCL tuning)") {
+  // NCCL's ring latency (tuning.cc): base + (nsteps - nInter) * intra + nInter * inter, with
+  // nsteps = n - 1 and nInter = N - 1 for all-gather and reduce-scatter. 512 ranks on 64 nodes:
+  // 448 intra steps and 63 inter steps, not the 7 + 63 of one node's chain.
+  for (Collective kind : {Collective::kAllGather, Collective::kReduceScatter}) {
+    CollectiveCost cost = collective_cost(kind, kSize, group_of(512, 8), lossless());
+    CHECK(cost.latency == Approx(448 * kMultiNodeIntraLat + 63 * kNicLat).epsilon(1e-12));
+  }
+  // On one node the ring is the chain of its ranks at the NVLink latency.
+  CollectiveCost local = collective_cost(Collective::kAllGather, kSize, group_of(8, 8), lossless());
+  CHECK(local.latency == Approx(7 * kNvlinkLat).epsilon(1e-12));
 }
 
 TEST_CASE("CollectiveCost: one rank or no bytes costs nothing; time grows with size") {

@@ -298,7 +298,7 @@ TEST_CASE("CostModel: an attached profile wins over the roofline, op by op") {
   OpCost without = roofline.op_cost(op);
   CHECK(without.fwd.source == CostSource::kRoofline);
   CHECK(with.fwd.source == CostSource::kProfile);
-  CHECK(with.fwd.seconds == Approx(p.gemm[2].seconds + roofline.efficiency().kernel_overhead));
+  CHECK(with.fwd.seconds == Approx(p.gemm[2].seconds + roofline.kernel_gap()));
   CHECK_FALSE(with.fwd.extrapolated);
   // A whole layer: every op class has a table, so every op comes from the profile.
   OpShape shape;

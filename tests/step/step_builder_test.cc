@@ -98,7 +98,7 @@ TEST_CASE("Step: a GPU at half speed doubles its compute; one slow stage slows t
   Simulated halved = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", slow);
   // ... except the framework's per-step host overhead (EfficiencyTable::step_overhead), which a
   // slow GPU does not stretch.
-  double host = ideal.efficiency.step_overhead;
+  double host = ideal.efficiency.overheads(kDefaultRuntime).step_overhead_s;
   CHECK(halved.metrics.iteration_time_s == Approx(2 * nominal.metrics.iteration_time_s - host));
   // Two stages, the second at half speed: 1F1B is bound by the slow stage, which never idles
   // once its first forward arrives: tF0 + m(tF1 + tB1) + tB0, by hand from the dependencies.
@@ -258,7 +258,8 @@ TEST_CASE("Step: with a profile, an F task lasts the sum of its measured passes"
   CHECK(attentions == 2);
   const EfficiencyTable& e = options.efficiency;
   double expected = gemms * 1e-3 + attentions * 2e-3 + memory_ops * 3e-4 +
-                    kernels * e.kernel_overhead + e.microbatch_overhead;
+                    kernels * e.overheads(kDefaultRuntime).kernel_gap_s +
+                    e.overheads(kDefaultRuntime).microbatch_overhead_s;
   CHECK(mean_duration(s, 0, ActionKind::kForward) == Approx(expected).epsilon(1e-9));
   CHECK(s.step.provenance.source() == CostSource::kProfile);
   CHECK(s.step.provenance.roofline_passes == 0);

@@ -109,7 +109,8 @@ TEST_CASE("ppsim accuracy --json: every row's fields and the summary") {
   CHECK(json["sources"].size() == 3);
   CHECK(json["worst"].size() == 3);
   CHECK(json["not_predicted"].empty());
-  CHECK(json["constants"]["efficiency"]["gemm_max_bf16"].is_number());
+  CHECK(json["constants"]["efficiency"]["gemm_scale"].is_number());
+  CHECK(json["constants"]["runtimes"]["megatron-lm"]["kernel_gap_s"].is_number());
   CHECK(json["constants"]["collective"]["intra_bandwidth"].is_number());
 }
 
@@ -174,6 +175,45 @@ TEST_CASE("ppsim accuracy: bad files and flags exit 2 with a clear message") {
     CHECK_THAT(result.err, Catch::Contains("unknown value 'tset'"));
     CHECK_THAT(result.err, Catch::Contains("did you mean 'test'"));
   }
+}
+
+TEST_CASE("ppsim accuracy: the leave-one-source-out headline, --fit and --max-mape") {
+  testing::CommandResult text = run_ppsim(kThreeRuns);
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("# leave-one-source-out: MAPE"));
+  CHECK_THAT(text.out, Catch::Contains("# leave-one-source-out MAPE"));
+
+  testing::CommandResult json_run = run_ppsim(std::string(kThreeRuns) + " --json");
+  REQUIRE(json_run.exit_code == 0);
+  nlohmann::json json = nlohmann::json::parse(json_run.out);
+  const nlohmann::json& loso = json["leave_one_source_out"];
+  REQUIRE(loso.is_object());
+  CHECK(loso["mape_pct"].is_number());
+  CHECK(loso["worst_source"].is_string());
+  CHECK(loso["worst_source_mape_pct"].is_number());
+  REQUIRE(loso["per_source"].size() == 3);
+  CHECK(loso["per_source"][0]["source_id"] == "S01");
+  CHECK(json["rows"][1]["runtime"] == "torchtitan");
+  CHECK(json["rows"][1]["attention"] == "flash2");
+
+  testing::CommandResult fit = run_ppsim(std::string(kThreeRuns) + " --fit --json");
+  REQUIRE(fit.exit_code == 0);
+  nlohmann::json fitted = nlohmann::json::parse(fit.out);
+  CHECK(fitted["constants"]["gemm_scale"]["fitted"] == true);
+  CHECK(fitted["constants"]["deepspeed.kernel_gap_s"]["fitted"] == false);  // No rows.
+  CHECK(fitted["objective_pct"].get<double>() <= fitted["prior_objective_pct"].get<double>());
+
+  // --max-mape: exit 1 above the bar, 0 below it; the bar applies to the headline.
+  double mape = loso["mape_pct"].get<double>();
+  testing::CommandResult above =
+      run_ppsim(std::string(kThreeRuns) + " --max-mape " + std::to_string(mape * 0.5));
+  CHECK(above.exit_code == 1);
+  CHECK_THAT(above.err, Catch::Contains("leave-one-source-out MAPE"));
+  testing::CommandResult below =
+      run_ppsim(std::string(kThreeRuns) + " --max-mape " + std::to_string(mape + 1));
+  CHECK(below.exit_code == 0);
+  testing::CommandResult bad = run_ppsim(std::string(kThreeRuns) + " --max-mape -3");
+  CHECK(bad.exit_code == 2);
 }
 
 }  // namespace

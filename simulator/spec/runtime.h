@@ -1,0 +1,65 @@
+// Runtime: the training code base a plan runs on, and the facts about it that change a step's
+// time or memory. The plan key "runtime" (inline "runtime=...") names it; simulate, plan,
+// memory, accuracy and the exporters all read it from the plan, so a run is described the same
+// way everywhere (docs/runtimes.md).
+//
+// Per runtime (one row of kRuntimeTable in runtime.cc, each with its source):
+//   name             megatron-core (the default), megatron-lm, deepspeed, torchtitan, pytorch-fsdp
+//   attention        the attention kernel it runs by default (AttentionKernel below); the plan
+//                    key "attention" overrides it
+//   exporter         the launcher format `ppsim export` writes for it ("megatron", "deepspeed",
+//                    "torchtitan"; none for pytorch-fsdp)
+//   host overheads   kernel_gap (device idle time between consecutive kernels), per-microbatch
+//                    dispatch and per-step host time: priors here, refit by `ppsim accuracy --fit`
+//                    (cost/cost_model.h, EfficiencyTable::runtimes) for runtimes with published rows
+//
+// Thread-safety: pure functions over a constant table.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+enum class Runtime { kMegatronCore, kMegatronLm, kDeepSpeed, kTorchtitan, kPytorchFsdp };
+inline constexpr int kRuntimeCount = 5;
+inline constexpr Runtime kDefaultRuntime = Runtime::kMegatronCore;
+
+// Which attention kernel runs.
+enum class AttentionKernel {
+  kUnfused,  // Megatron-LM's core attention: QK^T and PV batched GEMMs over the full s x s
+             // scores, a fused scale-mask-softmax and a dropout, all saved for backward.
+  kFlash2,   // FlashAttention-2 (flash-attn 2.x, PyTorch SDPA's flash backend, Triton ports):
+             // written for Ampere's mma.sync, so it reaches a smaller share of Hopper/Blackwell.
+  kFused,    // The GPU generation's own fused kernel through Transformer Engine: cuDNN fused
+             // attention / FlashAttention-3 on Hopper, cuDNN on Blackwell, FA2 on Ampere.
+};
+
+// Per-runtime host overheads (priors; EfficiencyTable carries the values a step uses).
+struct RuntimeOverheads {
+  double kernel_gap_s = 0;          // Between consecutive kernels on the device timeline.
+  double microbatch_overhead_s = 0; // Per forward and per backward task of a chunk.
+  double step_overhead_s = 0;       // Per step, on the optimizer task.
+};
+
+struct RuntimeTraits {
+  Runtime runtime = kDefaultRuntime;
+  const char* name = "";
+  AttentionKernel attention = AttentionKernel::kFused;
+  const char* exporter = "";  // Export format that writes this runtime's launcher; "" none.
+  RuntimeOverheads overheads;  // Priors (header).
+  const char* source = "";  // Where the row's facts come from.
+};
+
+const RuntimeTraits& runtime_traits(Runtime runtime);
+std::string runtime_name(Runtime runtime);
+const std::vector<std::string>& runtime_names();
+std::optional<Runtime> find_runtime(const std::string& name);
+const std::vector<Runtime>& all_runtimes();
+
+std::string attention_kernel_name(AttentionKernel kernel);  // "unfused", "flash2", "fused"
+const std::vector<std::string>& attention_kernel_names();
+std::optional<AttentionKernel> find_attention_kernel(const std::string& name);
+
+}  // namespace ppsim
