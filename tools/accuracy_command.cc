@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,6 +26,7 @@ struct Options {
   bool no_loso = false;
   double max_mape = -1;  // < 0: no bar.
   int threads = 0;
+  std::string svg;  // Residual plot file; "" none.
 };
 
 int run_accuracy_command(const Options& options) {
@@ -66,6 +68,14 @@ int run_accuracy_command(const Options& options) {
   if (!options.no_loso) loso = leave_one_source_out(runs, accuracy, options.threads);
   AccuracyResult result = run_accuracy(runs, options.runs, accuracy);
   const LeaveOneSourceOut* headline = loso ? &*loso : nullptr;
+  if (!options.svg.empty()) {
+    std::ofstream file(options.svg);
+    if (!file) {
+      throw InputError("--svg", "",
+                       fmt::format("cannot write '{}' (check that the folder exists)", options.svg));
+    }
+    file << accuracy_residual_svg(result);
+  }
   fmt::print("{}", options.json ? accuracy_report_json(result, accuracy, headline)
                                 : accuracy_report_text(result, accuracy, headline));
   if (options.max_mape >= 0) {
@@ -105,6 +115,8 @@ void add_accuracy_command(CLI::App& app, int& exit_code) {
                       "Exit 1 when the headline MAPE (leave-one-source-out; in-sample with "
                       "--no-loso) is above PCT percent")
       ->check(CLI::NonNegativeNumber);
+  command->add_option("--svg", options->svg,
+                      "Also write a residual plot (predicted vs published, SVG) to this file");
   command->add_option("--threads", options->threads,
                       "Threads for the calibration fits (0 = one per hardware thread; the output "
                       "does not depend on it)")

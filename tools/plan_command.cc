@@ -32,6 +32,8 @@ struct Options {
   uint64_t seed = 0;
   std::vector<std::string> schedules;
   bool json = false;
+  std::string runtime = "megatron-core";
+  std::string attention;
   bool homogeneous_only = false;
   bool cross_node_cp = false;
   std::string emit;
@@ -160,6 +162,24 @@ int run_plan(const Options& options) {
   if (!options.schedules.empty()) planner.space.schedules = parse_schedules(options.schedules);
   planner.space.heterogeneous = !options.homogeneous_only;
   planner.space.cross_node_workers = options.cross_node_cp;
+  // The runtime every candidate runs on (spec/runtime.h): its kernels and overheads.
+  std::optional<Runtime> runtime = find_runtime(options.runtime);
+  if (!runtime) {
+    throw InputError("--runtime", "",
+                     fmt::format("unknown runtime '{}'; expected one of {}{}", options.runtime,
+                                 join_names(runtime_names()),
+                                 did_you_mean(options.runtime, runtime_names())));
+  }
+  planner.space.runtime = *runtime;
+  if (!options.attention.empty()) {
+    planner.space.attention = find_attention_kernel(options.attention);
+    if (!planner.space.attention) {
+      throw InputError("--attention", "",
+                       fmt::format("unknown attention kernel '{}'; expected one of {}{}",
+                                   options.attention, join_names(attention_kernel_names()),
+                                   did_you_mean(options.attention, attention_kernel_names())));
+    }
+  }
   planner.top = options.top;
   planner.threads = options.threads;
   planner.seed = options.seed;
@@ -253,6 +273,11 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                    "time (step time), cost (dollars per step), p90 (90th percentile step "
                    "time under the cluster's straggler model)")
       ->capture_default_str();
+  command->add_option("--runtime", options->runtime,
+                      "Code base the plans run on: megatron-core (default), megatron-lm, "
+                      "deepspeed, torchtitan, pytorch-fsdp (docs/runtimes.md)");
+  command->add_option("--attention", options->attention,
+                      "Attention kernel, if not the runtime's: unfused, flash2, fused");
   command->add_option("--threads", options->threads, "Simulation threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--seed", options->seed, "Seed of the p90 objective's Monte-Carlo draws")

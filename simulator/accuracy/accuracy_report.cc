@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -482,6 +484,85 @@ std::string fit_report_json(const FitResult& fit, const LeaveOneSourceOut* loso)
   json["constants"] = constants;
   json["leave_one_source_out"] = loso_json(loso);
   return json.dump(2) + "\n";
+}
+
+std::string accuracy_residual_svg(const AccuracyResult& result) {
+  constexpr double kSize = 560, kMargin = 60;
+  constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  double low = 1e300, high = 0;
+  for (const RowAccuracy& row : result.rows) {
+    if (!row.error_pct) continue;
+    for (double v : {row.predicted_tokens_per_s_per_gpu, *row.run.target_tokens_per_s_per_gpu}) {
+      low = std::min(low, v);
+      high = std::max(high, v);
+    }
+  }
+  if (high <= 0) low = 1, high = 10;
+  double lo = std::floor(std::log10(low)), hi = std::ceil(std::log10(high));
+  if (hi <= lo) hi = lo + 1;
+  auto at = [&](double v) { return (std::log10(v) - lo) / (hi - lo) * kSize; };
+  std::string out = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{0}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<title>ppsim accuracy: predicted vs published tokens/s per GPU</title>\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      kSize + 2 * kMargin);
+  auto x = [&](double v) { return kMargin + at(v); };
+  auto y = [&](double v) { return kMargin + kSize - at(v); };
+  for (double d = lo; d <= hi; ++d) {
+    double v = std::pow(10.0, d);
+    out += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"
+        "<line x1=\"{1:.1f}\" y1=\"{3:.1f}\" x2=\"{4:.1f}\" y2=\"{3:.1f}\" stroke=\"#ddd\"/>"
+        "<text x=\"{0:.1f}\" y=\"{5:.1f}\" text-anchor=\"middle\">{6:g}</text>"
+        "<text x=\"{7:.1f}\" y=\"{3:.1f}\" text-anchor=\"end\">{6:g}</text>\n",
+        x(v), kMargin, kMargin + kSize, y(v), kMargin + kSize, kMargin + kSize + 16, v,
+        kMargin - 4);
+  }
+  // y = x and the +-10% band.
+  double a = std::pow(10.0, lo), b = std::pow(10.0, hi);
+  out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"black\"/>\n",
+                     x(a), y(a), x(b), y(b));
+  for (double f : {1.1, 1 / 1.1}) {
+    out += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+                       "stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
+                       x(a), y(std::max(a, a * f)), x(std::min(b, b / f)), y(std::min(b, b / f) * f));
+  }
+  std::map<std::string, size_t> colour;
+  for (const SourceAccuracy& source : result.sources) {
+    if (source.all.rows > 0) colour.emplace(source.source_id, colour.size());
+  }
+  for (const RowAccuracy& row : result.rows) {
+    if (!row.error_pct) continue;
+    const char* fill = kPalette[colour[row.run.source_id] % std::size(kPalette)];
+    out += fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\" fill-opacity=\"0.7\">"
+        "<title>row {} ({}, {}): predicted {:.1f}, published {:.1f} tok/s/GPU ({:+.1f}%)</title>"
+        "</circle>\n",
+        x(*row.run.target_tokens_per_s_per_gpu), y(row.predicted_tokens_per_s_per_gpu), fill,
+        row.run.row_id, row.run.source_id, row.run.model_name, row.predicted_tokens_per_s_per_gpu,
+        *row.run.target_tokens_per_s_per_gpu, *row.error_pct);
+  }
+  double legend_y = kMargin + 14;
+  for (const auto& [source, index] : colour) {
+    out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>"
+                       "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+                       kMargin + 12, legend_y - 4, kPalette[index % std::size(kPalette)],
+                       kMargin + 22, legend_y, source);
+    legend_y += 16;
+  }
+  out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">published "
+                     "tokens/s per GPU (log)</text>\n",
+                     kMargin + kSize / 2, kMargin + kSize + 40);
+  out += fmt::format("<text transform=\"translate(16 {:.1f}) rotate(-90)\" "
+                     "text-anchor=\"middle\">predicted tokens/s per GPU (log)</text>\n",
+                     kMargin + kSize / 2);
+  out += fmt::format("<text x=\"{:.1f}\" y=\"24\" text-anchor=\"middle\">ppsim accuracy: "
+                     "{} rows, MAPE {:.2f}% (line: exact; dashed: +-10%)</text>\n",
+                     kMargin + kSize / 2, result.all.rows, result.all.mape);
+  out += "</svg>\n";
+  return out;
 }
 
 }  // namespace ppsim

@@ -52,6 +52,10 @@ std::string accuracy_report_text(const AccuracyResult& result, const AccuracyOpt
                                  const LeaveOneSourceOut* loso = nullptr);
 std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOptions& options,
                                  const LeaveOneSourceOut* loso = nullptr);
+// `ppsim accuracy --svg FILE`: predicted vs published tokens/s/GPU of every compared row, one
+// point per row coloured by source, on log-log axes with the y = x line and the +-10% band.
+// Deterministic (fixed palette by source order, coordinates to 0.1 px).
+std::string accuracy_residual_svg(const AccuracyResult& result);
 // `ppsim accuracy --fit`: the fit on every source, as text or JSON (header of calibration.h).
 std::string fit_report_text(const FitResult& fit, const LeaveOneSourceOut* loso);
 std::string fit_report_json(const FitResult& fit, const LeaveOneSourceOut* loso);

@@ -216,5 +216,25 @@ TEST_CASE("ppsim accuracy: the leave-one-source-out headline, --fit and --max-ma
   CHECK(bad.exit_code == 2);
 }
 
+TEST_CASE("ppsim accuracy --svg: one point per compared row, the y = x line and a legend") {
+  std::string path = testing::temp_path("accuracy_residuals.svg");
+  testing::CommandResult result =
+      run_ppsim(std::string(kThreeRuns) + " --no-loso --svg " + path);
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.out, Catch::Contains("not computed (--no-loso)"));
+  std::string svg = testing::read_file(path);
+  CHECK(svg.rfind("<svg", 0) == 0);
+  size_t points = 0;
+  for (size_t at = svg.find("<circle cx"); at != std::string::npos; at = svg.find("<circle cx", at + 1)) {
+    ++points;
+  }
+  CHECK(points == 3 + 3);  // Three rows and three legend entries (S01, S10, S11).
+  CHECK_THAT(svg, Catch::Contains("row 93 (S10"));
+  testing::CommandResult bad =
+      run_ppsim(std::string(kThreeRuns) + " --no-loso --svg /nonexistent/dir/x.svg");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--svg"));
+}
+
 }  // namespace
 }  // namespace ppsim

@@ -139,5 +139,32 @@ TEST_CASE("CLI plan: --emit writes the best plan's launcher file") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("CLI plan and simulate: the runtime is an input both read the same way") {
+  const std::string base = "--model llama3-8b --cluster dgx-h100-1 ";
+  testing::CommandResult titan =
+      run_ppsim("plan " + base + "--global-batch 64 --top 1 --runtime torchtitan --json");
+  REQUIRE(titan.exit_code == 0);
+  nlohmann::json json = nlohmann::json::parse(titan.out);
+  const nlohmann::json& best = json["plans"][0]["plan"];
+  CHECK(best["runtime"] == "torchtitan");
+  // The best plan, run by simulate with its runtime, gives the planner's step time; the same
+  // plan on megatron-core (fused attention, its own overheads) another.
+  testing::CommandResult same = run_ppsim("simulate " + base + "--json --plan '" + best.dump() + "'");
+  REQUIRE(same.exit_code == 0);
+  double planned = json["plans"][0]["iteration_time_s"].get<double>();
+  double simulated = nlohmann::json::parse(same.out)["iteration_time_s"].get<double>();
+  CHECK(simulated == Approx(planned).epsilon(1e-9));
+  nlohmann::json core_plan = best;
+  core_plan["runtime"] = "megatron-core";
+  testing::CommandResult core =
+      run_ppsim("simulate " + base + "--json --plan '" + core_plan.dump() + "'");
+  REQUIRE(core.exit_code == 0);
+  CHECK(nlohmann::json::parse(core.out)["iteration_time_s"].get<double>() != simulated);
+
+  testing::CommandResult bad = run_ppsim("plan " + base + "--global-batch 64 --runtime torchtitn");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("did you mean 'torchtitan'"));
+}
+
 }  // namespace
 }  // namespace ppsim
