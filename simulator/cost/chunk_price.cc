@@ -55,13 +55,25 @@ TensorParallelPrice ChunkPricer::tensor_parallel(const NodeGroup& group, CommCou
   TensorParallelPrice tp;
   if (plan_.tp > 1) {
     const double tensor = tokens_ * model_.hidden_size * kActivationElementBytes;
-    tp.forward =
-        plan_.sequence_parallel
-            ? collective_seconds(Collective::kAllGather, tensor, plan_.tp, plan_.tp, group, comm) +
-                  collective_seconds(Collective::kReduceScatter, tensor, plan_.tp, plan_.tp, group,
-                                     comm)
-            : 2 * collective_seconds(Collective::kAllReduce, tensor, plan_.tp, plan_.tp, group,
-                                     comm);
+    const bool overlap = runtime_traits(plan_.runtime).overlaps_tp_backward;
+    if (plan_.sequence_parallel) {
+      const double gather =
+          collective_seconds(Collective::kAllGather, tensor, plan_.tp, plan_.tp, group, comm);
+      const double scatter =
+          collective_seconds(Collective::kReduceScatter, tensor, plan_.tp, plan_.tp, group, comm);
+      tp.forward = 2 * gather + 2 * scatter;
+      tp.backward_blocking = 2 * gather;
+      if (overlap) {
+        tp.backward_overlapped = 2 * gather + 2 * scatter;  // Re-gathers and input gradients.
+      } else {
+        tp.backward_blocking += 2 * scatter;  // The gathered input was kept.
+      }
+    } else {
+      const double reduce =
+          collective_seconds(Collective::kAllReduce, tensor, plan_.tp, plan_.tp, group, comm);
+      tp.forward = 2 * reduce;
+      (overlap ? tp.backward_overlapped : tp.backward_blocking) = 2 * reduce;
+    }
   }
   tp.recompute = plan_.recompute == Recompute::kFull ? tp.forward : 0;
   return tp;
@@ -72,7 +84,14 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   LayerPrice price;
   price.compute = costs.layer_cost(model_, shape_, layer);
   const LayerCost& compute = price.compute;
-  double comm_fwd = tp.forward, comm_bwd = tp.forward + tp.recompute;
+  double comm_fwd = tp.forward, comm_bwd = tp.backward_blocking + tp.recompute;
+  if (tp.backward_overlapped > 0) {
+    // Under the input-gradient GEMMs, and the weight-gradient ones unless the schedule defers
+    // them to a separate W pass; contention as for ZeRO-3's overlap (collective_cost.h).
+    double under = compute.b + (schedule_traits(plan_.schedule).splits_backward ? 0 : compute.w);
+    comm_bwd += std::max(0.0, tp.backward_overlapped - under) +
+                collective_.overlap_slowdown * std::min(tp.backward_overlapped, under);
+  }
   OpList ops = layer_ops(model_, shape_, layer);
   // Expert-parallel all-to-all: dispatch and combine, forward and backward.
   if (model_.is_moe_layer(layer) && plan_.ep > 1) {
@@ -103,7 +122,7 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   price.forward_comm = comm_fwd;
   price.backward_comm = comm_bwd;
   price.bound = {compute.fwd + tp.forward,
-                 compute.recompute + compute.b + tp.forward + tp.recompute, compute.w};
+                 compute.recompute + compute.b + tp.backward_blocking + tp.recompute, compute.w};
   LayerActivationBytes saved = layer_activation_bytes(model_, activations_, layer);
   price.activation_bytes = saved.total();
   price.weight_stash_bytes = saved.norm_and_gemm_inputs;

@@ -62,9 +62,24 @@ struct CommCounts {
 // Adds one priced collective or transfer to `comm` by its source (nothing when it took no time).
 void count_comm(const PassCost& cost, CommCounts& comm);
 
-// The tensor-parallel collectives inside one layer's passes (the same for every layer).
+// The tensor-parallel collectives inside one layer's passes (the same for every layer), as
+// Megatron-LM's tensor-parallel linears run them (Korthikanti et al. 2022, section 4.2.2):
+//   forward   without SP: two all-reduces (after attention and after the MLP);
+//             with SP: an all-gather before and a reduce-scatter after each of the two
+//             blocks (2 AG + 2 RS, the same bytes as two all-reduces);
+//   backward  the mirror: without SP the column-parallel layers' input-gradient all-reduces;
+//             with SP the row-parallel layers' output-gradient all-gathers (blocking), the
+//             column-parallel layers' input-gradient reduce-scatters and, since SP saves only
+//             the sharded input, its re-gather for the weight gradient (2 AG + 2 RS + 2 AG).
+// Megatron issues the input-gradient collectives and the re-gather asynchronously under the
+// backward's GEMMs (--async-tensor-model-parallel-allreduce, the SP path of
+// LinearWithGradAccumulationAndAsyncCommunication): `backward_overlapped`. Runtimes without
+// that overlap (runtime.h overlaps_tp_backward false: DTensor TP in torchtitan, which keeps the
+// gathered input instead of re-gathering) run the mirror blocking.
 struct TensorParallelPrice {
-  double forward = 0;    // Seconds inside each pass (forward, and the backward's own).
+  double forward = 0;              // Blocking, inside each forward.
+  double backward_blocking = 0;    // Blocking, inside each backward.
+  double backward_overlapped = 0;  // Issued under the backward's GEMMs; only the excess shows.
   double recompute = 0;  // Added inside each backward under full recompute (the forward's).
 };
 

@@ -227,9 +227,9 @@ std::array<RuntimeOverheads, kRuntimeCount> EfficiencyTable::shipped_runtime_ove
   // `ppsim accuracy --runs ../shared/data/public-runs.csv --fit` (docs/accuracy.md) for the
   // runtimes with published rows; megatron-core and deepspeed have none and keep runtime.h's
   // priors. Kernel gap, per-microbatch dispatch, per-step host time, seconds.
-  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {4.505e-6, 2.524e-4, 0.09546};
-  overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {4.215e-6, 2.149e-3, 0.123};
-  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 2.967e-3, 0.06498};
+  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {5.276e-6, 3.339e-4, 0.07999};
+  overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {1.139e-5, 1.525e-3, 0.121};
+  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 2.967e-3, 0.06722};
   return overheads;
 }
 

@@ -80,8 +80,8 @@ struct EfficiencyTable {
   // Fraction of the datasheet kernel rates (KernelDatasheet) a training step sustains: the
   // benchmarks run one kernel in a loop, a step interleaves thousands with NCCL kernels that
   // take SMs and power, and clocks drop under sustained load. Fitted, bound [0.6, 1.1].
-  double gemm_scale = 0.8222;
-  double attention_scale = 0.6401;
+  double gemm_scale = 0.8274;
+  double attention_scale = 0.635;
   // Output tile edge, elements: cuBLAS/CUTLASS bf16 kernels on Ampere and Hopper use 128x128
   // or 128x256 tiles per thread block.
   double gemm_tile = 128;

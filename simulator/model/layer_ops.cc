@@ -347,7 +347,10 @@ OpList head_ops(const ModelSpec& model, const OpShape& shape) {
   double vocab = static_cast<double>(padded_vocab_size(model.vocab_size, shape.tp)) / d.tp;
   OpList ops;
   ops.push_back(norm_op("final_norm", model, d, d.sp_tokens));
-  Op output = gemm_op("output_proj", d.tokens, vocab, d.h, 1, d.gemm_precision, 0);
+  // The output layer stays in bf16 under fp8 recipes: Megatron's output layer is not a
+  // Transformer Engine module, and torchao's Float8 conversion skips it (torchtitan's
+  // float8 filter_fqns default ["output"]).
+  Op output = gemm_op("output_proj", d.tokens, vocab, d.h, 1, d.other_precision, 0);
   if (model.tied_embeddings) output.parameters = 0;
   ops.push_back(output);
   double logits = d.tokens * vocab;

@@ -32,7 +32,10 @@
 //   zero 0:  2 + 4 + 12          = 18
 //   zero 1:  2 + 4 + 12/D        = 6 + 12/D  (Megatron's distributed optimizer)
 //   zero 2:  2 + 4/D + 12/D
-//   zero 3:  2/D + 4/D + 12/D    = 18/D      (FSDP), plus a transient of one gathered layer
+//   zero 3:  2/D + 4/D + 12/D    = 18/D      (DeepSpeed ZeRO-3, Megatron), plus the gathered
+//            layers (runtime.h gathered_layers: the one computing and the prefetched next)
+//   zero 3 on PyTorch FSDP (runtime torchtitan, pytorch-fsdp): 4/D fp32 shards that are the
+//            master weights + 4/D gradients + 8/D Adam = 16/D, plus the same gathered layers
 // ZeRO-2 and -3 also hold one layer's unsharded fp32 gradients transiently before its
 // reduce-scatter. fp8 plans keep bf16 weights (Megatron without --fp8-param-gather): same bytes.
 // offload_optimizer moves the fraction f = offloaded_fraction(plan) of the 12 optimizer bytes
@@ -109,15 +112,24 @@ inline ParameterBytes parameter_bytes(const StageParameters& params, const Plan&
   };
   const double gradient = gradient_bytes_per_param(plan.precision);
   ParameterBytes bytes;
-  bytes.weights = sharded(kWeightBytesPerParam, zero >= 3);
+  const RuntimeTraits& runtime = runtime_traits(plan.runtime);
+  // FSDP's fp32 shards are the master weights (runtime.h); Megatron/DeepSpeed keep bf16
+  // weights beside an fp32 master copy in the optimizer.
+  const bool fp32_shards = zero >= 3 && runtime.fsdp_fp32_shards;
+  bytes.weights = sharded(fp32_shards ? kFsdpShardBytesPerParam : kWeightBytesPerParam, zero >= 3);
   bytes.gradients = sharded(gradient, zero >= 2);
   const double offloaded = offloaded_fraction(plan);
   if (offloaded > 0) {
     bytes.host_optimizer = offloaded * sharded(kHostOptimizerBytesPerParam, zero >= 1);
     bytes.host_gradients = offloaded * sharded(gradient, zero >= 1);
   }
-  bytes.optimizer = (1 - offloaded) * sharded(kOptimizerBytesPerParam, zero >= 1);
-  if (zero >= 3) bytes.zero_transient += kWeightBytesPerParam * params.largest_layer;
+  bytes.optimizer =
+      (1 - offloaded) *
+      sharded(fp32_shards ? kAdamMomentsBytesPerParam : kOptimizerBytesPerParam, zero >= 1);
+  // ZeRO-3 holds the layer computing and the prefetched next one unsharded (bf16).
+  if (zero >= 3) {
+    bytes.zero_transient += runtime.gathered_layers * kWeightBytesPerParam * params.largest_layer;
+  }
   if (zero >= 2) bytes.zero_transient += gradient * params.largest_layer;
   return bytes;
 }

@@ -12,6 +12,10 @@ inline constexpr double kWeightBytesPerParam = 2;        // bf16/fp16 (also fp8 
 inline constexpr double kGradientBytesPerParam = 4;      // fp32 main gradients (bf16, fp8 plans).
 inline constexpr double kFp16GradientBytesPerParam = 2;  // fp16 main gradients (fp16 plans).
 inline constexpr double kOptimizerBytesPerParam = 12;    // fp32 master weights + Adam m, v.
+// PyTorch FSDP under a bf16 mixed-precision policy (runtime.h fsdp_fp32_shards): the sharded
+// parameters are fp32 and double as the master copy, so the optimizer adds only Adam's m and v.
+inline constexpr double kFsdpShardBytesPerParam = 4;
+inline constexpr double kAdamMomentsBytesPerParam = 8;
 
 // Bytes per parameter a data-parallel parameter all-gather moves (the distributed optimizer's
 // gather after the step, ZeRO-3's before each pass): the bf16 parameters.

@@ -11,27 +11,42 @@ namespace {
 constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
     {Runtime::kMegatronCore, "megatron-core", AttentionKernel::kFused, "megatron",
      {2e-6, 0.15e-3, 0.030},
+     false,
+     2,
+     true,
      "Megatron-Core with Transformer Engine (--transformer-impl transformer_engine, the default "
      "since core 0.5; NeMo and Megatron-Bridge run it): TE DotProductAttention dispatches to "
      "cuDNN fused attention / FlashAttention-3 on Hopper and cuDNN on Blackwell; the host runs "
      "ahead of the device, so Nsight traces of Megatron GPT steps show 1-3 us between kernels"},
     {Runtime::kMegatronLm, "megatron-lm", AttentionKernel::kUnfused, "megatron",
      {3e-6, 0.3e-3, 0.050},
+     false,
+     2,
+     true,
      "Megatron-LM 2020-2023 (before Transformer Engine; the SC'21 and sequence-parallel papers' "
      "code, and forks such as sail-sg/zero-bubble-pipeline-parallelism): core attention unfused "
      "(--use-flash-attn off by default), fused scale-mask-softmax and bias-GeLU CUDA kernels, "
      "apex fused LayerNorm"},
     {Runtime::kDeepSpeed, "deepspeed", AttentionKernel::kFlash2, "deepspeed",
      {5e-6, 0.5e-3, 0.060},
+     false,
+     2,
+     true,
      "DeepSpeed / Megatron-DeepSpeed: eager PyTorch modules, flash-attn 2 "
      "(--use-flash-attn-v2), the engine's forward/backward hooks and ZeRO bucketing on the host"},
     {Runtime::kTorchtitan, "torchtitan", AttentionKernel::kFlash2, "torchtitan",
      {5e-6, 0.5e-3, 0.050},
+     true,
+     2,
+     false,
      "torchtitan (PyTorch FSDP2, DTensor TP, torch.distributed.pipelining): eager modules unless "
      "torch.compile is on; attention through F.scaled_dot_product_attention, whose flash backend "
      "is FlashAttention-2; FSDP2 pre/post-forward hooks per module"},
     {Runtime::kPytorchFsdp, "pytorch-fsdp", AttentionKernel::kFlash2, "",
      {5e-6, 0.5e-3, 0.050},
+     true,
+     2,
+     false,
      "PyTorch FSDP (FSDP1 FlatParameter; MosaicML Composer/llm-foundry, HF Accelerate): eager "
      "modules, flash-attn 2 or Triton flash attention (llm-foundry attn_impl flash/triton); no "
      "launcher file ppsim writes"},

@@ -12,6 +12,15 @@
 //   host overheads   kernel_gap (device idle time between consecutive kernels), per-microbatch
 //                    dispatch and per-step host time: priors here, refit by `ppsim accuracy --fit`
 //                    (cost/cost_model.h, EfficiencyTable::runtimes) for runtimes with published rows
+//   fsdp_fp32_shards under ZeRO-3 (FSDP), the sharded parameters are fp32 and are the
+//                    optimizer's master copy (PyTorch FSDP1 FlatParameter and FSDP2 DTensor
+//                    shards under a bf16 MixedPrecision policy): 4 + 4 + 8 = 16 bytes per
+//                    parameter over the shard group, not Megatron/DeepSpeed's 2 + 4 + 4 + 8 = 18
+//   overlaps_tp_backward  the backward's tensor-parallel collectives run asynchronously under
+//                    its GEMMs (Megatron's TP linears) rather than blocking (cost/chunk_price.h)
+//   gathered_layers  unsharded layers a ZeRO-3 rank holds at once: the one computing and the
+//                    prefetched next (FSDP's forward/backward prefetch of one unit); DeepSpeed's
+//                    prefetch bucket (stage3_prefetch_bucket_size) counts as one more layer
 //
 // Thread-safety: pure functions over a constant table.
 #pragma once
@@ -49,6 +58,9 @@ struct RuntimeTraits {
   AttentionKernel attention = AttentionKernel::kFused;
   const char* exporter = "";  // Export format that writes this runtime's launcher; "" none.
   RuntimeOverheads overheads;  // Priors (header).
+  bool fsdp_fp32_shards = false;
+  int gathered_layers = 2;
+  bool overlaps_tp_backward = true;
   const char* source = "";  // Where the row's facts come from.
 };
 

@@ -138,5 +138,50 @@ TEST_CASE("ChunkPrice: ZeRO-3 gathers and scatters each layer, each paying its r
   CHECK(gather.seconds > collective.base_latency + 56 * 3e-6 + 7 * group.nic.link.latency);
 }
 
+TEST_CASE("ChunkPrice: tensor-parallel traffic per layer, forward and backward (Megatron SP)") {
+  // Korthikanti et al. 2022, 4.2.2: with sequence parallelism each layer's forward runs an
+  // all-gather before and a reduce-scatter after attention and the MLP (2 AG + 2 RS); without,
+  // two all-reduces. The backward mirrors it; Megatron also re-gathers SP's sharded input for
+  // the weight gradient, and overlaps the input-gradient collectives with the GEMMs.
+  ModelSpec model = testing::llama2_7b_shape();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1);
+  const NodeGroup& group = cluster.nodes.front();
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  const double tensor = 2.0 * 4096 * 4096 * 2;  // mbs 2 x seq 4096 x hidden 4096, bf16.
+  auto time = [&](Collective kind) {
+    return collective_time(kind, tensor, collective_group(8, 8, group), collective, nullptr, false)
+        .seconds;
+  };
+  const double ag = time(Collective::kAllGather), rs = time(Collective::kReduceScatter),
+               ar = time(Collective::kAllReduce);
+  auto price = [&](const std::string& inline_plan) {
+    Plan plan = make_plan(inline_plan);
+    ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+    CommCounts comm;
+    return pricer.tensor_parallel(group, comm);
+  };
+  TensorParallelPrice sp = price("tp=8,mbs=2,gbs=2,seq=4096,sequence_parallel=true");
+  CHECK(sp.forward == Approx(2 * ag + 2 * rs));
+  CHECK(sp.backward_blocking == Approx(2 * ag));
+  CHECK(sp.backward_overlapped == Approx(2 * ag + 2 * rs));
+  TensorParallelPrice plain = price("tp=8,mbs=2,gbs=2,seq=4096");
+  CHECK(plain.forward == Approx(2 * ar));
+  CHECK(plain.backward_blocking == 0);
+  CHECK(plain.backward_overlapped == Approx(2 * ar));
+  // An all-reduce moves the bytes of an all-gather plus a reduce-scatter: SP's forward moves
+  // what two all-reduces do (bus bytes equal; only latency differs).
+  CHECK(bus_bandwidth_factor(Collective::kAllReduce, 8) ==
+        Approx(bus_bandwidth_factor(Collective::kAllGather, 8) +
+               bus_bandwidth_factor(Collective::kReduceScatter, 8)));
+  // DTensor TP (torchtitan) keeps the gathered input and runs the mirror blocking.
+  TensorParallelPrice titan = price("tp=8,mbs=2,gbs=2,seq=4096,sequence_parallel=true,runtime=torchtitan");
+  CHECK(titan.forward == Approx(2 * ag + 2 * rs));
+  CHECK(titan.backward_blocking == Approx(2 * ag + 2 * rs));
+  CHECK(titan.backward_overlapped == 0);
+  // Full recompute re-runs the forward's collectives inside the backward.
+  CHECK(price("tp=8,mbs=2,gbs=2,seq=4096,recompute=full").recompute == Approx(2 * ar));
+}
+
 }  // namespace
 }  // namespace ppsim

@@ -308,6 +308,10 @@ TEST_CASE("LayerOps: fp8 halves GEMM operand bytes but not outputs") {
   CHECK(bf16.bytes_fwd == (64.0 * 256 + 256 * 64) * 2 + 64 * 64 * 2);
   CHECK(fp8.bytes_fwd == (64.0 * 256 + 256 * 64) * 1 + 64 * 64 * 2);
   CHECK(fp8.flops_fwd == bf16.flops_fwd);
+  // The output layer stays bf16 under fp8 (Megatron: not a TE module; torchao skips "output").
+  const Op head = op_named(head_ops(model, shape), "output_proj");
+  CHECK(head.precision == Precision::kBf16);
+  CHECK(op_named(layer_ops(model, shape, 0), "qkv_proj").precision == Precision::kFp8);
 }
 
 TEST_CASE("LayerOps: op_shape reads the plan") {

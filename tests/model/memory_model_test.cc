@@ -486,10 +486,37 @@ TEST_CASE("MemoryModel: ZeRO stages shard weights, gradients and optimizer state
     CHECK(stage.weights_bytes == Approx(zero >= 3 ? 2 * n / 8 : 2 * n));
     CHECK(stage.gradients_bytes == Approx(zero >= 2 ? 4 * n / 8 : 4 * n));
     CHECK(stage.optimizer_bytes == Approx(zero >= 1 ? 12 * n / 8 : 12 * n));
-    double transient = (zero >= 3 ? 2 * largest : 0) + (zero >= 2 ? 4 * largest : 0);
+    // ZeRO-3 holds two gathered bf16 layers (the one computing and the prefetched next).
+    double transient = (zero >= 3 ? 2 * 2 * largest : 0) + (zero >= 2 ? 4 * largest : 0);
     // Stage 1 holds no loss, and recompute none rebuilds nothing: only the ZeRO buffers.
     CHECK(stage.transient_bytes == Approx(transient));
   }
+}
+
+TEST_CASE("MemoryModel: PyTorch FSDP's fp32 shards are the master weights (16 bytes/D, not 18)") {
+  ModelSpec model = llama2_70b_shape();
+  ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 32);
+  Plan plan = base_plan(8, 4, 8, 1, 512);
+  plan.zero_stage = 3;
+  const double n = stage_parameters(model, plan, 1).total();
+  for (Runtime runtime : {Runtime::kTorchtitan, Runtime::kPytorchFsdp}) {
+    INFO(runtime_name(runtime));
+    plan.runtime = runtime;
+    const StageMemory fsdp = estimate_memory(model, cluster, plan).stages[1];
+    CHECK(fsdp.weights_bytes == Approx(4 * n / 8));     // fp32 shards.
+    CHECK(fsdp.gradients_bytes == Approx(4 * n / 8));   // fp32 sharded gradients.
+    CHECK(fsdp.optimizer_bytes == Approx(8 * n / 8));   // Adam m and v only.
+  }
+  // DeepSpeed ZeRO-3 and Megatron keep bf16 weights beside an fp32 master: 18 bytes/D.
+  plan.runtime = Runtime::kDeepSpeed;
+  const StageMemory deepspeed = estimate_memory(model, cluster, plan).stages[1];
+  CHECK(deepspeed.weights_bytes + deepspeed.gradients_bytes + deepspeed.optimizer_bytes ==
+        Approx(18 * n / 8));
+  // Below ZeRO-3 FSDP keeps the Megatron layout's 18 bytes (no sharded parameters).
+  plan.runtime = Runtime::kTorchtitan;
+  plan.zero_stage = 1;
+  const StageMemory zero1 = estimate_memory(model, cluster, plan).stages[1];
+  CHECK(zero1.optimizer_bytes == Approx(12 * n / 8));
 }
 
 TEST_CASE("MemoryModel: fp16 keeps 2-byte gradients, bf16 and fp8 fp32 ones (Megatron)") {
