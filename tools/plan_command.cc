@@ -129,7 +129,16 @@ int run_plan(const Options& options) {
         options.emit.empty() ? "--out" : "--emit", "",
         "--emit FORMAT and --out DIR go together (e.g. --emit megatron --out launch/)");
   }
-  if (!options.emit.empty()) parse_launcher_format(options.emit, "--emit");  // Fail early.
+  if (!options.emit.empty()) {  // Fail early: a bad format, or one the runtime does not run.
+    LauncherFormat format = parse_launcher_format(options.emit, "--emit");
+    Plan runtime_plan;
+    if (std::optional<Runtime> runtime = find_runtime(options.runtime)) runtime_plan.runtime = *runtime;
+    if (std::optional<std::string> problem = launcher_runtime_problem(format, runtime_plan)) {
+      throw InputError("--emit", "",
+                       fmt::format("{} (plan --runtime {})", *problem,
+                                   runtime_name(launcher_runtime(format))));
+    }
+  }
   PlannerOptions planner;
   planner.objective = parse_objective(options.objective);
   // The straggler flags join the cluster's own model (the p90 objective reads it there).

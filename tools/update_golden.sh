@@ -27,9 +27,11 @@ while read -r name model cluster plan extra; do
     echo "update_golden.sh: $export_dir/cases.txt: expected NAME MODEL CLUSTER PLAN, got '$name $model $cluster $plan ${extra:-}'" >&2
     exit 2
   fi
+  declare -A runtime=([megatron]=megatron-core [deepspeed]=deepspeed [torchtitan]=torchtitan)
   for format in megatron deepspeed torchtitan; do
     out="$export_dir/${name}_${format}.${extension[$format]}"
-    "$ppsim" export --model "$model" --cluster "$cluster" --plan "$plan" --format "$format" \
+    # Each file is written for its own runtime (launcher_runtime_problem).
+    "$ppsim" export --model "$model" --cluster "$cluster" --plan "$plan,runtime=${runtime[$format]}" --format "$format" \
       -o "$out" 2>/dev/null
     echo "wrote $out"
   done

@@ -26,8 +26,37 @@ LauncherFormat parse_launcher_format(const std::string& name, const std::string&
                                join_names(kFormatNames), did_you_mean(name, kFormatNames)));
 }
 
+Runtime launcher_runtime(LauncherFormat format) {
+  switch (format) {
+    case LauncherFormat::kMegatron:
+      return Runtime::kMegatronCore;
+    case LauncherFormat::kDeepSpeed:
+      return Runtime::kDeepSpeed;
+    case LauncherFormat::kTorchTitan:
+      return Runtime::kTorchtitan;
+  }
+  return Runtime::kMegatronCore;
+}
+
+std::optional<std::string> launcher_runtime_problem(LauncherFormat format, const Plan& plan) {
+  const std::string name = launcher_format_name(format);
+  if (runtime_traits(plan.runtime).exporter == name) return std::nullopt;
+  return fmt::format(
+      "the plan runs on runtime {} (its kernels and overheads are what ppsim simulated), but "
+      "--format {} writes a {} launcher, which runs {}'s; set runtime={} in the plan and "
+      "simulate it again, or export in {}",
+      runtime_name(plan.runtime), name, name, runtime_name(launcher_runtime(format)),
+      runtime_name(launcher_runtime(format)),
+      *runtime_traits(plan.runtime).exporter
+          ? fmt::format("--format {}", runtime_traits(plan.runtime).exporter)
+          : std::string("none: ppsim writes no launcher file for ") + runtime_name(plan.runtime));
+}
+
 LauncherOutput export_launcher(LauncherFormat format, const ModelSpec& model,
                                const ClusterSpec& cluster, const Plan& plan) {
+  if (std::optional<std::string> problem = launcher_runtime_problem(format, plan)) {
+    throw InputError("--plan", "/runtime", *problem);
+  }
   switch (format) {
     case LauncherFormat::kMegatron:
       return export_megatron(model, cluster, plan);

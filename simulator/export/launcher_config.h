@@ -20,6 +20,7 @@
 // comment in `text`, never dropped silently. The functions never throw for a valid plan.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,20 @@ std::string launcher_format_name(LauncherFormat format);
 // formats and suggesting the nearest ("did you mean 'megatron'?") when the name is unknown.
 LauncherFormat parse_launcher_format(const std::string& name, const std::string& source);
 
+// The runtime a format's file runs (megatron: megatron-core; deepspeed; torchtitan): what a plan
+// must name to be written in that format.
+Runtime launcher_runtime(LauncherFormat format);
+
+// Why `plan` cannot be written as `format`, or nullopt: a file runs its launcher's kernels and
+// overheads, so a plan simulated under another runtime (spec/runtime.h) would launch a step
+// ppsim never predicted. megatron takes megatron-core and megatron-lm plans; deepspeed and
+// torchtitan their own; pytorch-fsdp has no launcher file.
+std::optional<std::string> launcher_runtime_problem(LauncherFormat format, const Plan& plan);
+
 // REQUIRES: plan_problem(plan, model, cluster) is nullopt.
 // Dispatches on `format` to export_megatron, export_deepspeed or export_torchtitan (one file
-// each beside this one).
+// each beside this one). Throws InputError (JSON path /runtime of the plan) when
+// launcher_runtime_problem says the plan's runtime does not match (source "--plan").
 LauncherOutput export_launcher(LauncherFormat format, const ModelSpec& model,
                                const ClusterSpec& cluster, const Plan& plan);
 

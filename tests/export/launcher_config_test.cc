@@ -67,6 +67,7 @@ LauncherOutput export_case(LauncherFormat format, const GoldenCase& entry) {
   ModelSpec model = load_model_spec(entry.model);
   ClusterSpec cluster = load_cluster_spec(entry.cluster);
   Plan plan = parse_plan(entry.plan, "test");
+  plan.runtime = launcher_runtime(format);  // Each file is written for its own runtime.
   validate_plan(plan, model, cluster, "test");
   return export_launcher(format, model, cluster, plan);
 }

@@ -145,6 +145,7 @@ TEST_CASE("Replica shares: exporters say they cannot express unequal shares") {
   Plan plan = parse_plan("tp=8,pp=1,dp=8,mbs=1,gbs=64,rmb=5:5:5:5:11:11:11:11", "test");
   for (LauncherFormat format :
        {LauncherFormat::kMegatron, LauncherFormat::kDeepSpeed, LauncherFormat::kTorchTitan}) {
+    plan.runtime = launcher_runtime(format);
     LauncherOutput output = export_launcher(format, model, cluster, plan);
     bool warned = false;
     for (const std::string& warning : output.warnings) {

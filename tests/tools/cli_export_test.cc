@@ -31,16 +31,18 @@ TEST_CASE("ppsim export: a zero-bubble plan exports with warnings on stderr") {
 
   testing::CommandResult titan = run_ppsim(
       "export --model llama3-8b --cluster dgx-h100-1 --format torchtitan "
-      "--plan tp=2,pp=4,dp=1,mbs=1,gbs=16,schedule=zb-h2,sequence_parallel=true");
+      "--plan tp=2,pp=4,dp=1,mbs=1,gbs=16,schedule=zb-h2,sequence_parallel=true,"
+      "runtime=torchtitan");
   CHECK(titan.exit_code == 0);
   CHECK(contains(titan.err, "ppsim: warning: torch.distributed.pipelining has no ZB-H2 schedule"));
 }
 
 TEST_CASE("ppsim export: unequal per-replica batch shares are a warning in every format") {
   for (const char* format : {"megatron", "deepspeed", "torchtitan"}) {
+    const std::string runtime = std::string(format) == "megatron" ? "megatron-core" : format;
     testing::CommandResult result = run_ppsim(
         std::string("export --model llama3-8b --cluster mixed-a100-h100 --format ") + format +
-        " --plan tp=8,pp=1,dp=8,mbs=1,gbs=64,rmb=5:5:5:5:11:11:11:11");
+        " --plan tp=8,pp=1,dp=8,mbs=1,gbs=64,rmb=5:5:5:5:11:11:11:11,runtime=" + runtime);
     INFO(format << ": " << result.err);
     CHECK(result.exit_code == 0);
     CHECK(contains(result.err, "ppsim: warning: the plan gives data-parallel replicas unequal "
@@ -71,7 +73,7 @@ TEST_CASE("ppsim simulate: malformed replica_microbatches exit 2 naming the key"
 TEST_CASE("ppsim export: a plan every launcher expresses prints no warning") {
   testing::CommandResult result = run_ppsim(
       "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed "
-      "--plan dp=8,mbs=1,gbs=64,zero_stage=1");
+      "--plan dp=8,mbs=1,gbs=64,zero_stage=1,runtime=deepspeed");
   CHECK(result.exit_code == 0);
   CHECK(result.err.empty());
   CHECK(contains(result.out, "\"train_batch_size\": 64"));
@@ -114,11 +116,35 @@ TEST_CASE("ppsim export: bad input exits 2 with a message that says how to fix i
   CHECK(contains(plan.err, "ppsim: error: --plan: "));
 
   testing::CommandResult output = run_ppsim(
-      "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed --plan tp=8,gbs=8 "
-      "-o /nonexistent-folder/ds_config.json");
+      "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed "
+      "--plan tp=8,gbs=8,runtime=deepspeed -o /nonexistent-folder/ds_config.json");
   CHECK(output.exit_code == 2);
   CHECK(contains(output.err,
                  "ppsim: error: --output: cannot write '/nonexistent-folder/ds_config.json'"));
+
+  // A file runs its launcher's runtime: a plan simulated under another is refused, saying why.
+  testing::CommandResult runtime = run_ppsim(
+      "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed --plan tp=8,gbs=8");
+  CHECK(runtime.exit_code == 2);
+  CHECK(runtime.out.empty());
+  CHECK(contains(runtime.err, "ppsim: error: --plan: /runtime: the plan runs on runtime "
+                              "megatron-core"));
+  CHECK(contains(runtime.err, "set runtime=deepspeed"));
+  testing::CommandResult fsdp = run_ppsim(
+      "export --model llama3-8b --cluster dgx-h100-1 --format megatron "
+      "--plan dp=8,gbs=8,zero_stage=3,runtime=pytorch-fsdp");
+  CHECK(fsdp.exit_code == 2);
+  CHECK(contains(fsdp.err, "ppsim writes no launcher file for pytorch-fsdp"));
+  // megatron writes megatron-lm plans too.
+  CHECK(run_ppsim("export --model llama3-8b --cluster dgx-h100-1 --format megatron "
+                  "--plan tp=8,gbs=8,runtime=megatron-lm")
+            .exit_code == 0);
+  testing::CommandResult emit = run_ppsim(
+      "plan --model llama3-8b --cluster dgx-h100-1 --global-batch 8 --emit torchtitan --out "
+      "/tmp/ppsim_emit_runtime");
+  CHECK(emit.exit_code == 2);
+  CHECK(contains(emit.err, "--emit: "));
+  CHECK(contains(emit.err, "plan --runtime torchtitan"));
 }
 
 }  // namespace
