@@ -55,6 +55,10 @@ Lowered lower_schedule(const std::vector<PipelineSchedule>& replica_schedules,
   // For each (replica, receiving chunk, microbatch, direction): the receiver's compute task just
   // before its RECV (the rendezvous point), or -1.
   std::vector<std::vector<TaskId>> recv_point_forward(replicas), recv_point_backward(replicas);
+  // With blocking sends: for each (replica, sending chunk, microbatch, direction) the sender's
+  // next compute task after the SEND, which waits for it; -1 when none follows.
+  const bool blocking = costs.blocking_sends();
+  std::vector<std::vector<TaskId>> send_next_forward(replicas), send_next_backward(replicas);
 
   // Pass 1: every compute action on its worker's stream, in schedule order.
   for (int32_t d = 0; d < replicas; ++d) {
@@ -69,9 +73,12 @@ Lowered lower_schedule(const std::vector<PipelineSchedule>& replica_schedules,
     t.weight_gradient.assign(chunks * m, -1);
     recv_point_forward[d].assign(chunks * m, -1);
     recv_point_backward[d].assign(chunks * m, -1);
+    send_next_forward[d].assign(chunks * m, -1);
+    send_next_backward[d].assign(chunks * m, -1);
     for (int32_t r = 0; r < p; ++r) {
       int32_t w = d * p + r;
       TaskId last = -1;  // The worker's last task on its compute stream (or a barrier).
+      std::vector<TaskId*> pending_sends;  // SENDs whose next compute task is not made yet.
       for (const Action& action : schedule.rank_actions[r]) {
         if (action.kind == ActionKind::kRecvForward) {
           recv_point_forward[d][slot(action.chunk, action.microbatch)] = last;
@@ -82,6 +89,11 @@ Lowered lower_schedule(const std::vector<PipelineSchedule>& replica_schedules,
           continue;
         }
         if (action.kind == ActionKind::kSendForward || action.kind == ActionKind::kSendBackward) {
+          if (blocking) {
+            auto& next = action.kind == ActionKind::kSendForward ? send_next_forward[d]
+                                                                  : send_next_backward[d];
+            pending_sends.push_back(&next[slot(action.chunk, action.microbatch)]);
+          }
           continue;
         }
         if (!is_compute(action.kind)) {
@@ -110,6 +122,8 @@ Lowered lower_schedule(const std::vector<PipelineSchedule>& replica_schedules,
         info.push_back(TaskInfo{w, action.kind, action.chunk, action.microbatch});
         if (last >= 0 && g.stream_predecessor(id) != last) g.add_dependency(last, id);
         last = id;
+        for (TaskId* next : pending_sends) *next = id;
+        pending_sends.clear();
         int32_t s = slot(action.chunk, action.microbatch);
         switch (action.kind) {
           case ActionKind::kForward: t.forward[s] = id; break;
@@ -183,6 +197,8 @@ Lowered lower_schedule(const std::vector<PipelineSchedule>& replica_schedules,
         TaskId rendezvous = forward ? recv_point_forward[d][to_slot] : recv_point_backward[d][to_slot];
         if (rendezvous >= 0) g.add_dependency(rendezvous, id);
         g.add_dependency(id, forward ? t.forward[to_slot] : t.input_gradient[to_slot]);
+        TaskId waits = forward ? send_next_forward[d][from_slot] : send_next_backward[d][from_slot];
+        if (waits >= 0) g.add_dependency(id, waits);
       }
     }
     // Consecutive chunks on the same rank hand over directly.

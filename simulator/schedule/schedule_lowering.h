@@ -8,7 +8,10 @@
 //   (V schedules send forward to two peers; one shared queue could deadlock them).
 //   A transfer starts when the producer's action has ended and the receiver has reached the
 //   matching RECV in its own order (NCCL send/recv needs both sides: a rendezvous); the
-//   receiver's next compute action waits for it. Sends do not block the sender's compute.
+//   receiver's next compute action waits for it. Sends do not block the sender's compute,
+//   unless the costs say so (LoweringCosts::blocking_sends: Megatron's non-interleaved
+//   schedules wait for each batched send/recv before the next compute, so the sender's next
+//   compute action after a SEND waits for that transfer to finish).
 // Data dependencies between chunks on the same rank (no transfer) become direct edges.
 // kGradientSync and kOptimizerStep are handed to the cost provider, which adds its own tasks
 // (bucketed DP reduction, optimizer step) after the given predecessor.
@@ -73,6 +76,8 @@ class LoweringCosts {
   // `compute_stream` is the worker's compute stream (the optimizer step runs there).
   virtual TaskId step_action(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
                              StreamId compute_stream, const Action& action, TaskId after) = 0;
+  // True when a worker's next compute action after a SEND waits for that send (header).
+  virtual bool blocking_sends() const { return false; }
 };
 
 struct Lowered {

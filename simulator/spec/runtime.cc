@@ -8,11 +8,14 @@ namespace {
 // Host-overhead priors, seconds. Runtimes with published rows are refit by `ppsim accuracy
 // --fit` (docs/accuracy.md) and the fitted values ship in EfficiencyTable::runtimes; these are
 // the starting points and what a runtime without rows keeps.
+// Fields: runtime, name, attention, exporter, overheads {kernel gap, microbatch, step},
+// fsdp_fp32_shards, gathered_layers, overlaps_tp_backward, blocking_p2p, source.
 constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
     {Runtime::kMegatronCore, "megatron-core", AttentionKernel::kFused, "megatron",
      {2e-6, 0.15e-3, 0.030},
      false,
      2,
+     true,
      true,
      "Megatron-Core with Transformer Engine (--transformer-impl transformer_engine, the default "
      "since core 0.5; NeMo and Megatron-Bridge run it): TE DotProductAttention dispatches to "
@@ -23,6 +26,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      2,
      true,
+     true,
      "Megatron-LM 2020-2023 (before Transformer Engine; the SC'21 and sequence-parallel papers' "
      "code, and forks such as sail-sg/zero-bubble-pipeline-parallelism): core attention unfused "
      "(--use-flash-attn off by default), fused scale-mask-softmax and bias-GeLU CUDA kernels, "
@@ -32,12 +36,14 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      2,
      true,
+     true,
      "DeepSpeed / Megatron-DeepSpeed: eager PyTorch modules, flash-attn 2 "
      "(--use-flash-attn-v2), the engine's forward/backward hooks and ZeRO bucketing on the host"},
     {Runtime::kTorchtitan, "torchtitan", AttentionKernel::kFlash2, "torchtitan",
      {5e-6, 0.5e-3, 0.050},
      true,
      2,
+     false,
      false,
      "torchtitan (PyTorch FSDP2, DTensor TP, torch.distributed.pipelining): eager modules unless "
      "torch.compile is on; attention through F.scaled_dot_product_attention, whose flash backend "
@@ -46,6 +52,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      {5e-6, 0.5e-3, 0.050},
      true,
      2,
+     false,
      false,
      "PyTorch FSDP (FSDP1 FlatParameter; MosaicML Composer/llm-foundry, HF Accelerate): eager "
      "modules, flash-attn 2 or Triton flash attention (llm-foundry attn_impl flash/triton); no "

@@ -18,6 +18,9 @@
 //                    parameter over the shard group, not Megatron/DeepSpeed's 2 + 4 + 4 + 8 = 18
 //   overlaps_tp_backward  the backward's tensor-parallel collectives run asynchronously under
 //                    its GEMMs (Megatron's TP linears) rather than blocking (cost/chunk_price.h)
+//   blocking_p2p     non-interleaved pipelines wait for each batched send/recv before the next
+//                    compute (Megatron's p2p_communication and DeepSpeed's pipe engine), where
+//                    torch.distributed.pipelining waits only on receives
 //   gathered_layers  unsharded layers a ZeRO-3 rank holds at once: the one computing and the
 //                    prefetched next (FSDP's forward/backward prefetch of one unit); DeepSpeed's
 //                    prefetch bucket (stage3_prefetch_bucket_size) counts as one more layer
@@ -61,6 +64,7 @@ struct RuntimeTraits {
   bool fsdp_fp32_shards = false;
   int gathered_layers = 2;
   bool overlaps_tp_backward = true;
+  bool blocking_p2p = true;
   const char* source = "";  // Where the row's facts come from.
 };
 

@@ -104,6 +104,16 @@ class StepCosts : public LoweringCosts {
     return spec;
   }
 
+  // Megatron's and DeepSpeed's non-interleaved pipelines wait for each send (runtime.h
+  // blocking_p2p); Megatron overlaps p2p in the interleaved schedule, and the zero-bubble and
+  // V schedules run in other code (forks, torch.distributed.pipelining).
+  bool blocking_sends() const override {
+    const ScheduleTraits& schedule = schedule_traits(plan_.schedule);
+    return runtime_traits(plan_.runtime).blocking_p2p &&
+           (schedule.megatron_native || schedule.deepspeed_native) &&
+           !is_interleaved(plan_.schedule) && !schedule.splits_backward;
+  }
+
   TaskId step_action(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
                      StreamId compute_stream, const Action& action, TaskId after) override {
     if (action.kind == ActionKind::kGradientSync) {
