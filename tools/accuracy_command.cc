@@ -124,9 +124,11 @@ void add_accuracy_command(CLI::App& app, int& exit_code) {
   command->footer(
       "The headline is leave-one-source-out: each source predicted with constants fitted on the\n"
       "others. Rows are in the test split when the FNV-1a hash of their row_id is odd.\n"
-      "Examples:\n"
-      "  ppsim accuracy --runs ../shared/data/public-runs.csv --max-mape 8\n"
-      "  ppsim accuracy --runs ../shared/data/public-runs.csv --fit");
+      "Examples (tests/data/accuracy/three_runs.csv ships with ppsim; the public-runs file the\n"
+      "constants were fitted on lives beside the repository, ../shared/data/public-runs.csv):\n"
+      "  ppsim accuracy --runs tests/data/accuracy/three_runs.csv --max-mape 20\n"
+      "  ppsim accuracy --runs tests/data/accuracy/three_runs.csv --fit\n"
+      "  ppsim accuracy --runs ../shared/data/public-runs.csv --svg residuals.svg");
   command->callback([options, &exit_code] { exit_code = run_accuracy_command(*options); });
 }
 
