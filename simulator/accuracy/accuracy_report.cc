@@ -99,10 +99,10 @@ std::string constants_text(const AccuracyOptions& options) {
   const EfficiencyTable& e = options.efficiency;
   const CollectiveEfficiency& c = options.collective;
   std::string text = fmt::format(
-      "gemm_scale {:.3g}, attention_scale {:.3g} (of each GPU's kernel datasheet), "
+      "kernel_scale {:.3g}, flash2_scale {:.3g} (of each GPU's kernel datasheet), "
       "gemm_half_tiles {:.3g}, gemm_half_k {:.3g}, memory {:.3g}; NCCL intra {:.3g} inter {:.3g} "
       "of line rate, base {:.3g} us",
-      e.gemm_scale, e.attention_scale, e.gemm_half_tiles, e.gemm_half_k, e.memory,
+      e.kernel_scale, e.flash2_scale, e.gemm_half_tiles, e.gemm_half_k, e.memory,
       c.intra_bandwidth, c.inter_bandwidth, c.base_latency * 1e6);
   for (Runtime runtime : all_runtimes()) {
     const RuntimeOverheads& o = e.overheads(runtime);
@@ -340,8 +340,8 @@ std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOpt
   }
   json["constants"] = {
       {"efficiency",
-       {{"gemm_scale", e.gemm_scale},
-        {"attention_scale", e.attention_scale},
+       {{"kernel_scale", e.kernel_scale},
+        {"flash2_scale", e.flash2_scale},
         {"gemm_tile", e.gemm_tile},
         {"gemm_half_tiles", e.gemm_half_tiles},
         {"gemm_half_k", e.gemm_half_k},

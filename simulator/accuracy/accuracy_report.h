@@ -10,7 +10,7 @@
 // JSON (--json), one object:
 //   runs_file, file_rows (records in the file), split ("all"|"train"|"test"), only_source
 //   (string or null), split_rule (text), error_definition (text), memory_unit ("GB = 1e9
-//   bytes"), constants {efficiency: {gemm_scale, attention_scale, gemm_tile, gemm_half_tiles,
+//   bytes"), constants {efficiency: {kernel_scale, flash2_scale, gemm_tile, gemm_half_tiles,
 //   gemm_half_k, attention_q_tile, memory, roofline_sharpness},
 //   runtimes: {<runtime name>: {kernel_gap_s, microbatch_overhead_s, step_overhead_s}},
 //   collective: {intra_bandwidth, inter_bandwidth, base_latency_s, overlap_phases}},

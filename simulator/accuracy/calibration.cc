@@ -31,7 +31,7 @@ using RowKey = std::array<double, 5>;
 
 RowKey row_key(const EfficiencyTable& e, Runtime runtime) {
   const RuntimeOverheads& o = e.overheads(runtime);
-  return {e.gemm_scale, e.attention_scale, o.kernel_gap_s, o.microbatch_overhead_s,
+  return {e.kernel_scale, e.flash2_scale, o.kernel_gap_s, o.microbatch_overhead_s,
           o.step_overhead_s};
 }
 
@@ -165,10 +165,10 @@ std::set<std::string> compared_sources(const std::vector<PublicRun>& runs) {
 const std::vector<FitParameter>& fit_parameters() {
   static const std::vector<FitParameter> parameters = [] {
     std::vector<FitParameter> out;
-    out.push_back({"gemm_scale", std::nullopt, 0.6, 1.1,
-                   [](EfficiencyTable& e) -> double& { return e.gemm_scale; }});
-    out.push_back({"attention_scale", std::nullopt, 0.4, 1.1,
-                   [](EfficiencyTable& e) -> double& { return e.attention_scale; }});
+    out.push_back({"kernel_scale", std::nullopt, 0.6, 1.1,
+                   [](EfficiencyTable& e) -> double& { return e.kernel_scale; }});
+    out.push_back({"flash2_scale", std::nullopt, 0.4, 1.2,
+                   [](EfficiencyTable& e) -> double& { return e.flash2_scale; }});
     for (Runtime runtime : all_runtimes()) {
       std::string name = runtime_name(runtime);
       out.push_back({name + ".kernel_gap_s", runtime, 0.5e-6, 12e-6,
@@ -191,8 +191,8 @@ const std::vector<FitParameter>& fit_parameters() {
 
 EfficiencyTable prior_constants(const EfficiencyTable& shipped) {
   EfficiencyTable prior = shipped;
-  prior.gemm_scale = 1;
-  prior.attention_scale = 1;
+  prior.kernel_scale = 1;
+  prior.flash2_scale = 1;
   for (Runtime runtime : all_runtimes()) {
     prior.overheads(runtime) = runtime_traits(runtime).overheads;
   }

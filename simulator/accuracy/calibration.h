@@ -2,8 +2,9 @@
 // error that calibration leaves on a source it has not seen (leave one source out, the headline
 // of `ppsim accuracy`).
 //
-// Fitted constants (FitParameter, fit_parameters()): EfficiencyTable::gemm_scale and
-// attention_scale for every row, and per runtime (spec/runtime.h) its kernel gap, per-microbatch
+// Fitted constants (FitParameter, fit_parameters()): EfficiencyTable::kernel_scale and
+// flash2_scale (every row; flash2_scale only changes FlashAttention-2 rows), and per runtime
+// (spec/runtime.h) its kernel gap, per-microbatch
 // and per-step overheads for that runtime's rows only. Everything else (each GPU's kernel
 // datasheet, link efficiencies, tile sizes) is a documented measurement and is not fitted.
 //
@@ -13,8 +14,8 @@
 // grouped-GEMM efficiency (issue 18), and a constant fitted to missing physics would carry that
 // error into every dense prediction.
 //
-// Method: coordinate pattern search from the priors (PriorConstants(): gemm_scale and
-// attention_scale 1, i.e. the kernel datasheets as published, and runtime.h's overheads).
+// Method: coordinate pattern search from the priors (PriorConstants(): kernel_scale and
+// flash2_scale 1, i.e. the kernel datasheets as published, and runtime.h's overheads).
 // Per sweep, each constant tries x * (1 + step) then x * (1 - step) (clamped to its bounds,
 // rounded to 4 significant digits so that fits share evaluations); the first that lowers the
 // objective is taken; a constant with no improving move halves its step. It stops when every
@@ -44,7 +45,7 @@ namespace ppsim {
 
 // One fitted constant.
 struct FitParameter {
-  std::string name;                // "gemm_scale", "torchtitan.kernel_gap_s", ...
+  std::string name;                // "kernel_scale", "torchtitan.kernel_gap_s", ...
   std::optional<Runtime> runtime;  // nullopt: every row depends on it; else that runtime's rows.
   double lower = 0;
   double upper = 0;

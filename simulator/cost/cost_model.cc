@@ -88,7 +88,7 @@ const PeakFlops& CostModel::peak(Precision precision) const { return peaks_[inde
 
 double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) const {
   const EfficiencyTable& e = efficiency_;
-  double max = e.gemm_scale * (peak(precision).used == Precision::kFp8 ? gpu_.kernels.gemm_fp8
+  double max = e.kernel_scale * (peak(precision).used == Precision::kFp8 ? gpu_.kernels.gemm_fp8
                                                                         : gpu_.kernels.gemm_bf16);
   double tiles = shape.batch * (shape.m / e.gemm_tile) * (shape.n / e.gemm_tile);
   return max * saturate(tiles, e.gemm_half_tiles) * saturate(shape.k, e.gemm_half_k);
@@ -100,7 +100,8 @@ double CostModel::attention_efficiency(const AttentionShape& shape, bool backwar
   const KernelDatasheet& k = gpu_.kernels;
   double kernel = attention_ == AttentionKernel::kFlash2 ? (backward ? k.flash2_bwd : k.flash2_fwd)
                                                          : (backward ? k.fused_bwd : k.fused_fwd);
-  return e.attention_scale * kernel * saturate(tiles, e.gemm_half_tiles);
+  const double family = attention_ == AttentionKernel::kFlash2 ? e.flash2_scale : 1.0;
+  return e.kernel_scale * family * kernel * saturate(tiles, e.gemm_half_tiles);
 }
 
 PassCost CostModel::pass(const Op& op, double flops, double bytes, int kernels,
@@ -227,9 +228,9 @@ std::array<RuntimeOverheads, kRuntimeCount> EfficiencyTable::shipped_runtime_ove
   // `ppsim accuracy --runs ../shared/data/public-runs.csv --fit` (docs/accuracy.md) for the
   // runtimes with published rows; megatron-core and deepspeed have none and keep runtime.h's
   // priors. Kernel gap, per-microbatch dispatch, per-step host time, seconds.
-  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {5.276e-6, 3.339e-4, 0.07999};
-  overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {1.139e-5, 1.525e-3, 0.121};
-  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 2.967e-3, 0.06722};
+  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {4.365e-6, 3.272e-4, 0.08176};
+  overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {4.215e-6, 2.148e-3, 0.1242};
+  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 2.967e-3, 0.07152};
   return overheads;
 }
 

@@ -34,8 +34,8 @@ TEST_CASE("Calibration: the fitted constants, their bounds and the priors") {
   // Two global scales and three overheads per runtime.
   CHECK(fit_parameters().size() == 2 + 3 * static_cast<size_t>(kRuntimeCount));
   EfficiencyTable prior = prior_constants(EfficiencyTable{});
-  CHECK(prior.gemm_scale == 1);
-  CHECK(prior.attention_scale == 1);
+  CHECK(prior.kernel_scale == 1);
+  CHECK(prior.flash2_scale == 1);
   CHECK(prior.overheads(Runtime::kMegatronLm).kernel_gap_s ==
         runtime_traits(Runtime::kMegatronLm).overheads.kernel_gap_s);
 }
@@ -54,8 +54,8 @@ TEST_CASE("Calibration: leave-one-source-out predicts each source with constants
       if (other.source_id != source.source_id) others.push_back(other.source_id);
     }
     FitResult without = fit_constants(runs, options, others, 1);
-    CHECK(without.efficiency.gemm_scale == source.efficiency.gemm_scale);
-    CHECK(without.efficiency.attention_scale == source.efficiency.attention_scale);
+    CHECK(without.efficiency.kernel_scale == source.efficiency.kernel_scale);
+    CHECK(without.efficiency.flash2_scale == source.efficiency.flash2_scale);
     // ...and the held-out error is predict_run's with them.
     double sum = 0;
     int64_t rows = 0;
@@ -85,7 +85,7 @@ TEST_CASE("Calibration: the result does not depend on the thread count") {
   LeaveOneSourceOut one = leave_one_source_out(runs, AccuracyOptions{}, 1);
   LeaveOneSourceOut two = leave_one_source_out(runs, AccuracyOptions{}, 2);
   CHECK(one.mape_pct == two.mape_pct);
-  CHECK(one.full_fit.efficiency.gemm_scale == two.full_fit.efficiency.gemm_scale);
+  CHECK(one.full_fit.efficiency.kernel_scale == two.full_fit.efficiency.kernel_scale);
   CHECK(one.full_fit.evaluations == two.full_fit.evaluations);
   CHECK(fitted_constants_text(one.full_fit) == fitted_constants_text(two.full_fit));
 }

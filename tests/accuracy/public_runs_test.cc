@@ -39,7 +39,7 @@ TEST_CASE("Public runs: shipped constants are the fit's; leave-one-source-out un
     CHECK(parameter.field(shipped) ==
           Approx(parameter.field(fitted)).epsilon(1e-3).margin(1e-12));
   }
-  // Bars at the figures docs/accuracy.md reports (9.57% overall; the dense sources 4.9-8.3%):
+  // Bars at the figures docs/accuracy.md reports (9.73% overall; the dense sources 4.8-8.6%):
   // a change that makes a held-out source worse fails here. The MoE source waits on issue 18.
   INFO("leave-one-source-out " << loso.mape_pct << "% over " << loso.rows << " rows");
   CHECK(loso.mape_pct <= 10.0);

@@ -41,8 +41,8 @@ GpuSpec a100() {
 // Efficiency 1 everywhere, no launch overhead, a plain max() roofline.
 EfficiencyTable ideal() {
   EfficiencyTable table;
-  table.gemm_scale = 1;
-  table.attention_scale = 1;
+  table.kernel_scale = 1;
+  table.flash2_scale = 1;
   table.gemm_half_tiles = 0;
   table.gemm_half_k = 0;
   table.memory = 1;
@@ -124,10 +124,10 @@ TEST_CASE("CostModel: GEMM efficiency grows with every dimension and saturates")
     double efficiency = model.gemm_efficiency(GemmShape{size, size, size, 1}, Precision::kBf16);
     INFO(size);
     CHECK(efficiency > previous);
-    CHECK(efficiency < model.efficiency().gemm_scale * model.gpu().kernels.gemm_bf16);
+    CHECK(efficiency < model.efficiency().kernel_scale * model.gpu().kernels.gemm_bf16);
     previous = efficiency;
   }
-  CHECK(previous > 0.98 * model.efficiency().gemm_scale * model.gpu().kernels.gemm_bf16);
+  CHECK(previous > 0.98 * model.efficiency().kernel_scale * model.gpu().kernels.gemm_bf16);
   GemmShape base{4096, 4096, 4096, 1};
   double at_base = model.gemm_efficiency(base, Precision::kBf16);
   CHECK(model.gemm_efficiency(GemmShape{8192, 4096, 4096, 1}, Precision::kBf16) > at_base);
@@ -144,7 +144,7 @@ TEST_CASE("CostModel: achieved GEMM throughput rises with size into the publishe
   GpuSpec gpu = h100();
   gpu.kernels = find_gpu("H100-SXM-80GB")->kernels;
   EfficiencyTable datasheet;
-  datasheet.gemm_scale = 1;
+  datasheet.kernel_scale = 1;
   CostModel model(gpu, datasheet);
   double peak = tflops_to_flops(989);
   double previous = 0;

@@ -109,7 +109,7 @@ TEST_CASE("ppsim accuracy --json: every row's fields and the summary") {
   CHECK(json["sources"].size() == 3);
   CHECK(json["worst"].size() == 3);
   CHECK(json["not_predicted"].empty());
-  CHECK(json["constants"]["efficiency"]["gemm_scale"].is_number());
+  CHECK(json["constants"]["efficiency"]["kernel_scale"].is_number());
   CHECK(json["constants"]["runtimes"]["megatron-lm"]["kernel_gap_s"].is_number());
   CHECK(json["constants"]["collective"]["intra_bandwidth"].is_number());
 }
@@ -199,7 +199,7 @@ TEST_CASE("ppsim accuracy: the leave-one-source-out headline, --fit and --max-ma
   testing::CommandResult fit = run_ppsim(std::string(kThreeRuns) + " --fit --json");
   REQUIRE(fit.exit_code == 0);
   nlohmann::json fitted = nlohmann::json::parse(fit.out);
-  CHECK(fitted["constants"]["gemm_scale"]["fitted"] == true);
+  CHECK(fitted["constants"]["kernel_scale"]["fitted"] == true);
   CHECK(fitted["constants"]["deepspeed.kernel_gap_s"]["fitted"] == false);  // No rows.
   CHECK(fitted["objective_pct"].get<double>() <= fitted["prior_objective_pct"].get<double>());
 
