@@ -230,7 +230,7 @@ std::array<RuntimeOverheads, kRuntimeCount> EfficiencyTable::shipped_runtime_ove
   // priors. Kernel gap, per-microbatch dispatch, per-step host time, seconds.
   overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {4.365e-6, 3.272e-4, 0.08176};
   overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {4.215e-6, 2.148e-3, 0.1242};
-  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 2.967e-3, 0.07152};
+  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 2.967e-3, 0.06532};
   return overheads;
 }
 

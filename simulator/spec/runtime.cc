@@ -1,6 +1,8 @@
 #include "simulator/spec/runtime.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 
 namespace ppsim {
 namespace {
@@ -92,6 +94,25 @@ std::optional<Runtime> find_runtime(const std::string& name) {
     if (name == traits.name) return traits.runtime;
   }
   return std::nullopt;
+}
+
+double gradient_bucket_parameters(Runtime runtime, int64_t dp, int zero_stage,
+                                  double gradient_bytes, double layer_parameters) {
+  constexpr double kMegatronMinimum = 40e6, kMegatronPerRank = 1e6;  // distributed_data_parallel_config.py
+  constexpr double kDeepSpeedBucket = 5e8;                           // DeepSpeed zero config defaults
+  constexpr double kTorchDdpBucketBytes = 25.0 * 1024 * 1024;        // torch DDP bucket_cap_mb
+  switch (runtime) {
+    case Runtime::kMegatronCore:
+    case Runtime::kMegatronLm:
+      return std::max(kMegatronMinimum, kMegatronPerRank * static_cast<double>(dp));
+    case Runtime::kDeepSpeed:
+      return kDeepSpeedBucket;
+    case Runtime::kTorchtitan:
+    case Runtime::kPytorchFsdp:
+      if (zero_stage >= 1) return std::max(1.0, layer_parameters);
+      return kTorchDdpBucketBytes / gradient_bytes;
+  }
+  return kMegatronMinimum;
 }
 
 std::string attention_kernel_name(AttentionKernel kernel) {

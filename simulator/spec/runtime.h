@@ -74,6 +74,16 @@ const std::vector<std::string>& runtime_names();
 std::optional<Runtime> find_runtime(const std::string& name);
 const std::vector<Runtime>& all_runtimes();
 
+// Parameters per data-parallel gradient reduction (one reduce-scatter or all-reduce task), as
+// each runtime buckets gradients:
+//   megatron-core, megatron-lm  max(40M, 1M x dp) (DistributedDataParallelConfig bucket_size)
+//   deepspeed                   5e8 (reduce_bucket_size / allreduce_bucket_size defaults)
+//   torchtitan, pytorch-fsdp    with FSDP sharding (zero_stage >= 1) one FSDP unit, a layer
+//                               (`layer_parameters`); plain DDP 25 MiB of gradients
+//                               (bucket_cap_mb = 25) / `gradient_bytes` per parameter
+double gradient_bucket_parameters(Runtime runtime, int64_t dp, int zero_stage,
+                                  double gradient_bytes, double layer_parameters);
+
 std::string attention_kernel_name(AttentionKernel kernel);  // "unfused", "flash2", "fused"
 const std::vector<std::string>& attention_kernel_names();
 std::optional<AttentionKernel> find_attention_kernel(const std::string& name);

@@ -13,8 +13,12 @@
 namespace ppsim {
 namespace {
 
-// Megatron DDP bucket: max(40M, 1M x dp) parameters (distributed_data_parallel_config.py).
-double bucket_parameters(int64_t dp) { return std::max(40e6, 1e6 * static_cast<double>(dp)); }
+// Parameters per gradient bucket of a chunk, as the plan's runtime buckets them (runtime.h).
+double bucket_parameters(const Plan& plan, const ChunkPrice& chunk) {
+  return gradient_bucket_parameters(plan.runtime, plan.dp, plan.zero_stage,
+                                    gradient_bytes_per_param(plan.precision),
+                                    chunk.parameters / static_cast<double>(std::max<int64_t>(1, chunk.layers)));
+}
 
 }  // namespace
 
@@ -65,7 +69,7 @@ void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, i
   int64_t group_size = plan_.dp * plan_.cp;
   if (group_size <= 1 || plan_.zero_stage == 3 || options_.ideal_links) return;
   const ChunkPrice& cost = prices_.of(worker, chunk);
-  double bucket = bucket_parameters(plan_.dp);
+  double bucket = bucket_parameters(plan_, cost);
   int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
   const NodeGroup& group =
       cluster_.nodes[step_.layout.workers[step_.layout_worker[worker]].node_group];
@@ -97,7 +101,7 @@ void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, i
 void UpdateTasks::offload_gradients(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
                                     int32_t chunk, TaskId last_weight_gradient) {
   const ChunkPrice& cost = prices_.of(worker, chunk);
-  double bucket = bucket_parameters(plan_.dp);
+  double bucket = bucket_parameters(plan_, cost);
   int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
   std::vector<TaskId> ready = reduced_buckets_[{worker, chunk}];
   if (ready.empty()) {

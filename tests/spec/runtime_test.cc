@@ -117,5 +117,19 @@ TEST_CASE("Kernel datasheets: each GPU generation has its own, from published be
   CHECK(ampere_flash2_at_1.op_cost(op).fwd.seconds == ampere_fused_at_1.op_cost(op).fwd.seconds);
 }
 
+TEST_CASE("Runtime: gradient buckets as each runtime's defaults make them") {
+  // Megatron DDP: max(40M, 1M x dp) parameters.
+  CHECK(gradient_bucket_parameters(Runtime::kMegatronCore, 8, 1, 4, 2e8) == 40e6);
+  CHECK(gradient_bucket_parameters(Runtime::kMegatronLm, 128, 0, 4, 2e8) == 128e6);
+  // DeepSpeed: reduce_bucket_size 5e8 elements.
+  CHECK(gradient_bucket_parameters(Runtime::kDeepSpeed, 64, 2, 4, 2e8) == 5e8);
+  // PyTorch: FSDP reduce-scatters per unit (a layer); DDP buckets 25 MiB of gradients.
+  CHECK(gradient_bucket_parameters(Runtime::kPytorchFsdp, 64, 2, 4, 2e8) == 2e8);
+  CHECK(gradient_bucket_parameters(Runtime::kTorchtitan, 64, 0, 4, 2e8) ==
+        Approx(25.0 * 1024 * 1024 / 4));
+  CHECK(gradient_bucket_parameters(Runtime::kTorchtitan, 64, 0, 2, 2e8) ==
+        Approx(25.0 * 1024 * 1024 / 2));
+}
+
 }  // namespace
 }  // namespace ppsim
