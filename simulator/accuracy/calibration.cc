@@ -17,7 +17,7 @@ namespace {
 constexpr double kInitialStep = 0.16;  // Relative step of the first sweep.
 constexpr double kMinStep = 0.02;      // Stop when every step is below 2%.
 constexpr int kMaxSweeps = 12;
-constexpr double kSignificant = 1e4;   // Candidates rounded to 4 significant digits.
+constexpr double kSignificant = 1e4;  // Candidates rounded to 4 significant digits.
 
 // Rounds to 4 significant digits, so that fits starting from the same point share values.
 double round_significant(double value) {
@@ -58,7 +58,8 @@ class RowEvaluator {
     simulations_ += static_cast<int64_t>(missing.size());
     std::vector<double> out;
     out.reserve(rows.size());
-    for (size_t row : rows) out.push_back(cache_[row].at(row_key(efficiency, runs_[row].plan.runtime)));
+    for (size_t row : rows)
+      out.push_back(cache_[row].at(row_key(efficiency, runs_[row].plan.runtime)));
     return out;
   }
 
@@ -171,18 +172,17 @@ const std::vector<FitParameter>& fit_parameters() {
                    [](EfficiencyTable& e) -> double& { return e.flash2_scale; }});
     for (Runtime runtime : all_runtimes()) {
       std::string name = runtime_name(runtime);
-      out.push_back({name + ".kernel_gap_s", runtime, 0.5e-6, 12e-6,
-                     [runtime](EfficiencyTable& e) -> double& {
-                       return e.overheads(runtime).kernel_gap_s;
-                     }});
+      out.push_back(
+          {name + ".kernel_gap_s", runtime, 0.5e-6, 12e-6,
+           [runtime](EfficiencyTable& e) -> double& { return e.overheads(runtime).kernel_gap_s; }});
       out.push_back({name + ".microbatch_overhead_s", runtime, 0, 5e-3,
                      [runtime](EfficiencyTable& e) -> double& {
                        return e.overheads(runtime).microbatch_overhead_s;
                      }});
-      out.push_back({name + ".step_overhead_s", runtime, 0, 0.5,
-                     [runtime](EfficiencyTable& e) -> double& {
-                       return e.overheads(runtime).step_overhead_s;
-                     }});
+      out.push_back(
+          {name + ".step_overhead_s", runtime, 0, 0.5, [runtime](EfficiencyTable& e) -> double& {
+             return e.overheads(runtime).step_overhead_s;
+           }});
     }
     return out;
   }();
@@ -266,7 +266,8 @@ std::string fitted_constants_text(const FitResult& fit) {
   std::string text;
   EfficiencyTable e = fit.efficiency;
   for (const FitParameter& parameter : fit_parameters()) {
-    bool had_rows = std::find(fit.fitted.begin(), fit.fitted.end(), parameter.name) != fit.fitted.end();
+    bool had_rows =
+        std::find(fit.fitted.begin(), fit.fitted.end(), parameter.name) != fit.fitted.end();
     text += fmt::format("{:<36} {:<12.6g} {}\n", parameter.name, parameter.field(e),
                         had_rows ? "fitted" : "prior (no rows)");
   }

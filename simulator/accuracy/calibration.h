@@ -14,7 +14,7 @@
 // grouped-GEMM efficiency (issue 18), and a constant fitted to missing physics would carry that
 // error into every dense prediction.
 //
-// Method: coordinate pattern search from the priors (PriorConstants(): kernel_scale and
+// Method: coordinate pattern search from the priors (prior_constants(): kernel_scale and
 // flash2_scale 1, i.e. the kernel datasheets as published, and runtime.h's overheads).
 // Per sweep, each constant tries x * (1 + step) then x * (1 - step) (clamped to its bounds,
 // rounded to 4 significant digits so that fits share evaluations); the first that lowers the
@@ -60,39 +60,39 @@ const std::vector<FitParameter>& fit_parameters();
 EfficiencyTable prior_constants(const EfficiencyTable& shipped);
 
 struct FitResult {
-  EfficiencyTable efficiency;         // The fitted table.
-  std::vector<std::string> sources;   // Sources fitted on, sorted.
-  std::vector<std::string> fitted;    // Constants that had rows (the others kept their prior).
-  double objective_pct = 0;           // Mean over sources of MAPE at the fitted point.
-  double prior_objective_pct = 0;     // The same at the priors.
-  int64_t rows = 0;                   // Rows in the fit.
+  EfficiencyTable efficiency;        // The fitted table.
+  std::vector<std::string> sources;  // Sources fitted on, sorted.
+  std::vector<std::string> fitted;   // Constants that had rows (the others kept their prior).
+  double objective_pct = 0;          // Mean over sources of MAPE at the fitted point.
+  double prior_objective_pct = 0;    // The same at the priors.
+  int64_t rows = 0;                  // Rows in the fit.
   int64_t sweeps = 0;
-  int64_t evaluations = 0;            // Objective evaluations.
+  int64_t evaluations = 0;  // Objective evaluations.
 };
 
 struct HeldOutSource {
   std::string source_id;
-  int64_t rows = 0;          // Compared rows of the source.
-  double mape_pct = 0;       // Held-out MAPE.
+  int64_t rows = 0;     // Compared rows of the source.
+  double mape_pct = 0;  // Held-out MAPE.
   double max_abs_error_pct = 0;
   double fitted_mape_pct = 0;  // The same rows with the constants fitted on every source.
-  std::string worst_row;     // row_id of its largest |error|.
+  std::string worst_row;       // row_id of its largest |error|.
   double worst_row_error_pct = 0;
   EfficiencyTable efficiency;  // Constants fitted without it.
 };
 
 struct LeaveOneSourceOut {
-  int64_t rows = 0;              // Held-out rows over all sources.
-  double mape_pct = 0;           // Mean |error| over those rows.
-  double source_mape_pct = 0;    // Mean over sources of their held-out MAPE.
-  std::string worst_source;      // Largest held-out MAPE; first in source order on ties.
+  int64_t rows = 0;            // Held-out rows over all sources.
+  double mape_pct = 0;         // Mean |error| over those rows.
+  double source_mape_pct = 0;  // Mean over sources of their held-out MAPE.
+  std::string worst_source;    // Largest held-out MAPE; first in source order on ties.
   double worst_source_mape_pct = 0;
-  std::string worst_row;         // Largest held-out |error|: row_id, its source and error.
+  std::string worst_row;  // Largest held-out |error|: row_id, its source and error.
   std::string worst_row_source;
   double worst_row_error_pct = 0;
   std::vector<HeldOutSource> per_source;  // Sorted by source_id.
-  FitResult full_fit;            // The fit on every source (what --fit prints).
-  int64_t simulations = 0;       // Row simulations over all fits (cache misses).
+  FitResult full_fit;                     // The fit on every source (what --fit prints).
+  int64_t simulations = 0;                // Row simulations over all fits (cache misses).
 };
 
 // Fits on the compared, dense rows of `sources` (every source when empty).

@@ -13,7 +13,10 @@ namespace {
 // Fields: runtime, name, attention, exporter, overheads {kernel gap, microbatch, step},
 // fsdp_fp32_shards, gathered_layers, overlaps_tp_backward, blocking_p2p, source.
 constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
-    {Runtime::kMegatronCore, "megatron-core", AttentionKernel::kFused, "megatron",
+    {Runtime::kMegatronCore,
+     "megatron-core",
+     AttentionKernel::kFused,
+     "megatron",
      {2e-6, 0.15e-3, 0.030},
      false,
      2,
@@ -23,7 +26,10 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      "since core 0.5; NeMo and Megatron-Bridge run it): TE DotProductAttention dispatches to "
      "cuDNN fused attention / FlashAttention-3 on Hopper and cuDNN on Blackwell; the host runs "
      "ahead of the device, so Nsight traces of Megatron GPT steps show 1-3 us between kernels"},
-    {Runtime::kMegatronLm, "megatron-lm", AttentionKernel::kUnfused, "megatron",
+    {Runtime::kMegatronLm,
+     "megatron-lm",
+     AttentionKernel::kUnfused,
+     "megatron",
      {3e-6, 0.3e-3, 0.050},
      false,
      2,
@@ -33,7 +39,10 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      "code, and forks such as sail-sg/zero-bubble-pipeline-parallelism): core attention unfused "
      "(--use-flash-attn off by default), fused scale-mask-softmax and bias-GeLU CUDA kernels, "
      "apex fused LayerNorm"},
-    {Runtime::kDeepSpeed, "deepspeed", AttentionKernel::kFlash2, "deepspeed",
+    {Runtime::kDeepSpeed,
+     "deepspeed",
+     AttentionKernel::kFlash2,
+     "deepspeed",
      {5e-6, 0.5e-3, 0.060},
      false,
      2,
@@ -41,7 +50,10 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      true,
      "DeepSpeed / Megatron-DeepSpeed: eager PyTorch modules, flash-attn 2 "
      "(--use-flash-attn-v2), the engine's forward/backward hooks and ZeRO bucketing on the host"},
-    {Runtime::kTorchtitan, "torchtitan", AttentionKernel::kFlash2, "torchtitan",
+    {Runtime::kTorchtitan,
+     "torchtitan",
+     AttentionKernel::kFlash2,
+     "torchtitan",
      {5e-6, 0.5e-3, 0.050},
      true,
      2,
@@ -50,7 +62,10 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      "torchtitan (PyTorch FSDP2, DTensor TP, torch.distributed.pipelining): eager modules unless "
      "torch.compile is on; attention through F.scaled_dot_product_attention, whose flash backend "
      "is FlashAttention-2; FSDP2 pre/post-forward hooks per module"},
-    {Runtime::kPytorchFsdp, "pytorch-fsdp", AttentionKernel::kFlash2, "",
+    {Runtime::kPytorchFsdp,
+     "pytorch-fsdp",
+     AttentionKernel::kFlash2,
+     "",
      {5e-6, 0.5e-3, 0.050},
      true,
      2,
@@ -98,9 +113,10 @@ std::optional<Runtime> find_runtime(const std::string& name) {
 
 double gradient_bucket_parameters(Runtime runtime, int64_t dp, int zero_stage,
                                   double gradient_bytes, double layer_parameters) {
-  constexpr double kMegatronMinimum = 40e6, kMegatronPerRank = 1e6;  // distributed_data_parallel_config.py
-  constexpr double kDeepSpeedBucket = 5e8;                           // DeepSpeed zero config defaults
-  constexpr double kTorchDdpBucketBytes = 25.0 * 1024 * 1024;        // torch DDP bucket_cap_mb
+  constexpr double kMegatronMinimum = 40e6,
+                   kMegatronPerRank = 1e6;  // distributed_data_parallel_config.py
+  constexpr double kDeepSpeedBucket = 5e8;  // DeepSpeed zero config defaults
+  constexpr double kTorchDdpBucketBytes = 25.0 * 1024 * 1024;  // torch DDP bucket_cap_mb
   switch (runtime) {
     case Runtime::kMegatronCore:
     case Runtime::kMegatronLm:

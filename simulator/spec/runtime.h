@@ -11,7 +11,8 @@
 //                    "torchtitan"; none for pytorch-fsdp)
 //   host overheads   kernel_gap (device idle time between consecutive kernels), per-microbatch
 //                    dispatch and per-step host time: priors here, refit by `ppsim accuracy --fit`
-//                    (cost/cost_model.h, EfficiencyTable::runtimes) for runtimes with published rows
+//                    (cost/cost_model.h, EfficiencyTable::runtimes) for runtimes with published
+//                    rows
 //   fsdp_fp32_shards under ZeRO-3 (FSDP), the sharded parameters are fp32 and are the
 //                    optimizer's master copy (PyTorch FSDP1 FlatParameter and FSDP2 DTensor
 //                    shards under a bf16 MixedPrecision policy): 4 + 4 + 8 = 16 bytes per
@@ -50,16 +51,16 @@ enum class AttentionKernel {
 
 // Per-runtime host overheads (priors; EfficiencyTable carries the values a step uses).
 struct RuntimeOverheads {
-  double kernel_gap_s = 0;          // Between consecutive kernels on the device timeline.
-  double microbatch_overhead_s = 0; // Per forward and per backward task of a chunk.
-  double step_overhead_s = 0;       // Per step, on the optimizer task.
+  double kernel_gap_s = 0;           // Between consecutive kernels on the device timeline.
+  double microbatch_overhead_s = 0;  // Per forward and per backward task of a chunk.
+  double step_overhead_s = 0;        // Per step, on the optimizer task.
 };
 
 struct RuntimeTraits {
   Runtime runtime = kDefaultRuntime;
   const char* name = "";
   AttentionKernel attention = AttentionKernel::kFused;
-  const char* exporter = "";  // Export format that writes this runtime's launcher; "" none.
+  const char* exporter = "";   // Export format that writes this runtime's launcher; "" none.
   RuntimeOverheads overheads;  // Priors (header).
   bool fsdp_fp32_shards = false;
   int gathered_layers = 2;

@@ -40,7 +40,8 @@ TEST_CASE("Calibration: the fitted constants, their bounds and the priors") {
         runtime_traits(Runtime::kMegatronLm).overheads.kernel_gap_s);
 }
 
-TEST_CASE("Calibration: leave-one-source-out predicts each source with constants fitted without it") {
+TEST_CASE(
+    "Calibration: leave-one-source-out predicts each source with constants fitted without it") {
   std::vector<PublicRun> runs = three_runs();
   AccuracyOptions options;
   LeaveOneSourceOut loso = leave_one_source_out(runs, options, 1);

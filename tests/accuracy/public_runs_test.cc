@@ -36,8 +36,7 @@ TEST_CASE("Public runs: shipped constants are the fit's; leave-one-source-out un
   for (const FitParameter& parameter : fit_parameters()) {
     INFO(parameter.name);
     // Shipped values are the fit's printed to 4 significant digits.
-    CHECK(parameter.field(shipped) ==
-          Approx(parameter.field(fitted)).epsilon(1e-3).margin(1e-12));
+    CHECK(parameter.field(shipped) == Approx(parameter.field(fitted)).epsilon(1e-3).margin(1e-12));
   }
   // Bars at the figures docs/accuracy.md reports (9.73% overall; the dense sources 4.8-8.6%):
   // a change that makes a held-out source worse fails here. The MoE source waits on issue 18.

@@ -35,8 +35,9 @@ TEST_CASE("Runtime: the plan key in JSON and inline, with the attention override
   CHECK(attention_kernel(plan) == AttentionKernel::kUnfused);
   plan = parse_plan(R"({"gbs": 8, "runtime": "megatron-lm", "attention": "flash2"})", "test");
   CHECK(attention_kernel(plan) == AttentionKernel::kFlash2);
-  CHECK(plan_to_inline(plan) == "tp=1,pp=1,dp=1,mbs=1,gbs=8,schedule=1f1b,runtime=megatron-lm,"
-                                "attention=flash2");
+  CHECK(plan_to_inline(plan) ==
+        "tp=1,pp=1,dp=1,mbs=1,gbs=8,schedule=1f1b,runtime=megatron-lm,"
+        "attention=flash2");
   Plan back = parse_plan(plan_to_json(plan), "round trip");
   CHECK(back.runtime == plan.runtime);
   CHECK(back.attention == plan.attention);
