@@ -19,18 +19,20 @@
 // What each task costs (per worker = one pipeline rank of one replica, tp x cp GPUs):
 // - F, B, I, W (ChunkPrice): the chunk's layers from CostModel (per GPU type), plus the embedding on the
 //   first chunk and the output layer and loss on the last; recompute runs inside B (or I).
-//   Attention is fused flash attention, or Megatron's unfused core attention when
-//   EfficiencyTable::flash_attention is false: its GEMMs and softmax cost more and its s x s
-//   scores are saved, so the activation sizes follow the same flag.
-//   Tensor-parallel collectives (all-reduce, or all-gather + reduce-scatter with sequence
-//   parallelism, 2 per layer per pass), expert-parallel all-to-alls and the context-parallel
-//   KV ring (overlapped with attention; only the excess shows) are inside the task, as exposed
-//   communication (Megatron-LM runs TP collectives on the compute path by default).
-//   ZeRO-3 parameter gathers (and gradient reduce-scatters) are prefetched by FSDP; what shows
-//   inside the task is max(0, comm - compute) + overlap_slowdown x min(comm, compute)
-//   (collective_cost.h: NCCL's kernels slow the compute they overlap), with the gather against
-//   each forward and gather + reduce-scatter against the backward (B + W).
-//   Framework dispatch: EfficiencyTable::microbatch_overhead once on every F and every B (or I).
+//   Attention is the plan's kernel (plan.h attention_kernel(): the runtime's, or the plan's
+//   "attention"); Megatron's unfused core attention costs more GEMMs and softmax and saves its
+//   s x s scores, so the activation sizes follow the same kernel.
+//   Tensor-parallel collectives (chunk_price.h TensorParallelPrice: two all-reduces, or with
+//   sequence parallelism 2 all-gathers + 2 reduce-scatters, per layer forward, and the
+//   backward's mirror, overlapped under its GEMMs where the runtime does so), expert-parallel
+//   all-to-alls and the context-parallel KV ring (overlapped with attention; only the excess
+//   shows) are inside the task, as exposed communication.
+//   ZeRO-3 parameter gathers (and gradient reduce-scatters) are prefetched one layer ahead;
+//   per layer what shows inside the task is max(0, comm - compute) + overlap_slowdown x
+//   min(comm, compute) (collective_cost.h: NCCL's kernels slow the compute they overlap), with
+//   the gather against each forward and gather + reduce-scatter against the backward (B + W).
+//   Framework dispatch: the runtime's microbatch_overhead_s (EfficiencyTable::overheads) once on
+//   every F and every B (or I).
 // - Sends: activations (b * s/cp * h * 2 bytes, split over the tp ranks with sequence
 //   parallelism, whole on each rank without) as flows over the network model's routes.
 // - Gradient sync: per chunk, Megatron's buckets (max(40M, 1M x dp) parameters, fp32 gradients
@@ -46,7 +48,7 @@
 //   other f go to the host over PCIe bucket by bucket as they are ready (after their
 //   reduction), the host runs Adam on them once all are there and the last compute task has
 //   ended, and the updated parameters come back over PCIe; the all-gather waits for both.
-//   Plus EfficiencyTable::step_overhead, host time a slow GPU's speed factor does not stretch.
+//   Plus the runtime's step_overhead_s, host time a slow GPU's speed factor does not stretch.
 // Memory: each F allocates the chunk's activations for one microbatch (the last chunk also its
 // logits), freed by B; a split backward frees all but the GEMM inputs at I and those at W;
 // static memory (weights, gradients, optimizer, workspace) comes from the memory model and is

@@ -96,7 +96,7 @@ TEST_CASE("Step: a GPU at half speed doubles its compute; one slow stage slows t
   slow.gpu_speed.assign(8, 1.0);
   slow.gpu_speed[0] = 0.5;
   Simulated halved = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", slow);
-  // ... except the framework's per-step host overhead (EfficiencyTable::step_overhead), which a
+  // ... except the framework's per-step host overhead (the runtime's step_overhead_s), which a
   // slow GPU does not stretch.
   double host = ideal.efficiency.overheads(kDefaultRuntime).step_overhead_s;
   CHECK(halved.metrics.iteration_time_s == Approx(2 * nominal.metrics.iteration_time_s - host));
