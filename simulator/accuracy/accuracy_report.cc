@@ -379,6 +379,12 @@ std::string accuracy_report_json(const AccuracyResult& result, const AccuracyOpt
         row.simulated ? Json(row.predicted_tokens_per_s_per_gpu) : Json(nullptr);
     entry["target_tokens_per_s_per_gpu"] = number_or_null(run.target_tokens_per_s_per_gpu);
     entry["error_pct"] = number_or_null(row.error_pct);
+    std::optional<double> held_out;
+    if (loso) {
+      auto found = loso->held_out_error_pct.find(run.row_id);
+      if (found != loso->held_out_error_pct.end()) held_out = found->second;
+    }
+    entry["held_out_error_pct"] = number_or_null(held_out);
     entry["iteration_time_s"] = row.simulated ? Json(row.iteration_time_s) : Json(nullptr);
     entry["mfu"] = row.simulated ? Json(row.mfu) : Json(nullptr);
     entry["fits"] = row.simulated ? Json(row.fits) : Json(nullptr);

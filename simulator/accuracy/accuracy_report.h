@@ -19,7 +19,9 @@
 //           "not_predicted"), reason (null unless not_predicted), plan (inline plan or null),
 //           runtime, attention (kernel name), flash_attention (attention is not "unfused"),
 //           defaults [strings], predicted_tokens_per_s_per_gpu,
-//           target_tokens_per_s_per_gpu, error_pct, iteration_time_s, mfu, fits,
+//           target_tokens_per_s_per_gpu, error_pct, held_out_error_pct (the row predicted
+//           with constants fitted without its source; null with --no-loso),
+//           iteration_time_s, mfu, fits,
 //           predicted_memory_gb, published_memory_gb, memory_error_pct}]  (numbers are null
 //           when not applicable),
 //   leave_one_source_out (the headline; null with --no-loso): {mape_pct (mean |error| over

@@ -229,6 +229,7 @@ LeaveOneSourceOut leave_one_source_out(const std::vector<PublicRun>& runs,
     source.rows = static_cast<int64_t>(rows.size());
     double sum = 0, fitted_sum = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
+      result.held_out_error_pct[runs[rows[i]].row_id] = errors[i];
       double error = std::abs(errors[i]);
       sum += error;
       fitted_sum += std::abs(fitted[i]);

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,6 +92,9 @@ struct LeaveOneSourceOut {
   std::string worst_row_source;
   double worst_row_error_pct = 0;
   std::vector<HeldOutSource> per_source;  // Sorted by source_id.
+  // Per compared row (by row_id): its error_pct predicted with constants fitted without its
+  // source.
+  std::map<std::string, double> held_out_error_pct;
   FitResult full_fit;                     // The fit on every source (what --fit prints).
   int64_t simulations = 0;                // Row simulations over all fits (cache misses).
 };

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -194,6 +195,15 @@ TEST_CASE("ppsim accuracy: the leave-one-source-out headline, --fit and --max-ma
   REQUIRE(loso["per_source"].size() == 3);
   CHECK(loso["per_source"][0]["source_id"] == "S01");
   CHECK(json["rows"][1]["runtime"] == "torchtitan");
+  // One row per source here: each row's held-out |error| is its source's held-out MAPE.
+  for (size_t i = 0; i < 3; ++i) {
+    const nlohmann::json& row = json["rows"][i];
+    for (const nlohmann::json& source : loso["per_source"]) {
+      if (source["source_id"] != row["source_id"]) continue;
+      CHECK(std::abs(row["held_out_error_pct"].get<double>()) ==
+            Approx(source["mape_pct"].get<double>()));
+    }
+  }
   CHECK(json["rows"][1]["attention"] == "flash2");
 
   testing::CommandResult fit = run_ppsim(std::string(kThreeRuns) + " --fit --json");
