@@ -129,11 +129,17 @@ int run_plan(const Options& options) {
         options.emit.empty() ? "--out" : "--emit", "",
         "--emit FORMAT and --out DIR go together (e.g. --emit megatron --out launch/)");
   }
+  // The runtime every candidate runs on (spec/runtime.h): its kernels and overheads.
+  std::optional<Runtime> runtime = find_runtime(options.runtime);
+  if (!runtime) {
+    throw InputError("--runtime", "",
+                     fmt::format("unknown runtime '{}'; expected one of {}{}", options.runtime,
+                                 join_names(runtime_names()),
+                                 did_you_mean(options.runtime, runtime_names())));
+  }
   if (!options.emit.empty()) {  // Fail early: a bad format, or one the runtime does not run.
     LauncherFormat format = parse_launcher_format(options.emit, "--emit");
-    Plan runtime_plan;
-    if (std::optional<Runtime> runtime = find_runtime(options.runtime)) runtime_plan.runtime = *runtime;
-    if (std::optional<std::string> problem = launcher_runtime_problem(format, runtime_plan)) {
+    if (std::optional<std::string> problem = launcher_runtime_problem(format, *runtime)) {
       throw InputError("--emit", "",
                        fmt::format("{} (plan --runtime {})", *problem,
                                    runtime_name(launcher_runtime(format))));
@@ -171,14 +177,6 @@ int run_plan(const Options& options) {
   if (!options.schedules.empty()) planner.space.schedules = parse_schedules(options.schedules);
   planner.space.heterogeneous = !options.homogeneous_only;
   planner.space.cross_node_workers = options.cross_node_cp;
-  // The runtime every candidate runs on (spec/runtime.h): its kernels and overheads.
-  std::optional<Runtime> runtime = find_runtime(options.runtime);
-  if (!runtime) {
-    throw InputError("--runtime", "",
-                     fmt::format("unknown runtime '{}'; expected one of {}{}", options.runtime,
-                                 join_names(runtime_names()),
-                                 did_you_mean(options.runtime, runtime_names())));
-  }
   planner.space.runtime = *runtime;
   if (!options.attention.empty()) {
     planner.space.attention = find_attention_kernel(options.attention);

@@ -504,7 +504,10 @@ std::string accuracy_residual_svg(const AccuracyResult& result) {
       high = std::max(high, v);
     }
   }
-  if (high <= 0) low = 1, high = 10;
+  if (high <= 0) {  // No compared row: an empty decade.
+    low = 1;
+    high = 10;
+  }
   double lo = std::floor(std::log10(low)), hi = std::ceil(std::log10(high));
   if (hi <= lo) hi = lo + 1;
   auto at = [&](double v) { return (std::log10(v) - lo) / (hi - lo) * kSize; };

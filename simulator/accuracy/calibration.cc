@@ -114,8 +114,8 @@ FitResult fit_on(const std::vector<PublicRun>& runs, const AccuracyOptions& opti
   };
   std::vector<const FitParameter*> parameters;
   for (const FitParameter& parameter : fit_parameters()) {
+    if (rows.empty()) break;
     if (parameter.runtime && !runtimes.count(static_cast<int>(*parameter.runtime))) continue;
-    if (rows.empty()) continue;
     parameters.push_back(&parameter);
     fit.fitted.push_back(parameter.name);
   }

@@ -38,23 +38,23 @@ Runtime launcher_runtime(LauncherFormat format) {
   return Runtime::kMegatronCore;
 }
 
-std::optional<std::string> launcher_runtime_problem(LauncherFormat format, const Plan& plan) {
+std::optional<std::string> launcher_runtime_problem(LauncherFormat format, Runtime runtime) {
   const std::string name = launcher_format_name(format);
-  if (runtime_traits(plan.runtime).exporter == name) return std::nullopt;
+  const RuntimeTraits& traits = runtime_traits(runtime);
+  if (traits.exporter == name) return std::nullopt;
   return fmt::format(
       "the plan runs on runtime {} (its kernels and overheads are what ppsim simulated), but "
       "--format {} writes a {} launcher, which runs {}'s; set runtime={} in the plan and "
       "simulate it again, or export in {}",
-      runtime_name(plan.runtime), name, name, runtime_name(launcher_runtime(format)),
+      runtime_name(runtime), name, name, runtime_name(launcher_runtime(format)),
       runtime_name(launcher_runtime(format)),
-      *runtime_traits(plan.runtime).exporter
-          ? fmt::format("--format {}", runtime_traits(plan.runtime).exporter)
-          : std::string("none: ppsim writes no launcher file for ") + runtime_name(plan.runtime));
+      *traits.exporter ? fmt::format("--format {}", traits.exporter)
+                       : std::string("none: ppsim writes no launcher file for ") + traits.name);
 }
 
 LauncherOutput export_launcher(LauncherFormat format, const ModelSpec& model,
                                const ClusterSpec& cluster, const Plan& plan) {
-  if (std::optional<std::string> problem = launcher_runtime_problem(format, plan)) {
+  if (std::optional<std::string> problem = launcher_runtime_problem(format, plan.runtime)) {
     throw InputError("--plan", "/runtime", *problem);
   }
   switch (format) {

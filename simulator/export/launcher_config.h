@@ -43,11 +43,11 @@ LauncherFormat parse_launcher_format(const std::string& name, const std::string&
 // must name to be written in that format.
 Runtime launcher_runtime(LauncherFormat format);
 
-// Why `plan` cannot be written as `format`, or nullopt: a file runs its launcher's kernels and
-// overheads, so a plan simulated under another runtime (spec/runtime.h) would launch a step
-// ppsim never predicted. megatron takes megatron-core and megatron-lm plans; deepspeed and
-// torchtitan their own; pytorch-fsdp has no launcher file.
-std::optional<std::string> launcher_runtime_problem(LauncherFormat format, const Plan& plan);
+// Why a plan on `runtime` cannot be written as `format`, or nullopt: a file runs its launcher's
+// kernels and overheads, so a plan simulated under another runtime (spec/runtime.h) would launch
+// a step ppsim never predicted. megatron takes megatron-core and megatron-lm plans; deepspeed
+// and torchtitan their own; pytorch-fsdp has no launcher file.
+std::optional<std::string> launcher_runtime_problem(LauncherFormat format, Runtime runtime);
 
 // REQUIRES: plan_problem(plan, model, cluster) is nullopt.
 // Dispatches on `format` to export_megatron, export_deepspeed or export_torchtitan (one file

@@ -23,8 +23,8 @@
 //                    compute (Megatron's p2p_communication and DeepSpeed's pipe engine), where
 //                    torch.distributed.pipelining waits only on receives
 //   gathered_layers  unsharded layers a ZeRO-3 rank holds at once: the one computing and the
-//                    prefetched next (FSDP's forward/backward prefetch of one unit); DeepSpeed's
-//                    prefetch bucket (stage3_prefetch_bucket_size) counts as one more layer
+//                    prefetched next (FSDP's forward/backward prefetch of one unit; DeepSpeed's
+//                    stage3_prefetch_bucket_size is taken as the same one layer ahead)
 //
 // Thread-safety: pure functions over a constant table.
 #pragma once

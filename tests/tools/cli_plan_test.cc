@@ -164,6 +164,12 @@ TEST_CASE("CLI plan and simulate: the runtime is an input both read the same way
   testing::CommandResult bad = run_ppsim("plan " + base + "--global-batch 64 --runtime torchtitn");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("did you mean 'torchtitan'"));
+  // A misspelt runtime is named as such, even beside --emit (checked before the format).
+  testing::CommandResult emit = run_ppsim("plan " + base +
+                                          "--global-batch 64 --runtime torchtitn --emit torchtitan "
+                                          "--out /tmp/ppsim_runtime_emit");
+  CHECK(emit.exit_code == 2);
+  CHECK_THAT(emit.err, Catch::Contains("--runtime: unknown runtime 'torchtitn'"));
 }
 
 }  // namespace
