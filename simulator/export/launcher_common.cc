@@ -51,8 +51,7 @@ std::string cluster_summary(const ClusterSpec& cluster) {
   std::string text;
   for (size_t i = 0; i < cluster.nodes.size(); ++i) {
     const NodeGroup& group = cluster.nodes[i];
-    text += fmt::format("{}{} node{} x {} {}", i ? " + " : "", group.count,
-                        group.count == 1 ? "" : "s", group.gpus_per_node, group.gpu.name);
+    text += (i ? " + " : "") + node_group_summary(group);
   }
   return text;
 }
@@ -76,12 +75,12 @@ Launch launch_shape(const ClusterSpec& cluster, const Plan& plan, const std::str
                     std::vector<std::string>& warnings) {
   Launch launch;
   launch.world = plan.num_gpus();
-  int64_t per_node = cluster.nodes.front().gpus_per_node;
+  int64_t per_node = cluster.nodes.front().gpus_per_host();
   bool same_per_node = std::all_of(cluster.nodes.begin(), cluster.nodes.end(),
-                                   [&](const NodeGroup& g) { return g.gpus_per_node == per_node; });
+                                   [&](const NodeGroup& g) { return g.gpus_per_host() == per_node; });
   if (!same_per_node) {
     std::vector<int64_t> counts;
-    for (const NodeGroup& group : cluster.nodes) counts.push_back(group.gpus_per_node);
+    for (const NodeGroup& group : cluster.nodes) counts.push_back(group.gpus_per_host());
     warnings.push_back(fmt::format(
         "cluster '{}' has nodes with different GPU counts ({}); torchrun starts the same number "
         "of processes on every node, so the launch line assumes {} per node",

@@ -23,10 +23,11 @@ ChunkLayout chunk_layout(const Plan& plan, const ModelSpec& model) {
   int64_t first = 0;
   for (int64_t c = 0; c < plan.pp * v; ++c) {
     const int64_t rank = rank_of_chunk(plan.schedule, plan.pp, v, c);
-    PPSIM_CHECK(layout.stage_layers[rank] % v == 0, "chunks divide the stage's layers");
-    const int64_t count = layout.stage_layers[rank] / v;
+    const int64_t local = local_index_of_chunk(plan.schedule, plan.pp, v, c);
+    // As even as it goes: the rank's first (layers % v) chunks take one more.
+    const int64_t count = layout.stage_layers[rank] / v + (local < layout.stage_layers[rank] % v);
     layout.chunk_rank.push_back(rank);
-    layout.chunk_local_index.push_back(local_index_of_chunk(plan.schedule, plan.pp, v, c));
+    layout.chunk_local_index.push_back(local);
     layout.chunk_first_layer.push_back(first);
     layout.chunk_layers.push_back(count);
     first += count;

@@ -4,8 +4,9 @@
 // model in forward order. The schedule's placement (spec/schedule_kind.h) puts each chunk on a
 // rank: one chunk per rank, loop (interleaved-1f1b: chunk c on rank c % p) or V (zbv, dualpipev:
 // rank r holds chunks r and 2p-1-r). A rank's layers (stage_layer_counts: the plan's
-// stage_layers or the balanced split) are divided evenly over its chunks, so chunk c holds
-// stage_layers[rank(c)] / v layers, starting where chunk c-1 ended. The embedding runs in chunk
+// stage_layers or the balanced split) are divided as evenly as they go over its chunks: the
+// rank's first (layers % v) chunks in its local order hold one layer more (Megatron's pipeline
+// layouts, e.g. DeepSeek-V3's 61 layers on pp 8 x vpp 4), each starting where chunk c-1 ended. The embedding runs in chunk
 // 0 (on rank 0) and the output layer and loss in the last chunk (rank p-1, or rank 0 for V
 // schedules).
 //
@@ -42,8 +43,8 @@ struct ChunkLayout {
   std::vector<int64_t> rank_chunks(int64_t rank) const;
 };
 
-// The layout of `plan` for `model`. REQUIRES: stage_layer_counts(plan, model) is valid and each
-// rank's layers divide into its chunks (plan_problem checks both).
+// The layout of `plan` for `model`. REQUIRES: stage_layer_counts(plan, model) is valid
+// (plan_problem checks it).
 ChunkLayout chunk_layout(const Plan& plan, const ModelSpec& model);
 
 }  // namespace ppsim

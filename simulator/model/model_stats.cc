@@ -16,21 +16,42 @@ double mlp_parameters(const ModelSpec& model, int64_t ffn) {
   return weights + biases;
 }
 
+// Weights of the attention block's projections (and their biases and head norms).
+double attention_parameters(const ModelSpec& model) {
+  double h = model.hidden_size;
+  if (model.mla) {
+    const MlaSpec& mla = *model.mla;
+    double a = model.num_attention_heads;
+    double q = mla.q_lora_rank > 0 ? h * mla.q_lora_rank + mla.q_lora_rank +
+                                         mla.q_lora_rank * a * mla.qk_head_dim()
+                                   : h * a * mla.qk_head_dim();
+    double kv = h * (mla.kv_lora_rank + mla.qk_rope_head_dim) + mla.kv_lora_rank +
+                mla.kv_lora_rank * a * (mla.qk_nope_head_dim + mla.v_head_dim);
+    double out = a * mla.v_head_dim * h;
+    return q + kv + out + (model.linear_bias ? h : 0.0);
+  }
+  double q = model.query_width();
+  double kv = model.kv_width();
+  double weights = h * (q + 2 * kv) + q * h;
+  if (model.linear_bias) weights += q + 2 * kv + h;
+  if (model.qk_norm) weights += 2.0 * model.head_dim;
+  return weights;
+}
+
 }  // namespace
 
 LayerParameters layer_parameters(const ModelSpec& model, int64_t index) {
   double h = model.hidden_size;
-  double q = model.query_width();
-  double kv = model.kv_width();
   LayerParameters layer;
-  layer.attention = h * (q + 2 * kv) + q * h;
-  if (model.linear_bias) layer.attention += q + 2 * kv + h;
+  layer.attention = attention_parameters(model);
   layer.norms = 2 * norm_parameters(model);
   if (model.is_moe_layer(index)) {
-    double expert = mlp_parameters(model, model.moe->expert_ffn_hidden_size);
-    layer.mlp = expert * model.moe->num_experts;
-    layer.mlp_active = expert * model.moe->top_k;
-    layer.router = h * model.moe->num_experts;
+    const MoeSpec& moe = *model.moe;
+    double expert = mlp_parameters(model, moe.expert_ffn_hidden_size);
+    layer.shared_experts = moe.num_shared_experts > 0 ? mlp_parameters(model, moe.shared_width()) : 0;
+    layer.mlp = expert * moe.num_experts + layer.shared_experts;
+    layer.mlp_active = expert * moe.top_k + layer.shared_experts;
+    layer.router = h * moe.num_experts + (model.linear_bias ? moe.num_experts : 0.0);
   } else {
     layer.mlp = mlp_parameters(model, model.ffn_hidden_size);
     layer.mlp_active = layer.mlp;
@@ -55,30 +76,72 @@ ParameterCounts count_parameters(const ModelSpec& model) {
   counts.final_norm = norm_parameters(model);
   double outside_layers =
       counts.embedding + counts.position_embedding + counts.output_layer + counts.final_norm;
-  counts.total = counts.transformer_layers + outside_layers;
+  if (model.mtp_layers > 0) {
+    LayerParameters last = layer_parameters(model, model.num_layers - 1);
+    counts.mtp = model.mtp_layers * (last.total() + 2.0 * h * h + 2 * norm_parameters(model));
+  }
+  counts.total = counts.transformer_layers + outside_layers + counts.mtp;
   counts.active = layers_active + outside_layers;
   return counts;
 }
 
-double training_flops_per_token(const ModelSpec& model, int64_t seq_length) {
+double mean_keys_per_query(int64_t seq_length, int64_t window) {
+  double s = static_cast<double>(seq_length);
+  if (window <= 0 || window >= seq_length) return s / 2;
+  double w = static_cast<double>(window);
+  return w - w * w / (2 * s);
+}
+
+namespace {
+
+// One transformer layer's training FLOPs per token (header formula).
+double layer_flops_per_token(const ModelSpec& model, int64_t index, int64_t seq_length) {
   double h = model.hidden_size;
-  double q = model.query_width();
-  double kv = model.kv_width();
   double gated = model.activation == Activation::kSwiglu ? 3.0 : 2.0;
   double mlp = 0;
-  for (int64_t i = 0; i < model.num_layers; ++i) {
-    if (model.is_moe_layer(i)) {
-      mlp += 6.0 * h * model.moe->expert_ffn_hidden_size * model.moe->top_k * gated;
-    } else {
-      mlp += 6.0 * h * model.ffn_hidden_size * gated;
-    }
+  if (model.is_moe_layer(index)) {
+    const MoeSpec& moe = *model.moe;
+    mlp = 6.0 * h * gated *
+          (static_cast<double>(moe.expert_ffn_hidden_size) * moe.top_k + moe.shared_width());
+  } else {
+    mlp = 6.0 * h * model.ffn_hidden_size * gated;
   }
-  double layers = model.num_layers;
-  double attention_linear = layers * 6.0 * (h * (q + 2 * kv) + q * h);
+  double attention_linear = 0;
+  double qk_width = model.query_width();
+  double v_width = qk_width;
+  if (model.mla) {
+    // Every projection weight is used once per token (norm gains excluded).
+    const MlaSpec& mla = *model.mla;
+    attention_linear = 6.0 * (attention_parameters(model) - mla.kv_lora_rank -
+                              (mla.q_lora_rank > 0 ? mla.q_lora_rank : 0));
+    v_width = model.attention_output_width();
+  } else {
+    double q = model.query_width();
+    double kv = model.kv_width();
+    attention_linear = 6.0 * (h * (q + 2 * kv) + q * h);
+  }
+  // Scores (QK^T) and values (PV): 2 FLOPs per multiply-add per key the query sees, forward
+  // once and backward twice: 6 * keys * (qk + v). Standard causal attention (keys = s/2,
+  // qk = v = Q) gives 6*s*Q, the S2 term divided by B*s.
+  double keys = mean_keys_per_query(seq_length, model.attention_window(index));
+  double attention_core = 6.0 * keys * (qk_width + v_width);
+  return mlp + attention_linear + attention_core;
+}
+
+}  // namespace
+
+double training_flops_per_token(const ModelSpec& model, int64_t seq_length) {
+  double h = model.hidden_size;
+  double total = 0;
+  for (int64_t i = 0; i < model.num_layers; ++i) total += layer_flops_per_token(model, i, seq_length);
   double logits = 6.0 * h * model.vocab_size;
-  // Causal attention scores and values: 6*s*L*Q per token (the S2 term divided by B*s).
-  double attention_core = 6.0 * static_cast<double>(seq_length) * layers * q;
-  return mlp + attention_linear + logits + attention_core;
+  total += logits;
+  if (model.mtp_layers > 0) {
+    double mtp_layer = layer_flops_per_token(model, model.num_layers - 1, seq_length) +
+                       6.0 * 2.0 * h * h + logits;
+    total += model.mtp_layers * mtp_layer;
+  }
+  return total;
 }
 
 double training_flops_per_iteration(const ModelSpec& model, int64_t global_batch,

@@ -9,6 +9,10 @@
 // FLOPs follow megatron/training/training.py num_floating_point_operations (REFERENCE.md 1.6):
 //   per token = 6*h*F*e*L_dense + 6*h*F_e*k*e*L_moe + L*6*(h*(Q+2K) + Q*h) + 6*h*V + 6*s*L*Q
 // with e = 3 for swiglu, 2 for gelu; Q = a*d, K = g*d; the last term is causal attention.
+// Generalised as Megatron's formula is for its newer models: shared experts add 6*h*F_s*e per
+// MoE layer; MLA's projections count 6 FLOPs per weight; attention scores and values count
+// 3*a*(d_qk + d_v) per key a query sees (s/2 causal, the window w - w^2/2s when sliding); each
+// MTP layer adds its layer, its projection and another output layer.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +27,7 @@ struct LayerParameters {
   double mlp = 0;             // Dense MLP, or all routed experts of an MoE layer.
   double mlp_active = 0;      // What one token uses: dense MLP, or top_k experts.
   double router = 0;          // MoE router (0 for dense layers).
+  double shared_experts = 0;  // MoE shared experts (in mlp and mlp_active too).
   double norms = 0;           // The layer's two norms.
 
   double total() const { return attention + mlp + router + norms; }
@@ -37,12 +42,18 @@ struct ParameterCounts {
   double position_embedding = 0;  // Learned position table (0 for rope).
   double output_layer = 0;        // Untied output projection (0 when tied).
   double final_norm = 0;
+  double mtp = 0;                 // Multi-token-prediction layers (in total, not in active).
 };
 
 // Parameters of layer `index` (0-based; MoE layers differ from dense ones).
 LayerParameters layer_parameters(const ModelSpec& model, int64_t index);
 
 ParameterCounts count_parameters(const ModelSpec& model);
+
+// Keys one query attends to on average in a causal sequence of `seq_length` with a sliding
+// window of `window` keys (0 = none): s/2 without a window (Megatron's convention), else
+// w - w^2/(2s) for w < s.
+double mean_keys_per_query(int64_t seq_length, int64_t window);
 
 // Megatron-LM's model FLOPs for training one token at sequence length `seq_length`
 // (forward and backward, no recompute). Used for MFU and model TFLOP/s.

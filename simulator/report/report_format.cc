@@ -21,8 +21,7 @@ std::string describe_cluster(const ClusterSpec& cluster) {
   for (size_t i = 0; i < cluster.nodes.size(); ++i) {
     const NodeGroup& group = cluster.nodes[i];
     if (i > 0) text += " + ";
-    text += fmt::format("{} node{} x {} {}", group.count, group.count == 1 ? "" : "s",
-                        group.gpus_per_node, group.gpu.name);
+    text += node_group_summary(group);
   }
   return fmt::format("{} ({}, {} GPUs)", cluster.name, text, cluster.num_gpus());
 }

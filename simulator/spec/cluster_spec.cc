@@ -62,6 +62,19 @@ NicSpec parse_nic(JsonReader reader) {
   return nic;
 }
 
+// Folds the trays of an NVLink domain into one network "node" of `domain` GPUs: every GPU of it
+// reaches every other over NVLink, so collectives, placement and the planner see one node,
+// while host_gpus keeps the GPUs of one host (launchers' processes per node) and the node's
+// host memory, CPU Adam and shared NICs scale with the trays it now holds.
+void apply_nvlink_domain(int64_t domain, NodeGroup& group) {
+  const int64_t trays = domain / group.gpus_per_node;
+  group.count = group.count * group.gpus_per_node / domain;
+  group.gpus_per_node = domain;
+  group.host_memory_bytes *= static_cast<double>(trays);
+  group.cpu_adam_parameters_per_s *= static_cast<double>(trays);
+  if (!group.nic.per_gpu) group.nic.link.bandwidth *= static_cast<double>(trays);
+}
+
 // One node group; `with_count` is false for node-type files (the count comes from NAME:N).
 NodeGroup parse_node_group(JsonReader& reader, bool with_count,
                            const std::map<std::string, nlohmann::json>& cluster_gpu_overrides) {
@@ -91,8 +104,25 @@ NodeGroup parse_node_group(JsonReader& reader, bool with_count,
   if (std::optional<double> rate = reader.optional_number("cpu_adam_Gparams_per_s", 1e-9)) {
     group.cpu_adam_parameters_per_s = *rate * kGiga;
   }
+  std::optional<int64_t> domain = reader.optional_int("nvlink_domain_gpus", 1, 1 << 20);
   reader.allow("description");
   reader.finish();
+  group.host_gpus = group.gpus_per_node;
+  if (domain && *domain != group.gpus_per_node) {
+    if (*domain < group.gpus_per_node || *domain % group.gpus_per_node != 0) {
+      reader.fail("nvlink_domain_gpus",
+                  fmt::format("an NVLink domain of {} GPUs must be a whole number of {}-GPU "
+                              "nodes (GB200/GB300 NVL72: 72 GPUs in 18 trays of 4)",
+                              *domain, group.gpus_per_node));
+    }
+    if (with_count && (group.count * group.gpus_per_node) % *domain != 0) {
+      reader.fail("count", fmt::format("{} nodes of {} GPUs do not fill whole NVLink domains of "
+                                       "{} GPUs; give a multiple of {} nodes",
+                                       group.count, group.gpus_per_node, *domain,
+                                       *domain / group.gpus_per_node));
+    }
+    apply_nvlink_domain(*domain, group);
+  }
   return group;
 }
 
@@ -108,16 +138,30 @@ ClusterSpec inline_cluster(const std::string& node_type, int64_t node_count,
   nlohmann::json json = parse_json_text(read_text_file(path), path);
   JsonReader reader(json, path);
   NodeGroup group = parse_node_group(reader, /*with_count=*/false, {});
+  // A rack-scale type counts NVLink domains (racks): gb200-nvl72:4 is 4 racks of 72.
+  const bool rack_scale = group.gpus_per_node > group.host_gpus;
   group.count = node_count;
   group.node_type = node_type;
   ClusterSpec cluster;
   cluster.name = text;
-  cluster.description = fmt::format("{} nodes of type {}", node_count, node_type);
+  cluster.description = rack_scale ? fmt::format("{} NVLink domains of {} GPUs, type {}",
+                                                 node_count, group.gpus_per_node, node_type)
+                                   : fmt::format("{} nodes of type {}", node_count, node_type);
   cluster.nodes.push_back(group);
   return cluster;
 }
 
 }  // namespace
+
+std::string node_group_summary(const NodeGroup& group) {
+  if (group.gpus_per_node > group.gpus_per_host()) {
+    return fmt::format("{} NVLink domain{} x {} {} ({} hosts of {} each)", group.count,
+                       group.count == 1 ? "" : "s", group.gpus_per_node, group.gpu.name,
+                       group.gpus_per_node / group.gpus_per_host(), group.gpus_per_host());
+  }
+  return fmt::format("{} node{} x {} {}", group.count, group.count == 1 ? "" : "s",
+                     group.gpus_per_node, group.gpu.name);
+}
 
 int64_t ClusterSpec::num_gpus() const {
   int64_t total = 0;

@@ -5,14 +5,19 @@
 //                       "intra_node": {"bandwidth_GBps", "latency_us"},
 //                       "nic": {"bandwidth_Gbps", "per_gpu", "latency_us"},
 //                       "gpu_overrides"?: {...}, "price_per_gpu_hour"?, "node_type"?,
-//                       "host_memory_GiB"?, "cpu_adam_Gparams_per_s"?}],
+//                       "host_memory_GiB"?, "cpu_adam_Gparams_per_s"?,
+//                       "nvlink_domain_gpus"?}],
 //    "inter_node": {"oversubscription"}, "gpus"?: {"<GPU name>": {...overrides}},
 //    "profile"?: "path", "description"?, "ideal_links"?: bool,
 //    "stragglers"?: [...] (straggler_spec.h)}
 // Override objects take "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
 // "memory_GiB", "memory_bandwidth_GBps", "nvlink_bandwidth_GBps", "pcie_bandwidth_GBps".
 // A cluster may also be named inline as NODE_TYPE:NODES ("dgx-h100:512"), NODE_TYPE being a
-// file configs/clusters/nodes/<type>.json holding one node group without "count".
+// file configs/clusters/nodes/<type>.json holding one node group without "count"; for a
+// rack-scale type (nvlink_domain_gpus above gpus_per_node) NODES counts racks ("gb200-nvl72:4").
+// "nvlink_domain_gpus": GPUs that share one NVLink fabric, a whole number of nodes (GB200 and
+// GB300 NVL72: 72, across 18 trays of 4). The parsed group then holds one entry per domain:
+// gpus_per_node is the domain, count the domains, host_gpus the GPUs of one host.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +54,10 @@ struct NicSpec {
 // `count` identical nodes.
 struct NodeGroup {
   int64_t count = 0;          // Nodes in this group. Required, >= 1.
-  int64_t gpus_per_node = 0;  // Required, >= 1.
+  int64_t gpus_per_node = 0;  // GPUs per NVLink domain (a node unless nvlink_domain_gpus says
+                              // otherwise; JSON "gpus_per_node" is per host). Required, >= 1.
+  int64_t host_gpus = 0;      // GPUs per host (tray): the launchers' processes per node; set
+                              // by the parser (== gpus_per_node for ordinary nodes).
   GpuSpec gpu;                // Resolved from the catalog by JSON "gpu", with overrides applied.
   LinkSpec intra_node;        // GPU-to-GPU inside a node, per GPU per direction.
   NicSpec nic;                // Inter-node links.
@@ -63,6 +71,8 @@ struct NodeGroup {
   double cpu_adam_parameters_per_s = kDefaultCpuAdamParametersPerS;
 
   int64_t num_gpus() const { return count * gpus_per_node; }
+  // GPUs of one host: host_gpus, or gpus_per_node for groups built in code.
+  int64_t gpus_per_host() const { return host_gpus > 0 ? host_gpus : gpus_per_node; }
   // Bytes/s one GPU can send off-node: its NIC, or its share of the node's NICs.
   double nic_bandwidth_per_gpu() const {
     return nic.per_gpu ? nic.link.bandwidth : nic.link.bandwidth / gpus_per_node;
@@ -88,6 +98,10 @@ struct ClusterSpec {
   int64_t num_nodes() const;
   bool is_heterogeneous() const;    // More than one GPU model.
 };
+
+// "4 nodes x 8 H100-SXM-80GB", or for rack-scale groups "2 NVLink domains x 72 GB200 (18
+// hosts of 4 each)", for reports and launcher comments.
+std::string node_group_summary(const NodeGroup& group);
 
 // Parses ppsim's cluster JSON. Pure; errors throw InputError naming `source`.
 ClusterSpec parse_cluster_spec(const std::string& text, const std::string& source);

@@ -26,6 +26,7 @@ constexpr double driver_mib(double mebibytes) { return mebibytes * kMiB; }
 constexpr double kPcieGen3 = 16;  // GB/s per direction, x16.
 constexpr double kPcieGen4 = 32;
 constexpr double kPcieGen5 = 64;
+constexpr double kPcieGen6 = 128;
 
 GpuSpec make(std::string name, double bf16, double fp16, double fp8, double fp32, double memory_mib,
              double memory_GBps, double nvlink_GBps, double pcie_GBps, std::string source) {
@@ -160,11 +161,39 @@ std::vector<GpuSpec> build_catalog() {
                       "with sparsity (2250 / 4500 dense), 75 FP32 (80 on GB200 at 1200 W), "
                       "180 GB HBM3e 7.7 TB/s, NVLink5 1.8 TB/s, PCIe Gen5 x16 128 GB/s "
                       "bidirectional; nvidia-smi 183359 MiB"));
+  // Rack-scale Blackwell: the per-GPU figures of the NVL72 rack datasheets (rack totals / 72).
+  // Their NVLink domain is the whole rack (cluster nvlink_domain_gpus: 72), not the tray.
+  gpus.push_back(make("GB200", 2500, 2500, 5000, 80, 186 * 1e3 / 1.048576, 8000, 900,
+                      kPcieGen5,
+                      "NVIDIA GB200 NVL72 datasheet (per rack of 72 GPUs at 1200 W): FP4 1,440 / "
+                      "FP8 720 / BF16 360 PFLOPS with sparsity (per GPU dense: 10 / 5 / 2.5 "
+                      "PFLOPS), 80 FP32 per GPU, 13.4 TB HBM3e 576 TB/s (186 GB, 8 TB/s per "
+                      "GPU), NVLink5 130 TB/s (1.8 TB/s per GPU, 900 per direction); memory is "
+                      "the datasheet capacity, not yet an nvidia-smi reading"));
+  gpus.push_back(make("B300", 2250, 2250, 4500, 75, 288 * 1e3 / 1.048576, 8000, 900, kPcieGen6,
+                      "NVIDIA HGX B300 datasheet (8 Blackwell Ultra GPUs): FP4 144 PFLOPS sparse "
+                      "/ 108 dense, FP8 72 / BF16 36 PFLOPS with sparsity (per GPU dense: 13.5 "
+                      "FP4, 4.5 FP8, 2.25 BF16, as B200), 2.1 TB HBM3e (288 GB per GPU) 8 TB/s "
+                      "per GPU, NVLink5 1.8 TB/s per GPU, PCIe Gen6 (ConnectX-8); memory is the "
+                      "datasheet capacity, not yet an nvidia-smi reading"));
+  gpus.push_back(make("GB300", 2500, 2500, 5000, 75, 288 * 1e3 / 1.048576, 8000, 900, kPcieGen6,
+                      "NVIDIA GB300 NVL72 datasheet (per rack of 72 Blackwell Ultra GPUs): FP4 "
+                      "1,440 PFLOPS sparse / 1,080 dense, FP8 720 / BF16 360 PFLOPS with sparsity "
+                      "(per GPU dense: 15 FP4, 5 FP8, 2.5 BF16), 20.7 TB HBM3e 576 TB/s (288 GB, "
+                      "8 TB/s per GPU), NVLink5 130 TB/s (900 GB/s per GPU per direction); memory "
+                      "is the datasheet capacity, not yet an nvidia-smi reading"));
   gpus.push_back(make("MI300X", 1307.4, 1307.4, 2614.9, 163.4, 196288, 5300, 448, kPcieGen5,
                       "AMD Instinct MI300X datasheet: 1307.4 TFLOPS BF16/FP16 dense, 2614.9 FP8 "
                       "dense, 163.4 FP32 vector, 192 GB HBM3 5.3 TB/s, 7 Infinity Fabric links x "
                       "128 GB/s bidirectional = 896 GB/s (448 per direction), PCIe Gen5 x16; "
                       "rocm-smi VRAM total 205822885888 bytes (196288 MiB)"));
+  // Dense FP4 peaks (datasheets above); no plan precision uses them yet.
+  for (GpuSpec& gpu : gpus) {
+    if (gpu.name == "B200") gpu.peak_fp4_flops = tflops(9000);
+    if (gpu.name == "GB200") gpu.peak_fp4_flops = tflops(10000);
+    if (gpu.name == "B300") gpu.peak_fp4_flops = tflops(13500);
+    if (gpu.name == "GB300") gpu.peak_fp4_flops = tflops(15000);
+  }
   for (GpuSpec& gpu : gpus) gpu.kernels = kernels_for(gpu.name);
   return gpus;
 }

@@ -36,6 +36,7 @@ struct GpuSpec {
   double peak_fp16_flops = 0;        // Dense FP16 tensor-core FLOP/s.
   double peak_fp8_flops = 0;         // Dense FP8 tensor-core FLOP/s; 0 when unsupported.
   double peak_fp32_flops = 0;        // Non-tensor FP32 FLOP/s (optimizer, CPU-side math).
+  double peak_fp4_flops = 0;         // Dense FP4 tensor-core FLOP/s (Blackwell); 0 when none.
   double memory_bytes = 0;           // HBM/GDDR capacity, bytes.
   double memory_bandwidth = 0;       // HBM bandwidth, bytes/s.
   double nvlink_bandwidth = 0;       // GPU-to-GPU NVLink/IF per direction, bytes/s; 0 = none.

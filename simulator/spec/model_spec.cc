@@ -45,16 +45,56 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
     moe.expert_ffn_hidden_size =
         moe_reader->required_int("expert_ffn_hidden_size", 1, kMaxDimension);
     moe.every_n_layers = moe_reader->optional_int("every_n_layers", 1, kMaxDimension).value_or(1);
+    moe.num_shared_experts =
+        moe_reader->optional_int("num_shared_experts", 0, kMaxDimension).value_or(0);
+    moe.shared_expert_ffn_hidden_size =
+        moe_reader->optional_int("shared_expert_ffn_hidden_size", 1, kMaxDimension).value_or(0);
+    moe.first_k_dense = moe_reader->optional_int("first_k_dense", 0, kMaxDimension).value_or(0);
+    moe.imbalance =
+        moe_reader->optional_number("imbalance", 1.0, 1e6).value_or(kDefaultMoeImbalance);
+    moe.capacity_factor = moe_reader->optional_number("capacity_factor", 0.0, 1e6).value_or(0.0);
     moe_reader->finish();
+    if (moe.imbalance > static_cast<double>(moe.num_experts)) {
+      moe_reader->fail("imbalance",
+                       fmt::format("imbalance {} exceeds num_experts={} (the busiest expert cannot "
+                                   "take more than every token)",
+                                   moe.imbalance, moe.num_experts));
+    }
+    if (moe.first_k_dense > model.num_layers) {
+      moe_reader->fail("first_k_dense", fmt::format("first_k_dense={} exceeds num_layers={}",
+                                                    moe.first_k_dense, model.num_layers));
+    }
     if (moe.top_k > moe.num_experts) {
       moe_reader->fail("top_k", fmt::format("top_k={} exceeds num_experts={}", moe.top_k,
                                             moe.num_experts));
     }
     model.moe = moe;
   }
+  if (std::optional<JsonReader> mla_reader = reader.optional_object("mla")) {
+    MlaSpec mla;
+    mla.q_lora_rank = mla_reader->optional_int("q_lora_rank", 0, kMaxDimension).value_or(0);
+    mla.kv_lora_rank = mla_reader->required_int("kv_lora_rank", 1, kMaxDimension);
+    mla.qk_nope_head_dim = mla_reader->required_int("qk_nope_head_dim", 1, kMaxDimension);
+    mla.qk_rope_head_dim = mla_reader->required_int("qk_rope_head_dim", 1, kMaxDimension);
+    mla.v_head_dim = mla_reader->required_int("v_head_dim", 1, kMaxDimension);
+    mla_reader->finish();
+    model.mla = mla;
+  }
+  model.mtp_layers = reader.optional_int("mtp_layers", 0, 1024).value_or(0);
+  model.qk_norm = reader.optional_bool("qk_norm").value_or(false);
+  model.sliding_window = reader.optional_int("sliding_window", 0, kMaxDimension).value_or(0);
+  model.sliding_window_pattern =
+      reader.optional_int("sliding_window_pattern", 0, kMaxDimension).value_or(0);
   reader.finish();
+  if (model.mla && model.num_kv_heads != model.num_attention_heads) {
+    reader.fail("num_kv_heads", fmt::format("MLA attention has a key and value per head: "
+                                            "num_kv_heads must equal num_attention_heads ({})",
+                                            model.num_attention_heads));
+  }
   if (head_dim) {
     model.head_dim = *head_dim;
+  } else if (model.mla) {
+    model.head_dim = model.mla->qk_head_dim();
   } else if (model.hidden_size % model.num_attention_heads != 0) {
     reader.fail("num_attention_heads",
                 fmt::format("{} heads do not divide hidden_size {}; give \"head_dim\" explicitly",

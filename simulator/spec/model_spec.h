@@ -4,7 +4,12 @@
 //   {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
 //    "num_kv_heads", "vocab_size", "seq_length", "activation": "swiglu|gelu",
 //    "norm": "rmsnorm|layernorm", "tied_embeddings": bool,
-//    "moe": {"num_experts", "top_k", "expert_ffn_hidden_size", "every_n_layers"}?}
+//    "moe": {"num_experts", "top_k", "expert_ffn_hidden_size", "every_n_layers"?,
+//            "num_shared_experts"?, "shared_expert_ffn_hidden_size"?, "first_k_dense"?,
+//            "imbalance"?, "capacity_factor"?}?,
+//    "mla": {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+//            "v_head_dim"}?, "mtp_layers"?, "qk_norm"?, "sliding_window"?,
+//    "sliding_window_pattern"?}
 // plus optional keys beside them: "head_dim" (default hidden_size / num_attention_heads),
 // "linear_bias" (default false), "position_embedding": "rope|learned" (default "rope"),
 // "max_position_embeddings" (default seq_length; sizes the learned table), "source" (a
@@ -23,12 +28,51 @@ enum class Activation { kSwiglu, kGelu };
 enum class Norm { kRmsNorm, kLayerNorm };
 enum class PositionEmbedding { kRope, kLearned };
 
+// The busiest expert's load over the mean when routing is left to the router and its balancing
+// loss. Switch Transformer (Fedus et al. 2021, section 2.2 and Table 1) trains at capacity
+// factors 1.0-1.25 and drops under 1% of tokens, i.e. a balanced router keeps its busiest expert
+// within about 1.2x the mean; we take 1.2 as the prior. A measured run should say its own
+// figure; benchmarks that force balanced routing (Megatron --moe-router-force-load-balancing,
+// the NeMo performance tables) are 1.0.
+inline constexpr double kDefaultMoeImbalance = 1.2;
+
 // Mixture-of-experts feed-forward layers.
 struct MoeSpec {
   int64_t num_experts = 0;             // Routed experts per MoE layer. Required, >= 1.
   int64_t top_k = 0;                   // Experts each token is routed to. Required, 1..num_experts.
   int64_t expert_ffn_hidden_size = 0;  // Width of one expert's MLP. Required.
-  int64_t every_n_layers = 1;          // Layer i is MoE when i % every_n_layers == 0. Default 1.
+  int64_t every_n_layers = 1;          // Layer i (past first_k_dense) is MoE when
+                                       // i % every_n_layers == 0. Default 1.
+  int64_t num_shared_experts = 0;      // Experts every token passes through. Default 0.
+  int64_t shared_expert_ffn_hidden_size = 0;  // Width of one shared expert; default
+                                              // expert_ffn_hidden_size.
+  int64_t first_k_dense = 0;  // The first k layers keep the dense MLP (DeepSeek's
+                              // first_k_dense_replace). Default 0.
+  // Busiest expert's tokens over the mean (>= 1); sets the critical expert of every MoE layer.
+  double imbalance = kDefaultMoeImbalance;
+  // Token-drop capacity: each expert takes at most capacity_factor x the mean and is padded up
+  // to it (Megatron --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity). Absent
+  // (0) means dropless: every routed token is kept, and the token counts go to the host.
+  double capacity_factor = 0;
+
+  bool dropless() const { return capacity_factor <= 0; }
+  int64_t shared_width() const {
+    return num_shared_experts *
+           (shared_expert_ffn_hidden_size > 0 ? shared_expert_ffn_hidden_size
+                                              : expert_ffn_hidden_size);
+  }
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values pass through low-rank
+// projections; each head's query and key are a "nope" part and a shared-rope part.
+struct MlaSpec {
+  int64_t q_lora_rank = 0;        // Query down-projection rank; 0 = a full h x a*(nope+rope) q.
+  int64_t kv_lora_rank = 0;       // Compressed key/value rank. Required, >= 1.
+  int64_t qk_nope_head_dim = 0;   // Per-head query/key width without rotary. Required.
+  int64_t qk_rope_head_dim = 0;   // Rotary part, shared by all heads for keys. Required.
+  int64_t v_head_dim = 0;         // Per-head value (and attention output) width. Required.
+
+  int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
 };
 
 struct ModelSpec {
@@ -48,17 +92,39 @@ struct ModelSpec {
   PositionEmbedding position_embedding = PositionEmbedding::kRope;  // Default rope.
   int64_t max_position_embeddings = 0;  // Learned position table rows; default seq_length.
   std::optional<MoeSpec> moe;    // Absent for dense models.
+  std::optional<MlaSpec> mla;    // Multi-head latent attention; absent for standard attention.
+  int64_t mtp_layers = 0;        // Multi-token prediction layers after the last (DeepSeek-V3: 1).
+  bool qk_norm = false;          // RMSNorm on each query and key head (Qwen3, OLMo 2).
+  // Sliding-window attention: keys within `sliding_window` tokens (0 = full causal). With
+  // sliding_window_pattern n > 0, every n-th layer (index % n == n - 1) keeps full attention
+  // and the rest slide (GPT-OSS: 2); with 0, every layer slides (Mistral 7B).
+  int64_t sliding_window = 0;
+  int64_t sliding_window_pattern = 0;
   std::string source;            // Where the numbers come from (citation). Optional.
 
   bool is_moe() const { return moe.has_value(); }
   // True when layer `index` (0-based) has an MoE feed-forward block.
   bool is_moe_layer(int64_t index) const {
-    return moe && index % moe->every_n_layers == 0;
+    return moe && index >= moe->first_k_dense && index % moe->every_n_layers == 0;
+  }
+  // Keys each query of layer `index` may attend to at most (the window), or 0 for all.
+  int64_t attention_window(int64_t index) const {
+    if (sliding_window <= 0) return 0;
+    if (sliding_window_pattern > 0 && index % sliding_window_pattern == sliding_window_pattern - 1)
+      return 0;
+    return sliding_window;
   }
   int64_t num_moe_layers() const;
-  // Query projection width a * head_dim and key/value width g * head_dim.
-  int64_t query_width() const { return num_attention_heads * head_dim; }
+  // Query projection width a * head_dim and key/value width g * head_dim (MLA: the query and
+  // key width a * (nope + rope) and the value width a * v_head_dim).
+  int64_t query_width() const {
+    return num_attention_heads * (mla ? mla->qk_head_dim() : head_dim);
+  }
   int64_t kv_width() const { return num_kv_heads * head_dim; }
+  // Width of the attention output that the output projection reads: a * head_dim (MLA: a * v).
+  int64_t attention_output_width() const {
+    return num_attention_heads * (mla ? mla->v_head_dim : head_dim);
+  }
 };
 
 // Reads ppsim's own model format (the keys above) from parsed JSON; does not validate

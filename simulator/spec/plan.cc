@@ -49,6 +49,8 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   plan.dp = reader.optional_int("dp", 1).value_or(1);
   plan.cp = reader.optional_int("cp", 1).value_or(1);
   plan.ep = reader.optional_int("ep", 1).value_or(1);
+  plan.etp = reader.optional_int("etp", 1).value_or(0);
+  plan.moe_a2a_overlap = reader.optional_bool("moe_a2a_overlap").value_or(false);
   std::optional<int64_t> vpp = reader.optional_int("vpp", 1);
   plan.micro_batch_size = read_int_with_alias(reader, "micro_batch_size", "mbs", 1).value_or(1);
   std::optional<int64_t> gbs = read_int_with_alias(reader, "global_batch_size", "gbs", 1);
@@ -90,6 +92,13 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
                                          : Precision::kBf16;
   if (const nlohmann::json* layers = reader.optional_array("stage_layers")) {
     plan.stage_layers = read_int_list(*layers, reader, "stage_layers", 0);
+  }
+  plan.first_stage_layers = reader.optional_int("first_stage_layers", 0).value_or(0);
+  plan.last_stage_layers = reader.optional_int("last_stage_layers", 0).value_or(0);
+  if ((plan.first_stage_layers > 0 || plan.last_stage_layers > 0) && !plan.stage_layers.empty()) {
+    reader.fail(plan.first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers",
+                "give either stage_layers (every stage) or first_stage_layers/last_stage_layers "
+                "(the middle stages split the rest), not both");
   }
   if (const nlohmann::json* placement = reader.optional_array("placement")) {
     plan.placement = read_int_list(*placement, reader, "placement", 0);
@@ -257,6 +266,8 @@ std::string plan_to_json(const Plan& plan) {
   json["dp"] = plan.dp;
   json["cp"] = plan.cp;
   json["ep"] = plan.ep;
+  if (plan.etp > 0) json["etp"] = plan.etp;
+  if (plan.moe_a2a_overlap) json["moe_a2a_overlap"] = true;
   json["vpp"] = plan.vpp;
   json["micro_batch_size"] = plan.micro_batch_size;
   json["global_batch_size"] = plan.global_batch_size;
@@ -269,6 +280,8 @@ std::string plan_to_json(const Plan& plan) {
   if (plan.offload_optimizer) json["offload_fraction"] = plan.offload_fraction;
   json["precision"] = precision_name(plan.precision);
   if (!plan.stage_layers.empty()) json["stage_layers"] = plan.stage_layers;
+  if (plan.first_stage_layers > 0) json["first_stage_layers"] = plan.first_stage_layers;
+  if (plan.last_stage_layers > 0) json["last_stage_layers"] = plan.last_stage_layers;
   if (!plan.placement.empty()) json["placement"] = plan.placement;
   if (!plan.replica_microbatches.empty()) json["replica_microbatches"] = plan.replica_microbatches;
   json["runtime"] = runtime_name(plan.runtime);
@@ -280,6 +293,8 @@ std::string plan_to_inline(const Plan& plan) {
   std::string text = fmt::format("tp={},pp={},dp={}", plan.tp, plan.pp, plan.dp);
   if (plan.cp > 1) text += fmt::format(",cp={}", plan.cp);
   if (plan.ep > 1) text += fmt::format(",ep={}", plan.ep);
+  if (plan.etp > 0) text += fmt::format(",etp={}", plan.etp);
+  if (plan.moe_a2a_overlap) text += ",moe_a2a_overlap=true";
   text += fmt::format(",mbs={},gbs={}", plan.micro_batch_size, plan.global_batch_size);
   if (plan.seq_length) text += fmt::format(",seq={}", *plan.seq_length);
   text += ",schedule=" + schedule_name(plan.schedule);
@@ -299,6 +314,8 @@ std::string plan_to_inline(const Plan& plan) {
     return joined;
   };
   if (!plan.stage_layers.empty()) text += ",stage_layers=" + list(plan.stage_layers);
+  if (plan.first_stage_layers > 0) text += fmt::format(",first_stage_layers={}", plan.first_stage_layers);
+  if (plan.last_stage_layers > 0) text += fmt::format(",last_stage_layers={}", plan.last_stage_layers);
   if (!plan.placement.empty()) text += ",placement=" + list(plan.placement);
   if (!plan.replica_microbatches.empty()) text += ",rmb=" + list(plan.replica_microbatches);
   if (plan.runtime != kDefaultRuntime) text += ",runtime=" + runtime_name(plan.runtime);
@@ -338,6 +355,26 @@ bool has_unequal_shares(const Plan& plan) {
 
 std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model) {
   if (!plan.stage_layers.empty()) return plan.stage_layers;
+  if ((plan.first_stage_layers > 0 || plan.last_stage_layers > 0) && plan.pp > 1) {
+    std::vector<int64_t> counts(plan.pp, 0);
+    int64_t middle = plan.pp - 2;
+    int64_t first = plan.first_stage_layers, last = plan.last_stage_layers;
+    // A side not given takes the middle stages' share (Megatron: the remaining layers split).
+    if (first == 0 || last == 0) {
+      int64_t given = first + last, free_stages = middle + 1;
+      int64_t share = std::max<int64_t>(0, model.num_layers - given) / free_stages;
+      if (first == 0) first = share;
+      if (last == 0) last = share;
+    }
+    counts.front() = first;
+    counts.back() = last;
+    int64_t rest = model.num_layers - first - last;
+    for (int64_t stage = 1; stage <= middle; ++stage) {
+      counts[stage] = rest / middle + (stage - 1 < rest % middle ? 1 : 0);
+    }
+    if (middle == 0) counts.back() = model.num_layers - first;
+    return counts;
+  }
   std::vector<int64_t> counts(plan.pp, model.num_layers / plan.pp);
   int64_t remainder = model.num_layers % plan.pp;
   // Extra layers go to the middle stages first: the first and last also carry embedding and loss.
@@ -427,11 +464,28 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   if (is_interleaved(plan.schedule) && plan.pp < 2) {
     return "interleaved-1f1b needs pp >= 2";
   }
+  if (plan.first_stage_layers > 0 || plan.last_stage_layers > 0) {
+    if (plan.pp < 2) return "first_stage_layers/last_stage_layers need pp >= 2";
+    int64_t ends = plan.first_stage_layers + plan.last_stage_layers;
+    if (ends >= model.num_layers && plan.pp > 2) {
+      return fmt::format("first_stage_layers + last_stage_layers = {} leave no layers for the "
+                         "{} middle stages of {}'s {} layers",
+                         ends, plan.pp - 2, model.name, model.num_layers);
+    }
+    if (ends > model.num_layers) {
+      return fmt::format("first_stage_layers + last_stage_layers = {} exceed {}'s {} layers", ends,
+                         model.name, model.num_layers);
+    }
+  }
+  // A stage's layers spread over its chunks as evenly as they go (chunk_layout.h), as Megatron's
+  // pipeline layouts allow; a middle stage needs a layer in every chunk.
   std::vector<int64_t> layers = stage_layer_counts(plan, model);
-  for (int64_t stage = 0; stage < plan.pp; ++stage) {
-    if (layers[stage] % plan.vpp != 0) {
-      return fmt::format("vpp={} does not divide the {} layers of stage {}", plan.vpp,
-                         layers[stage], stage);
+  const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
+  for (int64_t stage = 1; stage + 1 < plan.pp; ++stage) {
+    if (layers[stage] < chunks) {
+      return fmt::format("stage {} has {} layers for its {} chunks (vpp); middle stages need at "
+                         "least one layer per chunk",
+                         stage, layers[stage], chunks);
     }
   }
   for (size_t d = 0; d < plan.replica_microbatches.size(); ++d) {
@@ -454,11 +508,24 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
                            static_cast<int32_t>(microbatches), static_cast<int32_t>(plan.vpp))) {
     return *problem;
   }
-  if (plan.ep > 1) {
-    if ((plan.dp * plan.cp) % plan.ep != 0) {
-      return fmt::format("ep={} must divide dp*cp = {} (experts are spread over data-parallel "
-                         "ranks)",
-                         plan.ep, plan.dp * plan.cp);
+  if (plan.moe_a2a_overlap && (!model.is_moe() || plan.ep == 1)) {
+    return "moe_a2a_overlap needs an MoE model with ep > 1 (there is no all-to-all to overlap)";
+  }
+  if (plan.etp > 0 && !model.is_moe()) {
+    return fmt::format("etp={} but {} has no experts (etp splits expert MLPs)", plan.etp,
+                       model.name);
+  }
+  if (model.is_moe()) {
+    // MoE parallel folding: the expert groups (etp x ep) tile the tp x dp x cp GPUs of a stage.
+    const int64_t etp = plan.expert_tp();
+    if ((plan.tp * plan.dp * plan.cp) % (etp * plan.ep) != 0) {
+      return fmt::format("etp*ep = {}*{} = {} must divide tp*dp*cp = {} (expert groups fold over "
+                         "the GPUs of a pipeline stage)",
+                         etp, plan.ep, etp * plan.ep, plan.tp * plan.dp * plan.cp);
+    }
+    if (model.moe->expert_ffn_hidden_size % etp != 0) {
+      return fmt::format("etp={} does not divide the expert FFN width {} of {}", etp,
+                         model.moe->expert_ffn_hidden_size, model.name);
     }
   }
   if (plan.sequence_parallel && plan.tp == 1) {

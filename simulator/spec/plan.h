@@ -4,7 +4,8 @@
 //   {"tp","pp","dp","cp","ep","vpp","micro_batch_size","global_batch_size","seq_length"?,
 //    "schedule","recompute":"none|selective|full","sequence_parallel","zero_stage":0-3,
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8","stage_layers":[...]?,
-//    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?}
+//    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
+//    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
 // (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
@@ -35,7 +36,16 @@ struct Plan {
   int64_t pp = 1;   // Pipeline stages (ranks). Default 1.
   int64_t dp = 1;   // Data-parallel replicas. Default 1.
   int64_t cp = 1;   // Context-parallel degree (splits the sequence). Default 1.
-  int64_t ep = 1;   // Expert-parallel degree, carved out of dp*cp (Megatron). Default 1.
+  int64_t ep = 1;   // Expert-parallel degree. Default 1.
+  // Expert tensor-parallel degree: how many GPUs split one expert's MLP (Megatron
+  // --expert-tensor-parallel-size). 0 means "as tp" (Megatron's default). The expert groups fold
+  // over the same GPUs as attention (MoE parallel folding, Liu et al. 2025): etp*ep must divide
+  // tp*dp*cp; ep GPUs of an expert group hold different experts, etp split each one.
+  int64_t etp = 0;
+  // MoE dispatch/combine all-to-alls overlapped with compute (Megatron
+  // --overlap-moe-expert-parallel-comm, DeepEP-style): only their excess over the overlapped
+  // work shows. Default false (blocking, Megatron's default).
+  bool moe_a2a_overlap = false;
   int64_t vpp = 1;  // Model chunks per pipeline rank (interleaved 1F1B; 2 for zbv/dualpipev).
   int64_t micro_batch_size = 1;   // Sequences per microbatch; JSON "micro_batch_size"/"mbs".
   int64_t global_batch_size = 0;  // Sequences per optimizer step; JSON "global_batch_size"/"gbs". Required.
@@ -53,6 +63,10 @@ struct Plan {
   double offload_fraction = 1.0;
   Precision precision = Precision::kBf16;  // GEMM precision. Default "bf16".
   std::vector<int64_t> stage_layers;  // Layers per pipeline stage (pp entries); empty = balanced.
+  // Layers of the first and last pipeline stage (Megatron --decoder-first/last-pipeline-num-
+  // layers); the middle stages split the rest evenly. 0 = not given. Not with stage_layers.
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
   std::vector<int64_t> placement;     // Cluster node group per pipeline stage; empty = in order.
   // Microbatches per data-parallel replica (dp entries, each >= 1, summing to gbs / mbs), so
   // replicas of different speed take different shares of the global batch (heterogeneous
@@ -63,6 +77,8 @@ struct Plan {
   std::optional<AttentionKernel> attention;
 
   int64_t num_gpus() const { return tp * pp * dp * cp; }
+  // The expert tensor-parallel degree in force: etp, or tp when not given.
+  int64_t expert_tp() const { return etp > 0 ? etp : tp; }
 };
 
 // Parses a plan from JSON text ("{...}") or the inline form ("tp=8,pp=4,..."). Pure.
@@ -95,14 +111,17 @@ int64_t num_microbatches(const Plan& plan);
 std::vector<int64_t> replica_microbatch_counts(const Plan& plan);
 // True when the replicas' microbatch counts differ.
 bool has_unequal_shares(const Plan& plan);
-// Layers per pipeline stage: stage_layers when given, else an even split where the remainder
-// goes to the middle stages (the first and last carry embedding and loss).
+// Layers per pipeline stage: stage_layers when given; else first_stage_layers and
+// last_stage_layers (when given) with the middle stages splitting the rest evenly (the
+// remainder to the earliest middle stages); else an even split where the remainder goes to the
+// middle stages (the first and last carry embedding and loss). A stage's layers are divided
+// over its vpp chunks as evenly as possible (chunk_layout.h).
 std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model);
 
 // Why the plan cannot run this model on this cluster, or nullopt when it can. Checks:
-// tp*pp*dp*cp == GPUs used (<= cluster GPUs), tp <= GPUs per node, heads and kv heads
-// divisible by tp, gbs divisible by dp*mbs, stages <= layers, vpp divides layers per stage,
-// ep divides experts and dp*cp, sequence divisible by 2*cp, schedule-specific rules;
+// tp*pp*dp*cp == GPUs used (<= cluster GPUs), tp <= GPUs per NVLink domain, heads and kv heads divisible by tp, gbs divisible by dp*mbs,
+// stages <= layers, every stage with at least vpp layers except the first and last, ep
+// divides the experts and etp*ep divides tp*dp*cp, sequence divisible by 2*cp, schedule rules;
 // replica_microbatches: dp entries, each >= 1 and allowed by the schedule, summing to gbs/mbs
 // (then gbs need only be divisible by mbs).
 std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model,
