@@ -79,29 +79,76 @@ TensorParallelPrice ChunkPricer::tensor_parallel(const NodeGroup& group, CommCou
   return tp;
 }
 
+namespace {
+
+// The largest divisor of n that is at most cap (>= 1): ranks of an n-rank group that share a
+// node when the node holds cap of them, rounded so the group tiles whole nodes.
+int64_t divisor_at_most(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, std::max<int64_t>(1, cap)); d > 1; --d) {
+    if (n % d == 0) return d;
+  }
+  return 1;
+}
+
+// What of an overlapped transfer shows over `under` seconds of compute (collective_cost.h).
+double overlapped_excess(double comm, double under, double slowdown) {
+  return std::max(0.0, comm - under) + slowdown * std::min(comm, under);
+}
+
+}  // namespace
+
 LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
-                              const TensorParallelPrice& tp, int64_t layer) const {
+                              const TensorParallelPrice& tp_all, int64_t layer) const {
   LayerPrice price;
   price.compute = costs.layer_cost(model_, shape_, layer);
   const LayerCost& compute = price.compute;
+  const bool moe_layer = model_.is_moe_layer(layer);
+  // Without shared experts an MoE layer's MLP half has no tp collectives (header).
+  TensorParallelPrice tp = tp_all;
+  if (moe_layer && model_.moe->num_shared_experts == 0) {
+    tp.forward /= 2;
+    tp.backward_blocking /= 2;
+    tp.backward_overlapped /= 2;
+    tp.recompute /= 2;
+  }
   double comm_fwd = tp.forward, comm_bwd = tp.backward_blocking + tp.recompute;
+  const double under_bwd =
+      compute.b + (schedule_traits(plan_.schedule).splits_backward ? 0 : compute.w);
   if (tp.backward_overlapped > 0) {
     // Under the input-gradient GEMMs, and the weight-gradient ones unless the schedule defers
     // them to a separate W pass; contention as for ZeRO-3's overlap (collective_cost.h).
-    double under = compute.b + (schedule_traits(plan_.schedule).splits_backward ? 0 : compute.w);
-    comm_bwd += std::max(0.0, tp.backward_overlapped - under) +
-                collective_.overlap_slowdown * std::min(tp.backward_overlapped, under);
+    comm_bwd += overlapped_excess(tp.backward_overlapped, under_bwd, collective_.overlap_slowdown);
   }
   OpList ops = layer_ops(model_, shape_, layer);
-  // Expert-parallel all-to-all: dispatch and combine, forward and backward.
-  if (model_.is_moe_layer(layer) && plan_.ep > 1) {
-    double a2a = 0;
-    for (const Op& op : ops) {
-      a2a += collective_seconds(Collective::kAllToAll, op.all_to_all_bytes, plan_.ep,
-                                dp_ranks_per_node(group), group, price.comm);
+  if (moe_layer) {
+    const int64_t etp = plan_.expert_tp();
+    double expert_comm = 0;  // One direction (the backward mirrors the forward).
+    if (plan_.ep > 1) {
+      // Expert ranks stride etp: a domain of g GPUs holds g/etp of the ep group.
+      const int64_t per_domain = divisor_at_most(plan_.ep, group.gpus_per_node / etp);
+      for (const Op& op : ops) {
+        if (op.all_to_all_bytes <= 0) continue;
+        expert_comm += collective_seconds(Collective::kAllToAll, op.all_to_all_bytes, plan_.ep,
+                                          per_domain, group, price.comm);
+      }
     }
-    comm_fwd += a2a;
-    comm_bwd += a2a;
+    if (etp > 1) {
+      const int64_t per_domain = divisor_at_most(etp, group.gpus_per_node);
+      for (const Op& op : ops) {
+        if (op.expert_gather_bytes <= 0) continue;
+        expert_comm += collective_seconds(op.name == "moe_permute" ? Collective::kAllGather
+                                                                   : Collective::kReduceScatter,
+                                          op.expert_gather_bytes, etp, per_domain, group,
+                                          price.comm);
+      }
+    }
+    if (plan_.moe_a2a_overlap) {
+      comm_fwd += overlapped_excess(expert_comm, compute.fwd, collective_.overlap_slowdown);
+      comm_bwd += overlapped_excess(expert_comm, under_bwd, collective_.overlap_slowdown);
+    } else {
+      comm_fwd += expert_comm;
+      comm_bwd += expert_comm;
+    }
   }
   // Context parallelism: the KV ring hides under attention; the excess shows.
   if (plan_.cp > 1 && !ideal_links_) {
@@ -121,6 +168,20 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   }
   price.forward_comm = comm_fwd;
   price.backward_comm = comm_bwd;
+  if (moe_layer && model_.moe->dropless()) {
+    // The token counts go to the host every forward: the host cannot run ahead of this layer,
+    // so each pass takes at least the host time of launching its kernels (header).
+    double launches_fwd = 0, launches_bwd = 0;
+    for (const Op& op : ops) {
+      const bool cast = op.op_class == OpClass::kGemm && op.precision == Precision::kFp8;
+      launches_fwd += op.kernels_fwd + (cast ? 1 : 0);
+      launches_bwd += op.kernels_b + op.kernels_w + (cast ? 1 : 0);
+    }
+    price.host_wait_fwd =
+        std::max(0.0, launches_fwd * kHostSecondsPerKernel - (compute.fwd + comm_fwd));
+    price.host_wait_bwd = std::max(0.0, launches_bwd * kHostSecondsPerKernel -
+                                            (compute.recompute + compute.b + compute.w + comm_bwd));
+  }
   price.bound = {compute.fwd + tp.forward,
                  compute.recompute + compute.b + tp.backward_blocking + tp.recompute, compute.w};
   LayerActivationBytes saved = layer_activation_bytes(model_, activations_, layer);
@@ -154,12 +215,29 @@ double ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool first_c
   double parameters = 0;
   for (int64_t layer = first_layer; layer < first_layer + layers; ++layer) {
     LayerParameters counted = layer_parameters(model_, layer);
-    double expert_split = model_.is_moe_layer(layer) ? plan_.ep : 1;
-    parameters += (counted.attention + counted.norms + counted.router) / plan_.tp +
-                  counted.mlp / (plan_.tp * expert_split);
+    if (model_.is_moe_layer(layer)) {
+      // Routed experts split over ep x etp; shared experts over tp (layer_ops.h).
+      const double routed = counted.mlp - counted.shared_experts;
+      parameters += (counted.attention + counted.norms + counted.router + counted.shared_experts) /
+                        plan_.tp +
+                    routed / static_cast<double>(plan_.ep * plan_.expert_tp());
+    } else {
+      parameters += (counted.attention + counted.norms + counted.router) / plan_.tp +
+                    counted.mlp / plan_.tp;
+    }
   }
   if (first_chunk) parameters += embedding_parameters_ / plan_.tp;
-  if (last_chunk) parameters += head_parameters_ / plan_.tp;
+  if (last_chunk) {
+    parameters += head_parameters_ / plan_.tp;
+    if (model_.mtp_layers > 0) {
+      // MTP layers live on the last stage: routed experts split like the others.
+      LayerParameters last = layer_parameters(model_, model_.num_layers - 1);
+      const double routed = last.mlp - last.shared_experts;
+      const double dense = count_parameters(model_).mtp / model_.mtp_layers - routed;
+      parameters += model_.mtp_layers *
+                    (dense / plan_.tp + routed / static_cast<double>(plan_.ep * plan_.expert_tp()));
+    }
+  }
   return parameters;
 }
 
@@ -231,6 +309,40 @@ void ChunkPricer::zero3_exposure(const NodeGroup& group, const LayerPrice* layer
   price.bound.backward_input += bound_bwd;
 }
 
+// DeepSeek-V3's multi-token prediction (section 2.2), as Megatron runs it on the last stage:
+// per MTP layer, norms of the hidden state and the next token's embedding, their 2h x h
+// projection, one transformer layer of the last layer's kind, and another output layer and
+// loss (shared weights, a second pass).
+void ChunkPricer::add_mtp_layers(const CostModel& costs, const NodeGroup& group,
+                                 const LayerCost& head, ChunkPrice& price) const {
+  CommCounts tp_comm;
+  const TensorParallelPrice tp = tensor_parallel(group, tp_comm);
+  const LayerPrice mtp = layer(costs, group, tp, model_.num_layers - 1);
+  OpList projection;
+  Op proj;
+  proj.name = "mtp_projection";
+  proj.op_class = OpClass::kGemm;
+  proj.precision = plan_.precision;
+  const double h = static_cast<double>(model_.hidden_size) / static_cast<double>(plan_.tp);
+  proj.gemm = GemmShape{tokens_, h, 2.0 * model_.hidden_size, 1};
+  proj.flops_fwd = proj.flops_b = proj.flops_w = 2.0 * tokens_ * h * 2.0 * model_.hidden_size;
+  proj.kernels_fwd = proj.kernels_b = proj.kernels_w = 1;
+  projection.push_back(proj);
+  const LayerCost extra = costs.cost(projection);
+  for (int64_t i = 0; i < model_.mtp_layers; ++i) {
+    price.forward += mtp.compute.fwd + mtp.forward_comm + mtp.host_wait_fwd + extra.fwd + head.fwd;
+    price.backward_input += mtp.compute.recompute + mtp.compute.b + mtp.backward_comm +
+                            mtp.host_wait_bwd + extra.b + head.recompute + head.b;
+    price.backward_weight += mtp.compute.w + extra.w + head.w;
+    price.forward_comm += mtp.forward_comm;
+    price.backward_comm += mtp.backward_comm;
+    price.activation_bytes += mtp.activation_bytes + loss_activation_bytes(model_, activations_);
+    price.bound.forward += mtp.bound.forward + extra.fwd + head.fwd;
+    price.bound.backward_input += mtp.bound.backward_input + extra.b + head.b;
+    price.bound.backward_weight += mtp.bound.backward_weight + extra.w + head.w;
+  }
+}
+
 ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGroup& group,
                                           const LayerPrice* layer_prices, int64_t first_layer,
                                           int64_t layers, bool first_chunk, bool last_chunk) const {
@@ -246,8 +358,9 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
     const LayerPrice& layer = layer_prices[i];
     const LayerCost& compute = layer.compute;
     count_passes(compute);
-    price.forward += compute.fwd + layer.forward_comm;
-    price.backward_input += compute.recompute + compute.b + layer.backward_comm;
+    price.forward += compute.fwd + layer.forward_comm + layer.host_wait_fwd;
+    price.backward_input +=
+        compute.recompute + compute.b + layer.backward_comm + layer.host_wait_bwd;
     price.backward_weight += compute.w;
     price.forward_comm += layer.forward_comm;
     price.backward_comm += layer.backward_comm;
@@ -283,6 +396,7 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
     count_passes(head);
     add_end(head_seconds(head));
     price.activation_bytes += loss_activation_bytes(model_, activations_);
+    if (model_.mtp_layers > 0) add_mtp_layers(costs, group, head, price);
   }
   price.parameters = parameters(first_layer, layers, first_chunk, last_chunk);
   if (plan_.zero_stage == 3 && plan_.dp * plan_.cp > 1) {

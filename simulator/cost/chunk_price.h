@@ -9,7 +9,20 @@
 //   tp         tensor-parallel collectives inside each pass (Megatron: sequence parallelism's
 //              all-gather + reduce-scatter, else two all-reduces; full recompute repeats the
 //              forward's in the backward), priced once per chunk (tensor_parallel());
-//   ep         MoE layers with ep > 1: the dispatch and combine all-to-alls, forward and backward;
+//   ep         MoE layers with ep > 1: the dispatch and combine all-to-alls, forward and backward,
+//              over the ep group's placement: its ranks sit etp apart (Megatron's expert rank
+//              order), so an NVLink domain of g GPUs holds g/etp of them and the rest is
+//              reached over the NICs; sized for the critical rank (layer_ops.h). With
+//              moe_a2a_overlap only their excess over the pass's compute shows (plus the
+//              overlap contention share). With etp > 1, the all-gather and reduce-scatter of the
+//              expert rows over the etp group (forward AG + RS, backward the mirror). An MoE
+//              layer without shared experts has no MLP tensor-parallel collectives: its tokens
+//              stay sequence-parallel through the router (half of `tp` is dropped);
+//   host       dropless MoE layers copy their token counts to the host each forward, so the
+//              host cannot run ahead: each pass takes at least its kernels x
+//              kHostSecondsPerKernel (spec/runtime.h), the excess over its GPU time added;
+//   mtp        on the last chunk, each multi-token-prediction layer: a layer of the last
+//              layer's kind, its 2h x h projection and another output layer and loss;
 //   cp         context parallelism: the KV ring's excess over the attention it hides under
 //              (forward: one ring, backward: two).
 // Per chunk (ChunkPricer::chunk): its layers, the embedding on chunk 0, the final norm, output
@@ -88,6 +101,8 @@ struct LayerPrice {
   LayerCost compute;              // The CostModel's passes (with their provenance counts).
   double forward_comm = 0;        // TP + EP all-to-all + CP ring excess inside the forward.
   double backward_comm = 0;       // The same inside the input-gradient pass.
+  double host_wait_fwd = 0;       // Host-bound excess of the forward (dropless MoE), seconds.
+  double host_wait_bwd = 0;       // The same of the backward (input and weight gradients).
   PassSeconds bound;              // Compute + TP per pass (the planner's bound).
   double activation_bytes = 0;    // Saved per microbatch (activation_memory.h).
   double weight_stash_bytes = 0;  // Of those, kept from I to W.
@@ -150,6 +165,9 @@ class ChunkPricer {
                       int64_t layers, bool first_chunk, bool last_chunk, const PassSeconds& ends,
                       ChunkPrice& price) const;
   PassSeconds embedding_passes(const CostModel& costs) const;
+  // The last chunk's multi-token-prediction layers (header), added to `price`.
+  void add_mtp_layers(const CostModel& costs, const NodeGroup& group, const LayerCost& head,
+                      ChunkPrice& price) const;
   PassSeconds head_passes(const CostModel& costs) const;
 
   // Parameters per GPU of those layers (tp-split, experts ep-split), the embedding's on the

@@ -49,6 +49,8 @@ struct Dims {
   double kv_width = 0;  // kv_heads * head_dim.
   double tp = 1;
   double cp = 1;
+  double ep = 1;
+  double etp = 1;  // Expert tensor parallelism (OpShape::etp).
   bool sp = false;
   Precision gemm_precision = Precision::kBf16;
   Precision other_precision = Precision::kBf16;
@@ -66,6 +68,8 @@ Dims make_dims(const ModelSpec& model, const OpShape& shape) {
   d.s = static_cast<double>(shape.seq_length);
   d.tp = static_cast<double>(shape.tp);
   d.cp = static_cast<double>(shape.cp);
+  d.ep = static_cast<double>(shape.ep);
+  d.etp = static_cast<double>(shape.etp > 0 ? shape.etp : shape.tp);
   d.sp = shape.sequence_parallel && shape.tp > 1;
   d.tokens = d.b * d.s / d.cp;
   d.sp_tokens = d.sp ? d.tokens / d.tp : d.tokens;
@@ -159,15 +163,19 @@ double gated_factor(const ModelSpec& model) {
   return model.activation == Activation::kSwiglu ? 2.0 : 1.0;
 }
 
-Op attention_op(const Dims& d, const OpShape& shape) {
+Op attention_op(const ModelSpec& model, const Dims& d, const OpShape& shape, int64_t layer) {
   Op op;
   op.name = "attention_core";
   op.op_class = OpClass::kAttention;
   op.precision = d.other_precision;
   op.attention = AttentionShape{d.b * d.heads, d.s / d.cp, d.s, d.head_dim};
-  // Causal: 4 * b*heads * (s/cp) * s * d / 2; see the header for the cp balance.
+  // QK^T and PV at 2 FLOPs per multiply-add over the keys a query sees on average: s/2 causal
+  // (4 * b*heads * (s/cp) * s * d / 2), w - w^2/2s under a sliding window; MLA's values are
+  // v_head_dim wide. See the header for the cp balance.
+  const double keys = mean_keys_per_query(shape.seq_length, model.attention_window(layer));
+  const double v_dim = model.mla ? static_cast<double>(model.mla->v_head_dim) : d.head_dim;
   op.flops_fwd =
-      2.0 * op.attention.batch_heads * op.attention.q_tokens * op.attention.kv_tokens * d.head_dim;
+      2.0 * op.attention.batch_heads * op.attention.q_tokens * keys * (d.head_dim + v_dim);
   op.flops_b = 2.5 * op.flops_fwd;
   double q = d.tokens * d.q_width;                // Q, O, dO, dQ elements.
   double kv = d.b * d.s * d.kv_width;             // K or V elements; cp's ring passes the whole
@@ -182,19 +190,78 @@ Op attention_op(const Dims& d, const OpShape& shape) {
   return op;
 }
 
-void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dims& d, OpList& ops) {
+// Multi-head latent attention (DeepSeek-V2/V3; Megatron's MLASelfAttention): the down
+// projections (h -> q rank, h -> kv rank + rope) are replicated on every tp rank, the up
+// projections and the output projection are split by heads like qkv_proj and attn_out_proj.
+void add_mla_projections(const ModelSpec& model, const Dims& d, OpList& ops) {
+  const MlaSpec& mla = *model.mla;
+  const double heads = d.heads;
+  const double qk = static_cast<double>(mla.qk_head_dim());
+  const double kv_rank = static_cast<double>(mla.kv_lora_rank);
+  const double rope = static_cast<double>(mla.qk_rope_head_dim);
+  if (mla.q_lora_rank > 0) {
+    const double q_rank = static_cast<double>(mla.q_lora_rank);
+    ops.push_back(gemm_op("mla_q_down", d.tokens, q_rank, d.h, 1, d.gemm_precision, 0));
+    Op q_norm = norm_op("mla_q_norm", model, d, d.tokens);
+    q_norm.bytes_fwd *= q_rank / d.h;
+    q_norm.bytes_b *= q_rank / d.h;
+    q_norm.parameters = q_rank;
+    ops.push_back(q_norm);
+    ops.push_back(gemm_op("mla_q_up", d.tokens, heads * qk, q_rank, 1, d.gemm_precision, 0));
+  } else {
+    ops.push_back(gemm_op("mla_q_proj", d.tokens, heads * qk, d.h, 1, d.gemm_precision, 0));
+  }
+  ops.push_back(gemm_op("mla_kv_down", d.tokens, kv_rank + rope, d.h, 1, d.gemm_precision, 0));
+  Op kv_norm = norm_op("mla_kv_norm", model, d, d.tokens);
+  kv_norm.bytes_fwd *= kv_rank / d.h;
+  kv_norm.bytes_b *= kv_rank / d.h;
+  kv_norm.parameters = kv_rank;
+  ops.push_back(kv_norm);
+  const double kv_up = heads * static_cast<double>(mla.qk_nope_head_dim + mla.v_head_dim);
+  ops.push_back(gemm_op("mla_kv_up", d.tokens, kv_up, kv_rank, 1, d.gemm_precision, 0));
+}
+
+void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dims& d,
+                         int64_t layer, OpList& ops) {
   bool bias = model.linear_bias;
   ops.push_back(norm_op("input_norm", model, d, d.sp_tokens));
+  if (model.mla) {
+    add_mla_projections(model, d, ops);
+    // Rotary on the queries' rope part and the one shared rope key.
+    double elements =
+        d.tokens * (d.heads + 1) * static_cast<double>(model.mla->qk_rope_head_dim);
+    ops.push_back(memory_op("rotary", d.other_precision, kRotaryFlops * elements,
+                            2 * elements * kActivationBytes, kRotaryFlops * elements,
+                            2 * elements * kActivationBytes));
+    ops.push_back(attention_op(model, d, shape, layer));
+    double out_width = d.heads * static_cast<double>(model.mla->v_head_dim);
+    ops.push_back(
+        gemm_op("attn_out_proj", d.tokens, d.h, out_width, 1, d.gemm_precision, bias ? d.h : 0));
+    ops.push_back(residual_op("attn_residual_add", d));
+    ops.push_back(norm_op("post_attn_norm", model, d, d.sp_tokens));
+    return;
+  }
   double qkv_width = d.q_width + 2 * d.kv_width;
   ops.push_back(
       gemm_op("qkv_proj", d.tokens, qkv_width, d.h, 1, d.gemm_precision, bias ? qkv_width : 0));
+  if (model.qk_norm) {
+    // RMSNorm over each query and key head (Qwen3): a norm of width head_dim per head.
+    double elements = d.tokens * (d.q_width + d.kv_width);
+    Op qk = memory_op("qk_norm", d.other_precision, kRmsNormFlops * elements,
+                      2 * elements * kActivationBytes, 2 * kRmsNormFlops * elements,
+                      3 * elements * kActivationBytes);
+    qk.kernels_fwd = 2;
+    qk.kernels_b = 4;
+    qk.parameters = 2 * d.head_dim;
+    ops.push_back(qk);
+  }
   if (model.position_embedding == PositionEmbedding::kRope) {
     double elements = d.tokens * (d.q_width + d.kv_width);
     ops.push_back(memory_op("rotary", d.other_precision, kRotaryFlops * elements,
                             2 * elements * kActivationBytes, kRotaryFlops * elements,
                             2 * elements * kActivationBytes));
   }
-  ops.push_back(attention_op(d, shape));
+  ops.push_back(attention_op(model, d, shape, layer));
   // Row-parallel: the output bias (h) is whole on every tp rank.
   ops.push_back(
       gemm_op("attn_out_proj", d.tokens, d.h, d.q_width, 1, d.gemm_precision, bias ? d.h : 0));
@@ -213,6 +280,14 @@ void add_dense_mlp(const ModelSpec& model, const Dims& d, OpList& ops) {
   ops.push_back(gemm_op("mlp_down", d.tokens, d.h, ffn, 1, d.gemm_precision, bias ? d.h : 0));
 }
 
+// The busiest expert-parallel rank's tokens over the mean (the critical rank every all-to-all
+// waits for): token-drop pads every expert to capacity_factor x the mean; dropless routing puts
+// one hot expert (moe.imbalance x the mean) beside E/ep - 1 average ones on its rank.
+double critical_rank_load(const MoeSpec& moe, double local_experts) {
+  if (!moe.dropless()) return moe.capacity_factor;
+  return 1.0 + (moe.imbalance - 1.0) / local_experts;
+}
+
 void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, OpList& ops) {
   const MoeSpec& moe = *model.moe;
   PPSIM_CHECK(moe.num_experts % shape.ep == 0, "ep must divide the experts");
@@ -220,39 +295,77 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   bool swiglu = model.activation == Activation::kSwiglu;
   double experts = static_cast<double>(moe.num_experts);
   double top_k = static_cast<double>(moe.top_k);
-  double local_experts = experts / static_cast<double>(shape.ep);
+  double local_experts = experts / d.ep;
+  int grouped_launches = static_cast<int>(local_experts);
   // Tokens this GPU routes: its sequence-parallel share (see the header).
   double routed = d.tokens / d.tp;
-  double dispatched = routed * top_k * d.h;  // Elements after permutation.
+  double load = critical_rank_load(moe, local_experts);
+  double dispatched = routed * top_k * d.h;           // Elements this GPU sends.
+  double received = dispatched * load;                // Elements the critical rank receives.
+  double expert_rows = routed * top_k * load * d.etp;  // Rows through its experts, after ETP.
 
+  // Router: the h x E gating GEMM (replicated, fp32 logits), then top-k, the score function,
+  // the routing map and the load-balancing loss: Megatron's TopKRouter.forward and
+  // moe_utils.topk_routing_with_score_function / switch_load_balancing_loss_func launch about
+  // a dozen small kernels forward and eight backward.
   Op router = gemm_op("moe_router", routed, experts, d.h, 1, d.other_precision, 0);
-  router.kernels_fwd = 3;  // GEMM, softmax, top-k.
-  router.kernels_b = 2;    // Softmax backward, GEMM.
+  router.kernels_fwd = 13;
+  router.kernels_b = 8;
+  router.kernels_w = 1;
+  if (bias) router.parameters += experts;
   ops.push_back(router);
 
+  // Token counts per expert (and their exchange over the ep group), the fused permute into
+  // expert order and, with several local experts, the sort of received chunks by expert.
   Op permute =
       memory_op("moe_permute", d.other_precision, 0, (routed * d.h + dispatched) * kActivationBytes,
                 0, (routed * d.h + dispatched) * kActivationBytes);
-  permute.kernels_fwd = 2;  // Sort by expert, gather rows.
-  permute.all_to_all_bytes = dispatched * kActivationBytes;
+  permute.bytes_fwd += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
+  permute.bytes_b += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
+  permute.kernels_fwd = 6 + (local_experts > 1 ? 2 : 0);
+  permute.kernels_b = 2 + (local_experts > 1 ? 2 : 0);
+  permute.all_to_all_bytes = received * kActivationBytes;
+  permute.expert_gather_bytes = d.etp > 1 ? received * d.etp * kActivationBytes : 0;
   ops.push_back(permute);
 
-  // Balanced routing: every expert receives ep*T*top_k/E tokens (header).
-  double per_expert = d.tokens * top_k * static_cast<double>(shape.ep) / experts;
-  double ffn = static_cast<double>(moe.expert_ffn_hidden_size) / d.tp;
+  // Experts: E/ep local experts, each of F_e/etp columns; Transformer Engine's GroupedLinear
+  // launches one GEMM per local expert and pass.
+  double per_expert = expert_rows / local_experts;
+  double ffn = static_cast<double>(moe.expert_ffn_hidden_size) / d.etp;
   double up_width = gated_factor(model) * ffn;
-  ops.push_back(gemm_op(swiglu ? "moe_expert_up_gate" : "moe_expert_up", per_expert, up_width, d.h,
-                        local_experts, d.gemm_precision, bias ? up_width : 0));
-  ops.push_back(activation_op("moe_expert_act", model, d, local_experts * per_expert * ffn));
-  ops.push_back(gemm_op("moe_expert_down", per_expert, d.h, ffn, local_experts, d.gemm_precision,
-                        bias ? d.h : 0));
+  Op up = gemm_op(swiglu ? "moe_expert_up_gate" : "moe_expert_up", per_expert, up_width, d.h,
+                  local_experts, d.gemm_precision, bias ? up_width : 0);
+  Op down = gemm_op("moe_expert_down", per_expert, d.h, ffn, local_experts, d.gemm_precision,
+                    bias ? d.h : 0);
+  for (Op* gemm : {&up, &down}) {
+    gemm->kernels_fwd = gemm->kernels_b = gemm->kernels_w = grouped_launches;
+  }
+  ops.push_back(up);
+  ops.push_back(activation_op("moe_expert_act", model, d, expert_rows * ffn));
+  ops.push_back(down);
 
   // Scatter rows back and sum each token's top_k outputs weighted by its routing probs.
   Op unpermute = memory_op("moe_unpermute", d.other_precision, 2 * dispatched,
                            (dispatched + routed * d.h) * kActivationBytes, 2 * dispatched,
                            (dispatched + routed * d.h) * kActivationBytes);
-  unpermute.all_to_all_bytes = dispatched * kActivationBytes;
+  unpermute.bytes_fwd += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
+  unpermute.bytes_b += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
+  unpermute.kernels_fwd = 2 + (local_experts > 1 ? 2 : 0);
+  unpermute.kernels_b = 2 + (local_experts > 1 ? 2 : 0);
+  unpermute.all_to_all_bytes = received * kActivationBytes;
+  unpermute.expert_gather_bytes = permute.expert_gather_bytes;
   ops.push_back(unpermute);
+
+  // Shared experts: a dense MLP of their summed width on every token, split by tp.
+  if (moe.num_shared_experts > 0) {
+    double shared = static_cast<double>(moe.shared_width()) / d.tp;
+    double shared_up = gated_factor(model) * shared;
+    ops.push_back(gemm_op("moe_shared_up", d.tokens, shared_up, d.h, 1, d.gemm_precision,
+                          bias ? shared_up : 0));
+    ops.push_back(activation_op("moe_shared_act", model, d, d.tokens * shared));
+    ops.push_back(
+        gemm_op("moe_shared_down", d.tokens, d.h, shared, 1, d.gemm_precision, bias ? d.h : 0));
+  }
 }
 
 }  // namespace
@@ -276,6 +389,7 @@ OpShape op_shape(const Plan& plan, const ModelSpec& model) {
   shape.tp = plan.tp;
   shape.cp = plan.cp;
   shape.ep = plan.ep;
+  shape.etp = plan.expert_tp();
   shape.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
   shape.precision = plan.precision;
   shape.recompute = plan.recompute;
@@ -286,7 +400,7 @@ OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_ind
   PPSIM_CHECK(layer_index >= 0 && layer_index < model.num_layers, "layer index out of range");
   Dims d = make_dims(model, shape);
   OpList ops;
-  add_attention_block(model, shape, d, ops);
+  add_attention_block(model, shape, d, layer_index, ops);
   if (model.is_moe_layer(layer_index)) {
     add_moe_mlp(model, shape, d, ops);
   } else {
@@ -375,6 +489,7 @@ OpTotals sum_ops(const OpList& ops) {
     totals.bytes_w += op.bytes_w;
     totals.parameters += op.parameters;
     totals.all_to_all_bytes += op.all_to_all_bytes;
+    totals.expert_gather_bytes += op.expert_gather_bytes;
     totals.kernels += op.kernels_fwd + op.kernels_b + op.kernels_w;
   }
   return totals;

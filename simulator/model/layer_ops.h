@@ -35,15 +35,25 @@
 // norms, attention and elementwise ops in bf16). Weight gradients accumulate into fp32 main
 // grads (Megatron's gradient_accumulation_fusion): 8 bytes read+write per weight in W.
 //
-// MoE (Megatron's alltoall token dispatcher; expert tensor parallelism = tp, the default):
+// MoE (Megatron's alltoall token dispatcher with Transformer Engine's grouped experts):
 //   each GPU routes its Tn = T/tp tokens (Megatron requires sequence parallelism for MoE with
-//   tp > 1, so this holds whatever the flag), permutes them into Tn*top_k rows and all-to-alls
-//   them over the ep group; with tp > 1 the rows are then all-gathered over the tp group
-//   (and reduce-scattered after the experts), which moves tp times all_to_all_bytes. Under
-//   balanced routing each of the E/ep local experts gets m = b*s*top_k*ep/(cp*E) tokens and
-//   holds F_e/tp of its MLP, so a GPU's expert FLOPs are those of T/tp tokens times top_k:
-//   independent of ep, which changes only the shapes, the parameters and the all-to-all.
-//   The router (h x E, replicated) is not in Megatron's FLOPs formula either.
+//   tp > 1, so this holds whatever the flag), permutes them into R = Tn*top_k rows and
+//   all-to-alls them over the ep group; with expert tensor parallelism etp > 1 (Plan::etp,
+//   default tp) the received rows are all-gathered over the etp group before the experts and
+//   reduce-scattered after them (expert_gather_bytes). The critical ep rank, which every
+//   all-to-all waits for, receives lambda*R rows: lambda = 1 + (imbalance - 1)/(E/ep) for
+//   dropless routing (one hot expert at moe.imbalance x the mean beside average ones), or
+//   capacity_factor with token drop (each expert padded to capacity). Its E/ep local experts
+//   each see m = lambda*R*etp/(E/ep) rows (tokens per expert = tokens x top_k / experts, per
+//   microbatch, times ep*etp/tp and lambda) and hold F_e/etp of their MLP; TE's GroupedLinear
+//   launches one GEMM per local expert and pass. Shared experts run as a dense MLP of their
+//   summed width on every token, split by tp. The router (h x E, replicated) and the
+//   permutes are not in Megatron's FLOPs formula; their kernel counts follow Megatron's code
+//   (layer_ops.cc).
+// MLA (ModelSpec::mla): q and kv down projections replicated on every tp rank, up projections
+// and the output projection split by heads; the attention core has qk = nope + rope and v
+// head dims. Sliding windows shorten the keys each query sees (model_stats.h
+// mean_keys_per_query).
 //
 // Recompute (Plan::recompute) marks ops whose forward runs again inside backward, before B:
 //   selective: the attention core only. Megatron's "core_attn" checkpoint re-runs it
@@ -122,11 +132,15 @@ struct Op {
   // the whole send buffer, of which (ep-1)/ep leaves the GPU); moe_unpermute: the same for the
   // combine all-to-all before it. 0 for every other op.
   double all_to_all_bytes = 0;
+  // moe_permute: bytes the expert-tensor-parallel all-gather after the dispatch outputs (the
+  // received rows of all etp ranks); moe_unpermute: the reduce-scatter before the combine.
+  // 0 unless etp > 1.
+  double expert_gather_bytes = 0;
   bool recomputed = false;  // Forward re-run inside backward under the shape's recompute.
 };
 
-// The largest op list one call produces (an MoE layer has 14 ops).
-inline constexpr int kMaxOps = 16;
+// The largest op list one call produces (an MLA layer with shared experts has 23 ops).
+inline constexpr int kMaxOps = 28;
 
 // A fixed-capacity list of ops: no heap allocation, so building one in the planner's inner
 // loop costs only arithmetic. Iterates in execution order of the forward pass.
@@ -157,6 +171,7 @@ struct OpShape {
   int64_t tp = 1;                          // Tensor-parallel degree; divides the attention heads.
   int64_t cp = 1;                          // Context-parallel degree; divides s.
   int64_t ep = 1;                          // Expert-parallel degree; divides the expert count.
+  int64_t etp = 0;                         // Expert tensor-parallel degree; 0 = tp.
   bool sequence_parallel = false;          // Norms and residuals on s/tp tokens (tp > 1).
   Precision precision = Precision::kBf16;  // GEMM precision.
   Recompute recompute = Recompute::kNone;  // Which forwards re-run inside backward.
@@ -191,6 +206,7 @@ struct OpTotals {
   double bytes_w = 0;
   double parameters = 0;
   double all_to_all_bytes = 0;  // Dispatch plus combine, per the field's definition.
+  double expert_gather_bytes = 0;  // ETP all-gather plus reduce-scatter, per the field.
   int kernels = 0;              // Launches over all three passes (recompute excluded).
 
   double flops_total() const { return flops_fwd + flops_b + flops_w; }

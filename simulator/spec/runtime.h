@@ -49,6 +49,16 @@ enum class AttentionKernel {
              // attention / FlashAttention-3 on Hopper, cuDNN on Blackwell, FA2 on Ampere.
 };
 
+// Host (CPU) time an eager PyTorch runtime spends per kernel it launches: the Python module
+// code, the ATen dispatcher, autograd recording and cudaLaunchKernel. PyTorch's CUDA Graphs
+// post ("Accelerating PyTorch with CUDA Graphs", 2021) puts eager launch overhead at several
+// microseconds of CPU per kernel, and Python-level MoE dispatch code (Megatron's token
+// dispatcher and router: many small tensor ops with index bookkeeping per kernel) costs a
+// few times that; 20 us is the prior, not fitted. It matters only where the host cannot run
+// ahead of the GPU: a dropless MoE layer copies its token counts to the host every forward
+// (chunk_price.h), so that layer's passes take at least their kernels x this.
+inline constexpr double kHostSecondsPerKernel = 20e-6;
+
 // Per-runtime host overheads (priors; EfficiencyTable carries the values a step uses).
 struct RuntimeOverheads {
   double kernel_gap_s = 0;           // Between consecutive kernels on the device timeline.
