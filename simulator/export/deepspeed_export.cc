@@ -71,11 +71,40 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
         "sequence parallelism (Megatron-style, inside the tp group): in the model code "
         "(Megatron-DeepSpeed --sequence-parallel); DeepSpeed's config has no key for it");
   }
-  if (plan.ep > 1) {
-    notes.push_back(fmt::format(
-        "expert parallel {}: deepspeed.moe.layer.MoE(hidden_size={}, expert=..., num_experts={}, "
-        "ep_size={}, k={})",
-        plan.ep, model.hidden_size, model.moe->num_experts, plan.ep, model.moe->top_k));
+  if (model.moe) {
+    // deepspeed/moe/layer.py MoE: drop_tokens=False is dropless; with drop_tokens=True every
+    // expert's input is padded to the capacity. enable_expert_tensor_parallelism splits the
+    // experts over the tp group, so DeepSpeed's expert tp is tp or 1.
+    const int64_t etp = plan.expert_tp();
+    std::string args =
+        fmt::format("hidden_size={}, expert=..., num_experts={}, ep_size={}, k={}",
+                    model.hidden_size, model.moe->num_experts, plan.ep, model.moe->top_k);
+    if (model.moe->dropless()) {
+      args += ", drop_tokens=False";
+    } else {
+      args += fmt::format(", capacity_factor={:g}, drop_tokens=True", model.moe->capacity_factor);
+    }
+    if (plan.tp > 1 && etp == plan.tp) args += ", enable_expert_tensor_parallelism=True";
+    if (etp != 1 && etp != plan.tp) {
+      warnings.push_back(fmt::format(
+          "DeepSpeed's MoE splits experts over the whole tensor-parallel group or not at all "
+          "(enable_expert_tensor_parallelism); the plan's expert tensor parallel degree {} "
+          "(tp {}) cannot be set, and the note keeps experts unsplit",
+          etp, plan.tp));
+    }
+    notes.push_back(
+        fmt::format("expert parallel {}: deepspeed.moe.layer.MoE({}){}", plan.ep, args,
+                    model.moe->num_shared_experts > 0
+                        ? fmt::format(", plus a dense MLP of width {} beside it for "
+                                      "the {} shared expert{}",
+                                      model.moe->shared_width(), model.moe->num_shared_experts,
+                                      model.moe->num_shared_experts == 1 ? "" : "s")
+                        : ""));
+    if (plan.moe_a2a_overlap) {
+      warnings.push_back(
+          "DeepSpeed's MoE has no setting that overlaps its all-to-alls with compute; the plan's "
+          "moe_a2a_overlap cannot be set, so the all-to-alls are exposed");
+    }
   }
   if (plan.cp > 1) {
     warnings.push_back(fmt::format(

@@ -25,26 +25,50 @@ std::string bash_array(const std::string& name, const std::vector<Arg>& args) {
   return text + ")\n";
 }
 
-// --pipeline-model-parallel-layout: "E" embedding, "t" decoder layer, "L" loss; stages
-// separated by "|"; "t*n" repeats; commas are cosmetic (pipeline_parallel_layer_layout.py).
-std::string megatron_layout(const std::vector<int64_t>& stage_layers) {
+// --pipeline-model-parallel-layout: "E" embedding, "t" decoder layer, "m" MTP layer, "L" loss;
+// virtual stages separated by "|", virtual stage i on rank i % pp; "t*n" repeats; commas are
+// cosmetic (megatron/core/transformer/pipeline_parallel_layer_layout.py). The MTP layers go in
+// the last virtual stage, after its decoder layers, as that file requires.
+std::string megatron_layout(const std::vector<int64_t>& virtual_stage_layers, int64_t mtp_layers) {
   std::string layout;
-  for (size_t i = 0; i < stage_layers.size(); ++i) {
+  auto repeat = [](const char* symbol, int64_t n) {
+    return n == 1 ? std::string(symbol) : n > 1 ? fmt::format("{}*{}", symbol, n) : "";
+  };
+  for (size_t i = 0; i < virtual_stage_layers.size(); ++i) {
     if (i) layout += "|";
     if (i == 0) layout += "E";
-    int64_t n = stage_layers[i];
-    if (n == 1) layout += "t";
-    if (n > 1) layout += fmt::format("t*{}", n);
-    if (i + 1 == stage_layers.size()) layout += ",L";
+    layout += repeat("t", virtual_stage_layers[i]);
+    if (i + 1 == virtual_stage_layers.size()) {
+      if (mtp_layers > 0) layout += "," + repeat("m", mtp_layers);
+      layout += ",L";
+    }
   }
   return layout;
 }
 
+// --moe-layer-freq: an integer N (layer i is MoE when i % N == 0) or, with dense layers first, a
+// Python list expression of 1 (MoE) and 0 (dense) per layer, run-length coded: "([0]*3+[1]*58)"
+// (arguments.py moe_freq_type). "" when every layer is MoE (Megatron's default 1).
+std::string megatron_moe_layer_freq(const ModelSpec& model) {
+  if (model.moe->first_k_dense == 0) {
+    return model.moe->every_n_layers == 1 ? "" : std::to_string(model.moe->every_n_layers);
+  }
+  std::string pattern;
+  for (int64_t start = 0; start < model.num_layers;) {
+    const bool moe = model.is_moe_layer(start);
+    int64_t end = start;
+    while (end < model.num_layers && model.is_moe_layer(end) == moe) ++end;
+    pattern += fmt::format("{}[{}]*{}", start ? "+" : "", moe ? 1 : 0, end - start);
+    start = end;
+  }
+  return "\"(" + pattern + ")\"";
+}
+
 // Pipeline schedule and layer split flags; `chunks` becomes the plan's vpp when Megatron has
-// the schedule, else 1 (1F1B) with a warning.
-void megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vector<Arg>& args,
-                            std::vector<std::string>& warnings) {
-  if (plan.pp == 1) return;
+// the schedule, else 1 (1F1B) with a warning. Returns the virtual stages per rank the script runs.
+int64_t megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vector<Arg>& args,
+                               std::vector<std::string>& warnings) {
+  if (plan.pp == 1) return 1;
   const std::string name = schedule_name(plan.schedule);
   int64_t chunks = 1;
   const ScheduleTraits& traits = schedule_traits(plan.schedule);
@@ -69,29 +93,47 @@ void megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vecto
         "activations alive instead of all {}",
         plan.pp, launcher_microbatches(plan)));
   }
-  std::vector<int64_t> layers = stage_layer_counts(plan, model);
-  if (all_equal(layers)) {
+  // Megatron's even and first/last splits divide every stage's layers evenly over its chunks;
+  // any other split (chunk_layout.h: the first layers % v chunks of a rank hold one more) needs
+  // the explicit layout.
+  const ChunkLayout layout = chunk_layout(plan, model);
+  const std::vector<int64_t>& layers = layout.stage_layers;
+  const bool chunks_even =
+      std::all_of(layers.begin(), layers.end(), [&](int64_t n) { return n % chunks == 0; });
+  if (all_equal(layers) && chunks_even) {
     if (chunks > 1) {
       args.push_back(
           {"--num-layers-per-virtual-pipeline-stage", std::to_string(layers.front() / chunks)});
     }
-    return;
+    return chunks;
   }
   // Uneven: first/last flags when the middle stages are even, else an explicit layout.
   const int64_t first = layers.front(), last = layers.back();
   std::vector<int64_t> middle(layers.begin() + 1, layers.end() - 1);
   bool middle_even = middle.empty() || all_equal(middle);
-  if (middle_even && first > 0 && last > 0) {
+  if (middle_even && first > 0 && last > 0 && chunks_even) {
     args.push_back({"--decoder-first-pipeline-num-layers", std::to_string(first)});
     args.push_back({"--decoder-last-pipeline-num-layers", std::to_string(last)});
     if (chunks > 1)
       args.push_back({"--num-virtual-stages-per-pipeline-rank", std::to_string(chunks)});
-    return;
+    return chunks;
   }
-  std::vector<int64_t> virtual_layers =
-      chunks > 1 ? chunk_layout(plan, model).chunk_layers : layers;
   args.push_back(
-      {"--pipeline-model-parallel-layout", "\"" + megatron_layout(virtual_layers) + "\""});
+      {"--pipeline-model-parallel-layout",
+       "\"" + megatron_layout(chunks > 1 ? layout.chunk_layers : layers, model.mtp_layers) + "\""});
+  return chunks;
+}
+
+// Why Megatron-LM would reject --overlap-moe-expert-parallel-comm for this plan (the asserts
+// of TransformerConfig.__post_init__), or "" when it accepts it. `chunks`: virtual stages per
+// rank as the script runs them.
+std::string moe_overlap_problem(const ModelSpec& model, const Plan& plan, int64_t chunks) {
+  if (plan.pp > 1 && chunks == 1) {
+    return "with pp > 1 it needs virtual pipeline stages (an interleaved schedule with vpp > 1)";
+  }
+  if (plan.recompute == Recompute::kFull) return "it rejects full recompute";
+  if (model.mtp_layers > 1) return "it takes at most one MTP layer";
+  return "";
 }
 
 }  // namespace
@@ -110,12 +152,34 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
       {"--ffn-hidden-size", std::to_string(model.ffn_hidden_size)},
       {"--num-attention-heads", std::to_string(model.num_attention_heads)},
   };
-  if (model.num_kv_heads != model.num_attention_heads) {
-    model_args.push_back({"--group-query-attention", ""});
-    model_args.push_back({"--num-query-groups", std::to_string(model.num_kv_heads)});
+  if (model.mla) {
+    // MLA replaces GQA (arguments.py asserts they are exclusive) and sizes its heads itself.
+    model_args.push_back({"--multi-latent-attention", ""});
+    if (model.mla->q_lora_rank > 0) {
+      model_args.push_back({"--q-lora-rank", std::to_string(model.mla->q_lora_rank)});
+    }
+    model_args.push_back({"--kv-lora-rank", std::to_string(model.mla->kv_lora_rank)});
+    model_args.push_back({"--qk-head-dim", std::to_string(model.mla->qk_nope_head_dim)});
+    model_args.push_back({"--qk-pos-emb-head-dim", std::to_string(model.mla->qk_rope_head_dim)});
+    model_args.push_back({"--v-head-dim", std::to_string(model.mla->v_head_dim)});
+  } else {
+    if (model.num_kv_heads != model.num_attention_heads) {
+      model_args.push_back({"--group-query-attention", ""});
+      model_args.push_back({"--num-query-groups", std::to_string(model.num_kv_heads)});
+    }
+    if (model.head_dim * model.num_attention_heads != model.hidden_size) {
+      model_args.push_back({"--kv-channels", std::to_string(model.head_dim)});
+    }
   }
-  if (model.head_dim * model.num_attention_heads != model.hidden_size) {
-    model_args.push_back({"--kv-channels", std::to_string(model.head_dim)});
+  if (model.qk_norm) model_args.push_back({"--qk-layernorm", ""});
+  if (model.sliding_window > 0) {
+    // Transformer Engine's (left, right) window: a query sees W keys, itself and W-1 back (as
+    // Megatron's GPT-OSS example writes HF sliding_window 128: "--window-size 127,0").
+    model_args.push_back({"--window-size", fmt::format("{},0", model.sliding_window - 1)});
+    if (model.sliding_window_pattern > 0) {
+      model_args.push_back(
+          {"--window-attn-skip-freq", std::to_string(model.sliding_window_pattern)});
+    }
   }
   const bool learned = model.position_embedding == PositionEmbedding::kLearned;
   const int64_t positions = std::max(model.max_position_embeddings, seq);
@@ -138,9 +202,24 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     model_args.push_back({"--moe-router-topk", std::to_string(model.moe->top_k)});
     model_args.push_back(
         {"--moe-ffn-hidden-size", std::to_string(model.moe->expert_ffn_hidden_size)});
-    if (model.moe->every_n_layers != 1) {
-      model_args.push_back({"--moe-layer-freq", std::to_string(model.moe->every_n_layers)});
+    const std::string layer_freq = megatron_moe_layer_freq(model);
+    if (!layer_freq.empty()) model_args.push_back({"--moe-layer-freq", layer_freq});
+    if (model.moe->num_shared_experts > 0) {
+      // The total width of all shared experts (TransformerConfig docstring).
+      model_args.push_back(
+          {"--moe-shared-expert-intermediate-size", std::to_string(model.moe->shared_width())});
     }
+    model_args.push_back({"--moe-grouped-gemm", ""});
+    model_args.push_back({"--moe-router-load-balancing-type", "aux_loss"});
+    model_args.push_back({"--moe-aux-loss-coeff", "1e-2"});
+    if (!model.moe->dropless()) {
+      model_args.push_back(
+          {"--moe-expert-capacity-factor", fmt::format("{}", model.moe->capacity_factor)});
+      model_args.push_back({"--moe-pad-expert-input-to-capacity", ""});
+    }
+  }
+  if (model.mtp_layers > 0) {
+    model_args.push_back({"--mtp-num-layers", std::to_string(model.mtp_layers)});
   }
 
   std::vector<Arg> parallel_args = {
@@ -150,7 +229,11 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   };
   if (model.moe) {
     parallel_args.push_back({"--expert-model-parallel-size", std::to_string(plan.ep)});
-    if (plan.ep > 1) parallel_args.push_back({"--moe-token-dispatcher-type", "alltoall"});
+    // Megatron's default expert tp is tp; an explicit etp is written even when equal.
+    if (plan.etp > 0) {
+      parallel_args.push_back({"--expert-tensor-parallel-size", std::to_string(plan.etp)});
+    }
+    parallel_args.push_back({"--moe-token-dispatcher-type", "alltoall"});
   }
   if (plan.sequence_parallel) parallel_args.push_back({"--sequence-parallel", ""});
   if (plan.ep > 1 && plan.tp > 1 && !plan.sequence_parallel) {
@@ -159,7 +242,20 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
         "on (model_parallel_config.py); the plan has sequence_parallel=false, which the script "
         "keeps: add --sequence-parallel, or set it in the plan and re-run ppsim");
   }
-  megatron_pipeline_args(model, plan, parallel_args, warnings);
+  const int64_t chunks = megatron_pipeline_args(model, plan, parallel_args, warnings);
+  if (plan.moe_a2a_overlap) {
+    const std::string problem = moe_overlap_problem(model, plan, chunks);
+    if (problem.empty()) {
+      parallel_args.push_back({"--overlap-moe-expert-parallel-comm", ""});
+    } else {
+      warnings.push_back(fmt::format(
+          "the plan overlaps the MoE all-to-alls with compute (moe_a2a_overlap), but Megatron-LM's "
+          "--overlap-moe-expert-parallel-comm would abort the run here: {} "
+          "(transformer_config.py); the script leaves it out, so the all-to-alls are exposed "
+          "and the step is slower than simulated",
+          problem));
+    }
+  }
 
   std::vector<Arg> training_args = {
       {"--micro-batch-size", std::to_string(plan.micro_batch_size)},

@@ -46,31 +46,81 @@ std::string toml_string_array(const std::vector<std::string>& values) {
   return text + "]";
 }
 
+// A flavor's mixture of experts (all 0 for a dense flavor): routed experts, top-k, expert width,
+// shared experts, leading dense layers.
+struct FlavorMoe {
+  int64_t experts = 0, top_k = 0, expert_ffn = 0, shared = 0, first_k_dense = 0;
+};
+// A flavor's MLA (all 0 without): q_lora_rank, kv_lora_rank, qk_nope_head_dim,
+// qk_rope_head_dim, v_head_dim.
+struct FlavorMla {
+  int64_t q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v_head = 0;
+};
 // A torchtitan model and flavor with exactly this shape, from torchtitan/models/*/__init__.py
 // at e347b1e5e (llama3 flavors: dim, n_layers, n_heads, n_kv_heads; FFN width from
-// ffn_dim_multiplier and multiple_of; the Llama 3 tokenizer's 128256 tokens).
+// ffn_dim_multiplier and multiple_of; the Llama 3 tokenizer's 128256 tokens. qwen3 and
+// deepseek_v3 MoE flavors: moe_inter_dim, num_experts, num_shared_experts, top_k,
+// n_dense_layers, and the MLA ranks and head widths).
 struct Flavor {
   const char* model;
   const char* flavor;
   const char* config_function;  // Its config_registry function after the Python-config move.
   const char* hf_assets_path;   // Tokenizer folder, as torchtitan's own TOMLs give it.
   int64_t layers, hidden, heads, kv_heads, ffn, vocab;
+  FlavorMoe moe = {};
+  FlavorMla mla = {};
+  bool qk_norm = false;
 };
 constexpr Flavor kFlavors[] = {
     {"llama3", "8B", "llama3_8b", "./assets/hf/Llama-3.1-8B", 32, 4096, 32, 8, 14336, 128256},
     {"llama3", "70B", "llama3_70b", "./assets/hf/Llama-3.1-70B", 80, 8192, 64, 8, 28672, 128256},
     {"llama3", "405B", "llama3_405b", "./assets/hf/Llama-3.1-405B", 126, 16384, 128, 8, 53248,
      128256},
+    // Qwen3 ships no TOML for this flavor; the folder follows its others ("./assets/hf/<repo>").
+    {"qwen3", "30B-A3B", "qwen3_30b_a3b", "./assets/hf/Qwen3-30B-A3B", 48, 2048, 32, 4, 6144,
+     151936, FlavorMoe{128, 8, 768, 0, 0}, FlavorMla{}, true},
+    {"deepseek_v3", "16B", "deepseek_v3_16b", "./assets/hf/deepseek-moe-16b-base", 27, 2048, 16, 16,
+     10944, 102400, FlavorMoe{64, 6, 1408, 2, 1}, FlavorMla{0, 512, 128, 64, 128}},
+    {"deepseek_v3", "671B", "deepseek_v3_671b", "./assets/hf/DeepSeek-V3.1-Base", 61, 7168, 128,
+     128, 18432, 129280, FlavorMoe{256, 8, 2048, 1, 3}, FlavorMla{1536, 512, 128, 64, 128}},
 };
 
+// The torchtitan model family closest to `model` (at e347b1e5e): deepseek_v3 for MLA, qwen3
+// for qk-norm, gpt_oss for sliding-window MoE, llama3 for other dense models; "" for an MoE
+// model none of them has the shape of (a Mixtral: GQA, no shared experts, no qk-norm).
+std::string titan_family(const ModelSpec& model) {
+  if (model.mla) return "deepseek_v3";
+  if (model.qk_norm) return "qwen3";
+  if (model.moe && model.sliding_window > 0) return "gpt_oss";
+  if (model.moe) return "";
+  return "llama3";
+}
+
 const Flavor* find_flavor(const ModelSpec& model) {
-  if (model.moe || model.activation != Activation::kSwiglu || model.norm != Norm::kRmsNorm ||
+  if (model.activation != Activation::kSwiglu || model.norm != Norm::kRmsNorm ||
       model.tied_embeddings || model.linear_bias ||
-      model.position_embedding != PositionEmbedding::kRope) {
+      model.position_embedding != PositionEmbedding::kRope || model.sliding_window > 0) {
     return nullptr;
   }
   for (const Flavor& flavor : kFlavors) {
-    if (flavor.layers == model.num_layers && flavor.hidden == model.hidden_size &&
+    const FlavorMoe& fm = flavor.moe;
+    const FlavorMla& fa = flavor.mla;
+    const bool moe_same =
+        model.moe
+            ? fm.experts == model.moe->num_experts && fm.top_k == model.moe->top_k &&
+                  fm.expert_ffn == model.moe->expert_ffn_hidden_size &&
+                  fm.shared == model.moe->num_shared_experts &&
+                  (fm.shared == 0 || model.moe->shared_expert_ffn_hidden_size == 0 ||
+                   model.moe->shared_expert_ffn_hidden_size == fm.expert_ffn) &&
+                  fm.first_k_dense == model.moe->first_k_dense && model.moe->every_n_layers == 1
+            : fm.experts == 0;
+    const bool mla_same =
+        model.mla ? fa.kv_lora == model.mla->kv_lora_rank && fa.q_lora == model.mla->q_lora_rank &&
+                        fa.nope == model.mla->qk_nope_head_dim &&
+                        fa.rope == model.mla->qk_rope_head_dim && fa.v_head == model.mla->v_head_dim
+                  : fa.kv_lora == 0;
+    if (moe_same && mla_same && flavor.qk_norm == model.qk_norm &&
+        flavor.layers == model.num_layers && flavor.hidden == model.hidden_size &&
         flavor.heads == model.num_attention_heads && flavor.kv_heads == model.num_kv_heads &&
         flavor.ffn == model.ffn_hidden_size && flavor.vocab == model.vocab_size) {
       return &flavor;
@@ -123,16 +173,59 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   const int64_t microbatches = launcher_microbatches(plan);
 
   const Flavor* flavor = find_flavor(model);
-  // Without a matching flavor, the closest family: Llama 3 for dense models, Qwen3 (GQA,
-  // SwiGLU experts, no shared expert) for MoE.
-  const std::string titan_model = flavor ? flavor->model : model.moe ? "qwen3" : "llama3";
+  // Without a matching flavor, the closest family (titan_family), or none.
+  const std::string family = titan_family(model);
   const std::string titan_flavor = flavor ? flavor->flavor : "ppsim-" + model.name;
-  if (!flavor) {
+  const std::string titan_model = flavor ? flavor->model : family.empty() ? titan_flavor : family;
+  if (!flavor && family.empty()) {
+    warnings.push_back(fmt::format(
+        "torchtitan has no model of this kind: {} ({}) is a mixture of experts without MLA, "
+        "shared experts, qk-norm or sliding windows (like Mixtral), and torchtitan's MoE models "
+        "are deepseek_v3, qwen3, llama4 and gpt_oss; [model] names \"{}\", which torchtitan "
+        "rejects until a model and flavor with this shape are registered",
+        model.name, model_summary(model), titan_model));
+  } else if (!flavor) {
     warnings.push_back(fmt::format(
         "torchtitan takes the model shape from a registered flavor, not from the config, and "
         "none matches {} ({}); [model] names the flavor \"{}\", which torchtitan rejects until "
         "one with this shape is registered",
         model.name, model_summary(model), titan_flavor));
+  }
+  if (model.moe && !model.moe->dropless()) {
+    warnings.push_back(fmt::format(
+        "torchtitan's MoE is dropless (no capacity factor); the plan's capacity factor {:g} "
+        "(tokens over capacity dropped, experts padded to it) cannot be set, so expert loads "
+        "follow the router",
+        model.moe->capacity_factor));
+  }
+  if (model.mtp_layers > 0) {
+    warnings.push_back(fmt::format(
+        "torchtitan (TOML era) has no multi-token prediction; the model's MTP layers ({}) are "
+        "not trained",
+        model.mtp_layers));
+  }
+  if (model.sliding_window > 0 && family != "gpt_oss") {
+    warnings.push_back(fmt::format(
+        "torchtitan's {} model has no sliding-window attention; the model's {}-token window "
+        "becomes full causal attention",
+        titan_model, model.sliding_window));
+  }
+  if (plan.ep > 1 && plan.expert_tp() != 1 && plan.expert_tp() != plan.tp) {
+    warnings.push_back(fmt::format(
+        "torchtitan's expert tensor parallel degree must be 1 or tp (job_config.py); the plan's "
+        "etp {} cannot be set, and the config uses {}",
+        plan.expert_tp(), plan.tp));
+  }
+  const int64_t expert_tp =
+      plan.expert_tp() == 1 || plan.expert_tp() == plan.tp ? plan.expert_tp() : plan.tp;
+  const bool titan_ep_overlap = plan.pp > 1 && plan.ep > 1 &&
+                                plan.schedule == ScheduleKind::kDualPipeV &&
+                                plan.recompute == Recompute::kNone;
+  if (plan.moe_a2a_overlap && !titan_ep_overlap) {
+    warnings.push_back(
+        "torchtitan overlaps the MoE all-to-alls with compute only inside its DualPipeV schedule "
+        "(pipeline_parallel_expert_parallel_overlap, without activation checkpointing); the "
+        "plan's moe_a2a_overlap cannot be set here, so the all-to-alls are exposed");
   }
   const TitanDataParallel dp = titan_data_parallel(plan, warnings);
   if (plan.cp > 1 && plan.zero_stage < 3) {
@@ -285,7 +378,9 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
 
   text += "\n[model]\n";
   text += "name = " + toml_string(titan_model) +
-          (flavor ? "\n" : "  # closest torchtitan model family; see the warning above\n");
+          (flavor           ? "\n"
+           : family.empty() ? "  # torchtitan has no such model; see the warning above\n"
+                            : "  # closest torchtitan model family; see the warning above\n");
   text += "flavor = " + toml_string(titan_flavor) + "\n";
   if (flavor) {
     text += "hf_assets_path = " + toml_string(flavor->hf_assets_path) +
@@ -328,7 +423,7 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   }
   text += fmt::format("context_parallel_degree = {}\n", plan.cp);
   text += fmt::format("expert_parallel_degree = {}\n", plan.ep);
-  if (plan.ep > 1) text += fmt::format("expert_tensor_parallel_degree = {}\n", plan.tp);
+  if (plan.ep > 1) text += fmt::format("expert_tensor_parallel_degree = {}\n", expert_tp);
 
   text += "\n[activation_checkpoint]\n";
   text += "mode = " + toml_string(mode) + "\n";

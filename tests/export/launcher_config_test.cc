@@ -16,8 +16,8 @@
 #include <sstream>
 
 #include "simulator/spec/error.h"
-#include "tests/test_helpers.h"
 #include "simulator/spec/model_file.h"
+#include "tests/test_helpers.h"
 
 namespace ppsim {
 namespace {
@@ -336,6 +336,33 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--train-iters", {}},
       {"--lr", {}},
       {"--log-throughput", {}},
+      // Checked in the source at d98e8a64: TransformerConfig fields (flags built by
+      // ArgumentGroupFactory) multi_latent_attention, qk_layernorm, mtp_num_layers,
+      // moe_shared_expert_intermediate_size, moe_grouped_gemm, moe_expert_capacity_factor,
+      // moe_pad_expert_input_to_capacity; ModelParallelConfig expert_tensor_parallel_size and
+      // overlap_moe_expert_parallel_comm; arguments.py _add_mla_args (--q-lora-rank,
+      // --kv-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim, --v-head-dim), _add_moe_args
+      // (--moe-router-load-balancing-type, --moe-aux-loss-coeff), _add_network_size_args
+      // (--window-size, --window-attn-skip-freq).
+      {"--multi-latent-attention", {}},
+      {"--q-lora-rank", {}},
+      {"--kv-lora-rank", {}},
+      {"--qk-head-dim", {}},
+      {"--qk-pos-emb-head-dim", {}},
+      {"--v-head-dim", {}},
+      {"--qk-layernorm", {}},
+      {"--window-size", {}},
+      {"--window-attn-skip-freq", {}},
+      {"--moe-shared-expert-intermediate-size", {}},
+      {"--moe-grouped-gemm", {}},
+      {"--moe-router-load-balancing-type",
+       {"aux_loss", "seq_aux_loss", "global_aux_loss", "sinkhorn", "none"}},
+      {"--moe-aux-loss-coeff", {}},
+      {"--moe-expert-capacity-factor", {}},
+      {"--moe-pad-expert-input-to-capacity", {}},
+      {"--mtp-num-layers", {}},
+      {"--expert-tensor-parallel-size", {}},
+      {"--overlap-moe-expert-parallel-comm", {}},
   };
   return flags;
 }
@@ -466,9 +493,9 @@ std::map<std::string, nlohmann::json> parse_toml(const std::string& text) {
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("Launcher exports: golden files for three plans in every format") {
+TEST_CASE("Launcher exports: golden files for five plans in every format") {
   std::vector<GoldenCase> cases = golden_cases();
-  REQUIRE(cases.size() == 3);
+  REQUIRE(cases.size() == 5);
   for (const GoldenCase& entry : cases) {
     for (LauncherFormat format : kFormats) {
       std::string path = kGoldenDir + "/" + entry.name + "_" + launcher_format_name(format) + "." +
@@ -595,6 +622,97 @@ TEST_CASE("Megatron export: layer split flags follow the plan's stage layers") {
     auto args = parallel_args("tp=8,mbs=1,gbs=8");
     CHECK(args.at("--pipeline-model-parallel-size") == "1");
     CHECK(args.count("--num-layers-per-virtual-pipeline-stage") == 0);
+  }
+}
+
+TEST_CASE("Megatron export: first/last flags only where every stage divides by vpp") {
+  auto parallel_args = [](const std::string& plan) {
+    std::string script =
+        export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1", plan).text;
+    std::map<std::string, std::string> args;
+    for (const auto& [flag, value] : bash_array_args(script, "PARALLEL_ARGS")) args[flag] = value;
+    return args;
+  };
+  SECTION("first/last stage layers divisible by vpp: Megatron's own flags") {
+    auto args = parallel_args(
+        "tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=2,first_stage_layers=6,"
+        "last_stage_layers=6");
+    CHECK(args.at("--decoder-first-pipeline-num-layers") == "6");
+    CHECK(args.at("--decoder-last-pipeline-num-layers") == "6");
+    CHECK(args.at("--num-virtual-stages-per-pipeline-rank") == "2");
+  }
+  SECTION("a first stage of 5 layers over 2 chunks: the layout, 3 then 2 (chunk_layout)") {
+    auto args = parallel_args(
+        "tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=2,first_stage_layers=5,"
+        "last_stage_layers=7");
+    // Middle stages 20 / 2 = 10 each; rank 0: 3 + 2, rank 3: 4 + 3.
+    CHECK(args.at("--pipeline-model-parallel-layout") == "\"Et*3|t*5|t*5|t*4|t*2|t*5|t*5|t*3,L\"");
+    CHECK(args.count("--decoder-first-pipeline-num-layers") == 0);
+  }
+  SECTION("an even split that vpp does not divide: the layout, not a truncated chunk size") {
+    auto args = parallel_args("tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=3");
+    // 8 layers per rank over 3 chunks: 3, 3, 2.
+    CHECK(args.at("--pipeline-model-parallel-layout") ==
+          "\"Et*3|t*3|t*3|t*3|t*3|t*3|t*3|t*3|t*2|t*2|t*2|t*2,L\"");
+    CHECK(args.count("--num-layers-per-virtual-pipeline-stage") == 0);
+  }
+}
+
+TEST_CASE("Megatron export: MoE, MLA and MTP flags") {
+  const std::string mla_model = "tests/data/models/tiny-mla-moe.json";
+  auto args_of = [](const std::string& script, const char* array) {
+    std::map<std::string, std::string> args;
+    for (const auto& [flag, value] : bash_array_args(script, array)) args[flag] = value;
+    return args;
+  };
+  LauncherOutput output =
+      export_inline(LauncherFormat::kMegatron, mla_model, "dgx-h100:8",
+                    "tp=1,pp=8,dp=8,ep=8,etp=1,mbs=1,gbs=256,schedule=interleaved-1f1b,vpp=4,"
+                    "first_stage_layers=5,last_stage_layers=8,moe_a2a_overlap=true");
+  auto model = args_of(output.text, "MODEL_ARGS");
+  CHECK(model.count("--multi-latent-attention") == 1);
+  CHECK(model.count("--group-query-attention") == 0);
+  CHECK(model.count("--kv-channels") == 0);
+  CHECK(model.at("--q-lora-rank") == "384");
+  CHECK(model.at("--kv-lora-rank") == "128");
+  CHECK(model.at("--qk-head-dim") == "64");
+  CHECK(model.at("--qk-pos-emb-head-dim") == "32");
+  CHECK(model.at("--v-head-dim") == "64");
+  CHECK(model.at("--moe-layer-freq") == "\"([0]*3+[1]*58)\"");
+  CHECK(model.at("--moe-shared-expert-intermediate-size") == "256");  // 1 x 256
+  CHECK(model.at("--mtp-num-layers") == "1");
+  CHECK(model.count("--moe-expert-capacity-factor") == 0);  // dropless
+  auto parallel = args_of(output.text, "PARALLEL_ARGS");
+  CHECK(parallel.at("--expert-model-parallel-size") == "8");
+  CHECK(parallel.at("--expert-tensor-parallel-size") == "1");
+  CHECK(parallel.at("--moe-token-dispatcher-type") == "alltoall");
+  CHECK(parallel.count("--overlap-moe-expert-parallel-comm") == 1);
+  // Ranks 0 and 7 hold 5 (2+1+1+1) and 8 layers; the MTP layer sits with the loss.
+  const std::string& layout = parallel.at("--pipeline-model-parallel-layout");
+  CHECK(layout.rfind("\"Et*2|t*2|", 0) == 0);
+  CHECK(contains(layout, "|t*2,m,L\""));
+  CHECK(output.warnings.empty());
+
+  SECTION("capacity factor, qk-norm and per-model head width") {
+    std::string qwen =
+        export_inline(LauncherFormat::kMegatron, "tests/data/models/qwen3-30b-a3b-capacity.json",
+                      "dgx-h100-4", "tp=2,pp=4,dp=4,ep=4,mbs=1,gbs=128,sequence_parallel=true")
+            .text;
+    auto args = args_of(qwen, "MODEL_ARGS");
+    CHECK(args.at("--moe-expert-capacity-factor") == "1.25");
+    CHECK(args.count("--moe-pad-expert-input-to-capacity") == 1);
+    CHECK(args.count("--qk-layernorm") == 1);
+    CHECK(args.at("--kv-channels") == "128");
+    CHECK(args.count("--moe-layer-freq") == 0);
+    CHECK(args_of(qwen, "PARALLEL_ARGS").count("--expert-tensor-parallel-size") == 0);
+  }
+  SECTION("overlap that Megatron would reject: left out, with a warning") {
+    LauncherOutput one_chunk =
+        export_inline(LauncherFormat::kMegatron, mla_model, "dgx-h100:8",
+                      "tp=1,pp=8,dp=8,ep=8,mbs=1,gbs=256,schedule=1f1b,moe_a2a_overlap=true");
+    CHECK(!contains(one_chunk.text, "--overlap-moe-expert-parallel-comm\n"));
+    REQUIRE(one_chunk.warnings.size() == 1);
+    CHECK(contains(one_chunk.warnings[0], "needs virtual pipeline stages"));
   }
 }
 
@@ -737,6 +855,61 @@ TEST_CASE("torchtitan export: batch sizes, stage split and schedule names") {
     auto tables = tables_of("tp=2,dp=4,mbs=1,gbs=8,precision=fp8,sequence_parallel=true");
     CHECK(tables["model"]["converters"] == nlohmann::json::array({"quantize.linear.float8"}));
     CHECK(tables.count("quantize.linear.float8") == 1);
+  }
+}
+
+TEST_CASE("torchtitan and DeepSpeed exports: MoE families, expert tp and capacity") {
+  SECTION("a Mixtral has no torchtitan model: a warning, and no qwen3 name") {
+    LauncherOutput output = export_inline(LauncherFormat::kTorchTitan, "mixtral-8x7b", "dgx-h100-1",
+                                          "tp=2,dp=4,ep=2,mbs=1,gbs=8,seq=4096,"
+                                          "sequence_parallel=true,zero_stage=1");
+    auto tables = parse_toml(output.text);
+    CHECK(tables["model"]["name"] == "ppsim-mixtral-8x7b");
+    REQUIRE(!output.warnings.empty());
+    CHECK(contains(output.warnings[0], "torchtitan has no model of this kind"));
+  }
+  SECTION("a Qwen3-30B-A3B shape finds its flavor; capacity and etp are stated") {
+    LauncherOutput output = export_inline(
+        LauncherFormat::kTorchTitan, "tests/data/models/qwen3-30b-a3b-capacity.json", "dgx-h100-4",
+        "tp=2,pp=4,dp=4,ep=8,etp=1,mbs=1,gbs=128,sequence_parallel=true,zero_stage=2");
+    auto tables = parse_toml(output.text);
+    CHECK(tables["model"]["name"] == "qwen3");
+    CHECK(tables["model"]["flavor"] == "30B-A3B");
+    CHECK(tables["parallelism"]["expert_parallel_degree"] == 8);
+    CHECK(tables["parallelism"]["expert_tensor_parallel_degree"] == 1);
+    REQUIRE(output.warnings.size() == 1);
+    CHECK(contains(output.warnings[0], "dropless"));
+  }
+  SECTION("an MLA model maps to deepseek_v3 and its MTP layer is warned about") {
+    LauncherOutput output = export_inline(
+        LauncherFormat::kTorchTitan, "tests/data/models/tiny-mla-moe.json", "dgx-h100:8",
+        "tp=1,pp=8,dp=8,ep=8,etp=1,mbs=1,gbs=256,schedule=interleaved-1f1b,vpp=4,"
+        "first_stage_layers=5,last_stage_layers=8");
+    auto tables = parse_toml(output.text);
+    CHECK(tables["model"]["name"] == "deepseek_v3");
+    const nlohmann::json& parts = tables["parallelism"]["module_fqns_per_model_part"];
+    REQUIRE(parts.size() == 32);
+    CHECK(parts[0].size() == 3);  // tok_embeddings + 2 layers (rank 0's first chunk)
+    bool mtp_warned = false;
+    for (const std::string& warning : output.warnings)
+      mtp_warned = mtp_warned || contains(warning, "multi-token prediction");
+    CHECK(mtp_warned);
+  }
+  SECTION("DeepSpeed: capacity and expert tp in the MoE note") {
+    LauncherOutput output =
+        export_inline(LauncherFormat::kDeepSpeed, "tests/data/models/qwen3-30b-a3b-capacity.json",
+                      "dgx-h100-4", "tp=2,pp=4,dp=4,ep=4,mbs=1,gbs=128,sequence_parallel=true");
+    CHECK(contains(output.text,
+                   "ep_size=4, k=8, capacity_factor=1.25, drop_tokens=True, "
+                   "enable_expert_tensor_parallelism=True)"));
+    LauncherOutput dropless = export_inline(
+        LauncherFormat::kDeepSpeed, "tests/data/models/tiny-mla-moe.json", "dgx-h100:8",
+        "tp=1,pp=8,dp=8,ep=8,mbs=1,gbs=256,schedule=1f1b,moe_a2a_overlap=true");
+    CHECK(contains(dropless.text, "drop_tokens=False), plus a dense MLP of width 256"));
+    bool overlap_warned = false;
+    for (const std::string& warning : dropless.warnings)
+      overlap_warned = overlap_warned || contains(warning, "moe_a2a_overlap");
+    CHECK(overlap_warned);
   }
 }
 

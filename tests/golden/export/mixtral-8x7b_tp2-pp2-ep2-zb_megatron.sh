@@ -46,6 +46,9 @@ MODEL_ARGS=(
   --num-experts 8
   --moe-router-topk 2
   --moe-ffn-hidden-size 14336
+  --moe-grouped-gemm
+  --moe-router-load-balancing-type aux_loss
+  --moe-aux-loss-coeff 1e-2
 )
 
 # Parallelism: tp 2 x pp 2 x cp 1 x dp 2 = 8 GPUs; Megatron derives dp from the world size.
