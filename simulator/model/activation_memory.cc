@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "simulator/model/layer_ops.h"
 #include "simulator/model/model_stats.h"
 #include "simulator/spec/error.h"
 
@@ -35,6 +36,7 @@ ActivationConfig activation_config(const Plan& plan, const ModelSpec& model) {
   config.micro_batch_size = plan.micro_batch_size;
   config.tp = plan.tp;
   config.cp = plan.cp;
+  config.ep = plan.ep;
   config.sequence_parallel = plan.sequence_parallel;
   config.recompute = plan.recompute;
   config.flash_attention = attention_kernel(plan) != AttentionKernel::kUnfused;
@@ -71,11 +73,17 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
   }
   if (model.is_moe_layer(layer_index)) {
     const MoeSpec& moe = *model.moe;
-    const double copies = tokens * moe.top_k;
+    // The critical ep rank holds load x its share of the dispatched rows (layer_ops.h): the
+    // permuted expert inputs (the dispatch buffer the weight gradient needs), the expert
+    // intermediates and outputs; shared experts keep a dense MLP's activations.
+    const double copies = tokens * moe.top_k * moe_critical_rank_load(moe, config.ep);
     bytes.router = kFp32Bytes * tokens * moe.num_experts / replicated;
     bytes.mlp = copies * (kActivationElementBytes * h +
                           mlp_intermediate_bytes_per_token(model, moe.expert_ffn_hidden_size) / t +
                           kActivationElementBytes * h / t);
+    if (moe.num_shared_experts > 0) {
+      bytes.mlp += tokens * mlp_intermediate_bytes_per_token(model, moe.shared_width()) / t;
+    }
   } else {
     bytes.mlp = tokens * mlp_intermediate_bytes_per_token(model, model.ffn_hidden_size) / t;
   }

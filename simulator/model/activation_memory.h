@@ -81,6 +81,7 @@ struct ActivationConfig {
   int64_t micro_batch_size = 1;  // Sequences per microbatch. > 0.
   int64_t tp = 1;                // Tensor-parallel degree (also the expert tensor-parallel degree).
   int64_t cp = 1;                // Context-parallel degree; divides seq_length.
+  int64_t ep = 1;                // Expert-parallel degree (the critical rank's load, MoE).
   bool sequence_parallel = false;  // Megatron sequence parallelism; ignored when tp == 1.
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;  // Fused/flash attention: no s^2 score matrix is saved.

@@ -280,14 +280,6 @@ void add_dense_mlp(const ModelSpec& model, const Dims& d, OpList& ops) {
   ops.push_back(gemm_op("mlp_down", d.tokens, d.h, ffn, 1, d.gemm_precision, bias ? d.h : 0));
 }
 
-// The busiest expert-parallel rank's tokens over the mean (the critical rank every all-to-all
-// waits for): token-drop pads every expert to capacity_factor x the mean; dropless routing puts
-// one hot expert (moe.imbalance x the mean) beside E/ep - 1 average ones on its rank.
-double critical_rank_load(const MoeSpec& moe, double local_experts) {
-  if (!moe.dropless()) return moe.capacity_factor;
-  return 1.0 + (moe.imbalance - 1.0) / local_experts;
-}
-
 void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, OpList& ops) {
   const MoeSpec& moe = *model.moe;
   PPSIM_CHECK(moe.num_experts % shape.ep == 0, "ep must divide the experts");
@@ -299,7 +291,7 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   int grouped_launches = static_cast<int>(local_experts);
   // Tokens this GPU routes: its sequence-parallel share (see the header).
   double routed = d.tokens / d.tp;
-  double load = critical_rank_load(moe, local_experts);
+  double load = moe_critical_rank_load(moe, shape.ep);
   double dispatched = routed * top_k * d.h;           // Elements this GPU sends.
   double received = dispatched * load;                // Elements the critical rank receives.
   double expert_rows = routed * top_k * load * d.etp;  // Rows through its experts, after ETP.
@@ -369,6 +361,12 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
 }
 
 }  // namespace
+
+double moe_critical_rank_load(const MoeSpec& moe, int64_t ep) {
+  if (!moe.dropless()) return moe.capacity_factor;
+  const double local_experts = static_cast<double>(moe.num_experts) / static_cast<double>(ep);
+  return 1.0 + (moe.imbalance - 1.0) / local_experts;
+}
 
 void OpList::push_back(const Op& op) {
   PPSIM_CHECK(size_ < kMaxOps, "OpList capacity exceeded");

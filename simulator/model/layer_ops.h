@@ -177,6 +177,12 @@ struct OpShape {
   Recompute recompute = Recompute::kNone;  // Which forwards re-run inside backward.
 };
 
+// The busiest expert-parallel rank's tokens over the mean (the critical rank every all-to-all
+// waits for): token drop pads every expert to capacity_factor x the mean; dropless routing puts
+// one hot expert (moe.imbalance x the mean) beside E/ep - 1 average ones on its rank:
+// 1 + (imbalance - 1) / (E/ep).
+double moe_critical_rank_load(const MoeSpec& moe, int64_t ep);
+
 // The OpShape of a plan: its degrees, micro-batch size, sequence length (the plan's or the
 // model's), precision and recompute. Sequence parallelism only counts with tp > 1.
 OpShape op_shape(const Plan& plan, const ModelSpec& model);

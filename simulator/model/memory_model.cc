@@ -45,7 +45,12 @@ LayerShare layer_share(const ModelSpec& model, const Plan& plan, int64_t index) 
   LayerShare share;
   share.dense =
       (split + (kv_copies - 1) * kv_weights) / t + replicated_bias + layer.norms + layer.router;
-  if (moe) share.expert = layer.mlp / static_cast<double>(plan.ep * plan.tp);
+  if (moe) {
+    // Routed experts split over ep x etp; shared experts over tp like a dense MLP.
+    share.dense += layer.shared_experts / t;
+    share.expert =
+        (layer.mlp - layer.shared_experts) / static_cast<double>(plan.ep * plan.expert_tp());
+  }
   return share;
 }
 
