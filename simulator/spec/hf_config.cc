@@ -12,8 +12,9 @@ namespace {
 
 // Model types whose MLP is gated (SwiGLU) and whose norm is RMSNorm.
 const std::vector<std::string> kLlamaLike = {"llama", "mistral", "qwen2", "mixtral"};
-const std::vector<std::string> kSupported = {"llama", "mistral", "qwen2", "mixtral", "gpt2",
-                                             "gpt_neox"};
+const std::vector<std::string> kSupported = {"llama",     "mistral",  "qwen2",       "mixtral",
+                                             "gpt2",      "gpt_neox", "deepseek_v3", "qwen3",
+                                             "qwen3_moe", "gpt_oss"};
 
 // Reads an integer field that must be present and positive.
 int64_t positive(const nlohmann::json& json, const std::string& key, const std::string& source) {
@@ -28,6 +29,13 @@ int64_t positive_or(const nlohmann::json& json, const std::string& key, int64_t 
                     const std::string& source) {
   if (!json.contains(key) || json[key].is_null()) return fallback;
   return json_element_int(json[key], source, "/" + key, 1);
+}
+
+// Reads an integer field that may be absent or null (fallback) and may be zero.
+int64_t nonnegative_or(const nlohmann::json& json, const std::string& key, int64_t fallback,
+                       const std::string& source) {
+  if (!json.contains(key) || json[key].is_null()) return fallback;
+  return json_element_int(json[key], source, "/" + key, 0);
 }
 
 bool bool_or(const nlohmann::json& json, const std::string& key, bool fallback,
@@ -54,6 +62,10 @@ std::string model_type(const nlohmann::json& json, const std::string& source) {
     if (arch.rfind("Qwen2", 0) == 0) return "qwen2";
     if (arch.rfind("GPT2", 0) == 0) return "gpt2";
     if (arch.rfind("GPTNeoX", 0) == 0) return "gpt_neox";
+    if (arch.rfind("DeepseekV3", 0) == 0) return "deepseek_v3";
+    if (arch.rfind("Qwen3Moe", 0) == 0) return "qwen3_moe";
+    if (arch.rfind("Qwen3", 0) == 0) return "qwen3";
+    if (arch.rfind("GptOss", 0) == 0) return "gpt_oss";
     throw InputError(source, "/architectures/0",
                      fmt::format("unsupported architecture '{}'; ppsim reads {} configs", arch,
                                  join_names(kSupported)));
@@ -70,6 +82,208 @@ int64_t pretraining_context(const nlohmann::json& json, const std::string& sourc
   return positive(json, "max_position_embeddings", source);
 }
 
+// The fields every rope, RMSNorm, SwiGLU decoder shares (Llama and its descendants).
+void read_llama_like(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  model.num_layers = positive(json, "num_hidden_layers", source);
+  model.hidden_size = positive(json, "hidden_size", source);
+  model.ffn_hidden_size = positive(json, "intermediate_size", source);
+  model.num_attention_heads = positive(json, "num_attention_heads", source);
+  model.num_kv_heads = positive_or(json, "num_key_value_heads", model.num_attention_heads, source);
+  model.vocab_size = positive(json, "vocab_size", source);
+  model.seq_length = pretraining_context(json, source);
+  model.head_dim =
+      positive_or(json, "head_dim", model.hidden_size / model.num_attention_heads, source);
+  model.tied_embeddings = bool_or(json, "tie_word_embeddings", false, source);
+  model.activation = Activation::kSwiglu;
+  model.norm = Norm::kRmsNorm;
+  model.position_embedding = PositionEmbedding::kRope;
+}
+
+// top_k must not exceed the experts; `key` is the config's name for top_k.
+void check_top_k(const MoeSpec& moe, const std::string& key, const std::string& source) {
+  if (moe.top_k > moe.num_experts) {
+    throw InputError(
+        source, "/" + key,
+        fmt::format("{}={} exceeds the {} routed experts", key, moe.top_k, moe.num_experts));
+  }
+}
+
+// Attention biases without MLP biases: ppsim's linear_bias covers both, so refuse.
+void refuse_attention_bias(const nlohmann::json& json, const std::string& source) {
+  if (bool_or(json, "attention_bias", false, source)) {
+    throw InputError(source, "/attention_bias",
+                     "attention-only biases cannot be expressed (ppsim's linear_bias also adds "
+                     "MLP biases); write a ppsim model file instead");
+  }
+}
+
+// Sliding-window attention from "sliding_window" and the per-layer "layer_types"
+// ("sliding_attention" / "full_attention"). ppsim expresses every layer sliding, or every n-th
+// layer (index % n == n - 1) full and the rest sliding; `default_pattern` applies when the
+// config has no layer_types.
+void read_sliding_window(const nlohmann::json& json, const std::string& source,
+                         int64_t default_pattern, ModelSpec& model) {
+  int64_t window = nonnegative_or(json, "sliding_window", 0, source);
+  if (window == 0) return;
+  if (!json.contains("layer_types") || json["layer_types"].is_null()) {
+    model.sliding_window = window;
+    model.sliding_window_pattern = default_pattern;
+    return;
+  }
+  const nlohmann::json& types = json["layer_types"];
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != model.num_layers) {
+    throw InputError(
+        source, "/layer_types",
+        fmt::format("expected an array of {} layer types (num_hidden_layers)", model.num_layers));
+  }
+  std::vector<bool> full;
+  for (size_t i = 0; i < types.size(); ++i) {
+    std::string type = types[i].is_string() ? types[i].get<std::string>() : "";
+    if (type != "sliding_attention" && type != "full_attention") {
+      throw InputError(source, fmt::format("/layer_types/{}", i),
+                       "expected \"sliding_attention\" or \"full_attention\"");
+    }
+    full.push_back(type == "full_attention");
+  }
+  if (std::count(full.begin(), full.end(), true) == model.num_layers) return;
+  // The period n: the first full layer is n - 1; with none, every layer slides (n = 0).
+  auto first_full = std::find(full.begin(), full.end(), true);
+  int64_t pattern = first_full == full.end() ? 0 : (first_full - full.begin()) + 1;
+  for (int64_t i = 0; i < model.num_layers; ++i) {
+    bool expected = pattern > 0 && i % pattern == pattern - 1;
+    if (full[i] != expected) {
+      throw InputError(source, fmt::format("/layer_types/{}", i),
+                       fmt::format("this layer mix cannot be expressed: ppsim slides every layer "
+                                   "or keeps every n-th layer full (here n = {}), and layer {} "
+                                   "breaks that",
+                                   pattern, i));
+    }
+  }
+  model.sliding_window = window;
+  model.sliding_window_pattern = pattern;
+}
+
+// DeepSeek-V3 (and V2): MLA attention, MoE past the first dense layers, shared experts, MTP.
+void read_deepseek_v3(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  read_llama_like(json, source, model);
+  refuse_attention_bias(json, source);
+  MlaSpec mla;
+  mla.q_lora_rank = nonnegative_or(json, "q_lora_rank", 0, source);  // null: a full q projection
+  mla.kv_lora_rank = positive(json, "kv_lora_rank", source);
+  mla.qk_nope_head_dim = positive(json, "qk_nope_head_dim", source);
+  mla.qk_rope_head_dim = positive(json, "qk_rope_head_dim", source);
+  mla.v_head_dim = positive(json, "v_head_dim", source);
+  model.mla = mla;
+  model.head_dim = mla.qk_head_dim();
+  if (model.num_kv_heads != model.num_attention_heads) {
+    throw InputError(source, "/num_key_value_heads",
+                     fmt::format("MLA attention has a key and value per head: expected {} "
+                                 "(num_attention_heads), got {}",
+                                 model.num_attention_heads, model.num_kv_heads));
+  }
+  model.mtp_layers = nonnegative_or(json, "num_nextn_predict_layers", 0, source);
+  if (nonnegative_or(json, "n_routed_experts", 0, source) == 0) return;  // Dense.
+  MoeSpec moe;
+  moe.num_experts = positive(json, "n_routed_experts", source);
+  moe.top_k = positive(json, "num_experts_per_tok", source);
+  moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
+  moe.every_n_layers = positive_or(json, "moe_layer_freq", 1, source);
+  moe.num_shared_experts = nonnegative_or(json, "n_shared_experts", 0, source);
+  moe.first_k_dense = nonnegative_or(json, "first_k_dense_replace", 0, source);
+  check_top_k(moe, "num_experts_per_tok", source);
+  if (moe.first_k_dense > model.num_layers) {
+    throw InputError(source, "/first_k_dense_replace",
+                     fmt::format("first_k_dense_replace={} exceeds num_hidden_layers={}",
+                                 moe.first_k_dense, model.num_layers));
+  }
+  model.moe = moe;
+}
+
+// Qwen3 (dense) and Qwen3-MoE: per-head query/key RMSNorm, explicit head_dim.
+void read_qwen3(const nlohmann::json& json, const std::string& source, bool is_moe,
+                ModelSpec& model) {
+  read_llama_like(json, source, model);
+  refuse_attention_bias(json, source);
+  model.qk_norm = true;
+  if (bool_or(json, "use_sliding_window", false, source)) {
+    // Qwen slides layers from max_window_layers on; expressible only as all or none.
+    int64_t from = nonnegative_or(json, "max_window_layers", model.num_layers, source);
+    if (from == 0) {
+      model.sliding_window = positive(json, "sliding_window", source);
+    } else if (from < model.num_layers) {
+      throw InputError(source, "/max_window_layers",
+                       fmt::format("sliding windows on layers {}..{} only cannot be expressed "
+                                   "(ppsim slides every layer or a periodic pattern)",
+                                   from, model.num_layers - 1));
+    }
+  }
+  if (!is_moe) return;
+  MoeSpec moe;
+  moe.num_experts = positive(json, "num_experts", source);
+  moe.top_k = positive(json, "num_experts_per_tok", source);
+  moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
+  check_top_k(moe, "num_experts_per_tok", source);
+  // transformers: layer i is MoE when (i + 1) % decoder_sparse_step == 0, i.e. the last of
+  // each group; ppsim's every_n_layers makes the first of each group MoE instead.
+  if (positive_or(json, "decoder_sparse_step", 1, source) != 1) {
+    throw InputError(source, "/decoder_sparse_step",
+                     "only 1 (every layer MoE) can be expressed: ppsim places MoE layers at "
+                     "i % n == 0, transformers at (i + 1) % n == 0");
+  }
+  // Dense layers are expressible as a prefix: mlp_only_layers = [0, 1, ..., k - 1].
+  if (json.contains("mlp_only_layers") && !json["mlp_only_layers"].is_null()) {
+    const nlohmann::json& dense = json["mlp_only_layers"];
+    if (!dense.is_array()) {
+      throw InputError(source, "/mlp_only_layers",
+                       "expected an array of layer indices, got " + describe_json_type(dense));
+    }
+    for (size_t i = 0; i < dense.size(); ++i) {
+      int64_t layer = json_element_int(dense[i], source, fmt::format("/mlp_only_layers/{}", i), 0);
+      if (layer != static_cast<int64_t>(i)) {
+        throw InputError(source, fmt::format("/mlp_only_layers/{}", i),
+                         "dense layers other than a prefix [0, 1, ..., k-1] cannot be expressed "
+                         "(ppsim's first_k_dense); write a ppsim model file instead");
+      }
+    }
+    moe.first_k_dense = static_cast<int64_t>(dense.size());
+    if (moe.first_k_dense > model.num_layers) {
+      throw InputError(source, "/mlp_only_layers",
+                       fmt::format("{} dense layers exceed num_hidden_layers={}", moe.first_k_dense,
+                                   model.num_layers));
+    }
+  }
+  model.moe = moe;
+}
+
+// GPT-OSS: every layer MoE with biased experts and router, biased attention, alternating
+// sliding-window and full attention. Attention sinks (one scalar per head) are not counted.
+void read_gpt_oss(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  read_llama_like(json, source, model);
+  // Expert and router biases are unconditional; attention biases follow attention_bias.
+  if (!bool_or(json, "attention_bias", true, source)) {
+    throw InputError(source, "/attention_bias",
+                     "false cannot be expressed: GPT-OSS experts always carry biases and ppsim's "
+                     "linear_bias covers attention and MLP together");
+  }
+  model.linear_bias = true;
+  MoeSpec moe;
+  moe.num_experts = positive(json, "num_local_experts", source);
+  std::string top_k_key =
+      json.contains("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
+  moe.top_k = positive(json, top_k_key, source);
+  if (json.contains("num_experts_per_tok") && json.contains("experts_per_token") &&
+      positive(json, "experts_per_token", source) != moe.top_k) {
+    throw InputError(source, "/experts_per_token",
+                     fmt::format("{} disagrees with num_experts_per_tok={}",
+                                 positive(json, "experts_per_token", source), moe.top_k));
+  }
+  moe.expert_ffn_hidden_size = model.ffn_hidden_size;
+  check_top_k(moe, top_k_key, source);
+  model.moe = moe;
+  // transformers' default layer_types alternate sliding (even) and full (odd) layers.
+  read_sliding_window(json, source, /*default_pattern=*/2, model);
+}
+
 }  // namespace
 
 bool is_hf_config(const nlohmann::json& json) {
@@ -83,27 +297,21 @@ ModelSpec parse_hf_config(const nlohmann::json& json, const std::string& source,
   model.name = default_name;
   model.source = "HuggingFace config (" + type + "): " + source;
   if (std::find(kLlamaLike.begin(), kLlamaLike.end(), type) != kLlamaLike.end()) {
-    model.num_layers = positive(json, "num_hidden_layers", source);
-    model.hidden_size = positive(json, "hidden_size", source);
-    model.ffn_hidden_size = positive(json, "intermediate_size", source);
-    model.num_attention_heads = positive(json, "num_attention_heads", source);
-    model.num_kv_heads =
-        positive_or(json, "num_key_value_heads", model.num_attention_heads, source);
-    model.vocab_size = positive(json, "vocab_size", source);
-    model.seq_length = pretraining_context(json, source);
-    model.head_dim =
-        positive_or(json, "head_dim", model.hidden_size / model.num_attention_heads, source);
-    model.tied_embeddings = bool_or(json, "tie_word_embeddings", false, source);
-    model.activation = Activation::kSwiglu;
-    model.norm = Norm::kRmsNorm;
-    model.position_embedding = PositionEmbedding::kRope;
+    read_llama_like(json, source, model);
     if (type == "mixtral") {
       MoeSpec moe;
       moe.num_experts = positive(json, "num_local_experts", source);
       moe.top_k = positive(json, "num_experts_per_tok", source);
       moe.expert_ffn_hidden_size = model.ffn_hidden_size;
+      check_top_k(moe, "num_experts_per_tok", source);
       model.moe = moe;
     }
+  } else if (type == "deepseek_v3") {
+    read_deepseek_v3(json, source, model);
+  } else if (type == "qwen3" || type == "qwen3_moe") {
+    read_qwen3(json, source, type == "qwen3_moe", model);
+  } else if (type == "gpt_oss") {
+    read_gpt_oss(json, source, model);
   } else if (type == "gpt2") {
     model.num_layers = positive(json, "n_layer", source);
     model.hidden_size = positive(json, "n_embd", source);

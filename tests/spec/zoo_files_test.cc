@@ -135,7 +135,8 @@ bool mentions(const fs::path& readme, const std::string& stem) {
 TEST_CASE("ZooFiles: the required models and clusters exist") {
   for (const char* model :
        {"gpt3-1.3b", "gpt3-13b", "gpt3-175b", "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b",
-        "llama3-70b", "llama3.1-405b", "mixtral-8x7b", "megatron-1t"}) {
+        "llama3-70b", "llama3.1-405b", "mixtral-8x7b", "megatron-1t", "deepseek-v3",
+        "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b", "gpt-oss-120b"}) {
     INFO("model " << model);
     CHECK(fs::exists(kRoot / "models" / (std::string(model) + ".json")));
   }
@@ -160,7 +161,8 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
                {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
                 "num_kv_heads", "vocab_size", "seq_length", "activation", "norm", "tied_embeddings",
                 "source"},
-               {"moe", "head_dim", "linear_bias", "position_embedding", "max_position_embeddings"});
+               {"moe", "head_dim", "linear_bias", "position_embedding", "max_position_embeddings",
+                "mla", "mtp_layers", "qk_norm", "sliding_window", "sliding_window_pattern"});
     check_nonempty_string(model, "source");
     REQUIRE(model["name"].is_string());
     CHECK(model["name"].get<std::string>() == path.stem().string());
@@ -190,13 +192,45 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
     if (model.contains("moe")) {
       const json& moe = model["moe"];
       REQUIRE(moe.is_object());
-      check_keys(moe, {"num_experts", "top_k", "expert_ffn_hidden_size"}, {"every_n_layers"});
+      check_keys(moe, {"num_experts", "top_k", "expert_ffn_hidden_size"},
+                 {"every_n_layers", "num_shared_experts", "shared_expert_ffn_hidden_size",
+                  "first_k_dense", "imbalance", "capacity_factor"});
       for (const char* key : {"num_experts", "top_k", "expert_ffn_hidden_size"}) {
         check_positive_int(moe, key);
       }
       CHECK(moe["top_k"].get<int64_t>() <= moe["num_experts"].get<int64_t>());
       if (moe.contains("every_n_layers")) check_positive_int(moe, "every_n_layers");
+      if (moe.contains("shared_expert_ffn_hidden_size")) {
+        check_positive_int(moe, "shared_expert_ffn_hidden_size");
+      }
+      for (const char* key : {"num_shared_experts", "first_k_dense"}) {
+        if (!moe.contains(key)) continue;
+        INFO("key " << key);
+        CHECK(moe[key].is_number_integer());
+        CHECK(moe[key].get<int64_t>() >= 0);
+      }
+      if (moe.contains("first_k_dense")) {
+        CHECK(moe["first_k_dense"].get<int64_t>() <= model["num_layers"].get<int64_t>());
+      }
+      if (moe.contains("imbalance")) CHECK(moe["imbalance"].get<double>() >= 1.0);
+      if (moe.contains("capacity_factor")) check_positive_number(moe, "capacity_factor");
     }
+    if (model.contains("mla")) {
+      const json& mla = model["mla"];
+      REQUIRE(mla.is_object());
+      check_keys(mla, {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"},
+                 {"q_lora_rank"});
+      for (const char* key :
+           {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "q_lora_rank"}) {
+        if (mla.contains(key)) check_positive_int(mla, key);
+      }
+      CHECK(kv_heads == heads);  // MLA has a key and value per head.
+    }
+    if (model.contains("qk_norm")) CHECK(model["qk_norm"].is_boolean());
+    for (const char* key : {"mtp_layers", "sliding_window", "sliding_window_pattern"}) {
+      if (model.contains(key)) check_positive_int(model, key);
+    }
+    if (model.contains("sliding_window_pattern")) CHECK(model.contains("sliding_window"));
     CHECK(mentions(kRoot / "models/README.md", path.stem().string()));
   }
 }
