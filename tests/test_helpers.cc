@@ -141,6 +141,7 @@ ModelSpec tiny_moe_model() {
   ModelSpec model = tiny_dense_model();
   model.name = "tiny-moe";
   model.moe = MoeSpec{8, 2, 128, 1};
+  model.moe->imbalance = 1.0;  // Balanced routing: the exact-oracle tests assume it.
   return model;
 }
 

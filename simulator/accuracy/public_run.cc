@@ -8,8 +8,10 @@
 #include <cmath>
 #include <numeric>
 
+#include "simulator/spec/data_root.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/model_file.h"
 #include "simulator/spec/units.h"
 
 namespace ppsim {
@@ -155,7 +157,62 @@ Family family_of(const std::string& model_name, std::optional<int64_t> ffn, int6
   return Family::kLlama;
 }
 
+// The zoo model (models/<name>.json) a row's model text names, when there is one: "DeepSeekV3
+// (w/o MTP)" -> deepseek-v3, "Qwen3_30B_a3B (tokendrop)" -> qwen3-30b-a3b. The rows' "arch
+// fields from public HF model config" are the zoo files' sources, which also hold what the
+// columns cannot (MLA ranks, shared experts, dense first layers, head_dim, qk-norm).
+std::optional<ModelSpec> zoo_model_for(const std::string& model_text) {
+  std::string name = lower(model_text.substr(0, model_text.find('(')));
+  std::string stem;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '.') stem += c;
+    else if ((c == '_' || c == '-' || c == ' ') && !stem.empty() && stem.back() != '-') stem += '-';
+  }
+  while (!stem.empty() && stem.back() == '-') stem.pop_back();
+  if (stem == "deepseekv3") stem = "deepseek-v3";
+  std::string path = zoo_file("models", stem);
+  if (path.empty()) return std::nullopt;
+  return load_model_spec(path);
+}
+
+// What an MoE row's tags and notes say about routing and MTP, applied to its zoo model.
+void read_moe_run_facts(const RowReader& row, ModelSpec& model, std::vector<std::string>& defaults) {
+  const std::string tags = lower(row.text("model"));
+  const std::string notes = lower(row.text("notes"));
+  if (contains(notes, "force-balanced") || contains(notes, "force balanced")) {
+    model.moe->imbalance = 1.0;
+    defaults.push_back("routing force-balanced (notes): moe.imbalance 1.0");
+  }
+  if (contains(tags, "tokendrop")) {
+    // Megatron-Bridge's token-drop presets: --moe-expert-capacity-factor 1.0 with
+    // --moe-pad-expert-input-to-capacity.
+    model.moe->capacity_factor = 1.0;
+    defaults.push_back("tokendrop: moe.capacity_factor 1.0, padded (Megatron-Bridge preset)");
+  }
+  if (contains(tags, "w/o mtp")) {
+    model.mtp_layers = 0;
+  } else if (contains(tags, "w/ mtp")) {
+    model.mtp_layers = std::max<int64_t>(1, model.mtp_layers);
+  } else if (model.mtp_layers > 0) {
+    defaults.push_back(fmt::format("MTP not tagged: the model's {} layer(s)", model.mtp_layers));
+  }
+}
+
 ModelSpec read_model(const RowReader& row, Framework framework, std::vector<std::string>& defaults) {
+  if (std::optional<ModelSpec> zoo = zoo_model_for(row.text("model"))) {
+    // A zoo model: the row's columns must agree with it.
+    ModelSpec model = *zoo;
+    if (row.integer("layers", 1).value_or(model.num_layers) != model.num_layers ||
+        row.integer("hidden", 1).value_or(model.hidden_size) != model.hidden_size ||
+        row.integer("heads", 1).value_or(model.num_attention_heads) != model.num_attention_heads) {
+      throw RowProblem{fmt::format("layers/hidden/heads disagree with zoo model {}", model.name)};
+    }
+    model.seq_length = row.required_integer("seq_len", 1);
+    model.max_position_embeddings = std::max(model.max_position_embeddings, model.seq_length);
+    if (model.moe) read_moe_run_facts(row, model, defaults);
+    defaults.push_back("architecture from the zoo model " + model.name);
+    return model;
+  }
   ModelSpec model;
   model.name = row.text("model").empty() ? "row " + row.text("row_id") : row.text("model");
   model.num_layers = row.required_integer("layers", 1);
@@ -409,9 +466,21 @@ ClusterSpec read_cluster(const RowReader& row, const std::string& gpu_type, int6
   group.gpus_per_node = std::min(kGpusPerNode, num_gpus);
   group.count = (num_gpus + group.gpus_per_node - 1) / group.gpus_per_node;
   group.gpu = gpu;
+  if (contains(text, "nvl72")) {
+    // Trays of 4 in NVLink domains: 72-GPU racks when the job fills whole racks, else the
+    // 64-GPU (16-tray) blocks such jobs are scheduled on, which leave 2 trays of a rack spare.
+    const int64_t domain = num_gpus % 72 == 0 ? 72 : 64;
+    group.host_gpus = 4;
+    group.gpus_per_node = std::min(domain, num_gpus);
+    group.count = (num_gpus + group.gpus_per_node - 1) / group.gpus_per_node;
+    if (domain == 64 && num_gpus > 64) {
+      defaults.push_back("NVL72 job of " + std::to_string(num_gpus) +
+                         " GPUs taken as 64-GPU NVLink blocks (16 of a rack's 18 trays)");
+    }
+  }
   double intra = gpu.nvlink_bandwidth > 0 ? gpu.nvlink_bandwidth : gpu.pcie_bandwidth;
   group.intra_node = LinkSpec{intra, kNvlinkLatency};
-  NicGuess nic = read_nic(row.text("interconnect"), gpu, kGpusPerNode);
+  NicGuess nic = read_nic(row.text("interconnect"), gpu, group.gpus_per_host());
   group.nic = nic.nic;
   if (!nic.said.empty() && group.count > 1) defaults.push_back(nic.said);
   ClusterSpec cluster;
@@ -600,9 +669,17 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
                                    *accumulation, *gbs / (plan.dp * *mbs)));
   }
   std::string schedule_text = row.text("pipeline_schedule");
-  plan.schedule = plan.pp > 1 ? read_schedule(schedule_text) : kDefaultSchedule;
-  if (plan.pp > 1 && is_missing(schedule_text)) defaults.push_back("schedule not stated: 1f1b");
   std::optional<int64_t> vp = row.integer("vp", 1);
+  plan.schedule = plan.pp > 1 ? read_schedule(schedule_text) : kDefaultSchedule;
+  if (plan.pp > 1 && is_missing(schedule_text)) {
+    if (vp && *vp > 1 && contains(lower(row.text("framework")), "megatron")) {
+      // Megatron interleaves whenever virtual stages are given.
+      plan.schedule = *find_schedule("interleaved-1f1b");
+      defaults.push_back("schedule not stated, vp > 1 under Megatron: interleaved-1f1b");
+    } else {
+      defaults.push_back("schedule not stated: 1f1b");
+    }
+  }
   if (is_v_shaped(plan.schedule)) {
     plan.vpp = default_chunks_per_rank(plan.schedule);
   } else if (is_interleaved(plan.schedule)) {
@@ -643,7 +720,12 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
     defaults.push_back("sequence_parallel ignored: tp = 1");
   }
   plan.zero_stage = read_zero_stage(row.text("fsdp_zero_distopt"), framework, defaults);
-  plan.precision = read_precision(row.text("precision"), row.text("framework"), defaults);
+  if (is_missing(row.text("precision")) && contains(lower(row.text("notes")), "fp8-family")) {
+    plan.precision = Precision::kFp8;
+    defaults.push_back("precision not stated, notes say FP8-family: fp8");
+  } else {
+    plan.precision = read_precision(row.text("precision"), row.text("framework"), defaults);
+  }
   return plan;
 }
 
@@ -710,11 +792,11 @@ void check_public_run_columns(const CsvTable& table) {
 std::optional<std::string> catalog_gpu_for(const std::string& gpu_type) {
   std::string value = lower(gpu_type);
   bool pcie = contains(value, "pcie");
-  // Grace-Blackwell racks (GB200/GB300 NVL72) and B300 are not in the catalog: a GB200 is not
-  // a DGX B200 (its NVLink domain spans 72 GPUs, and its clocks and power differ).
-  if (contains(value, "gb200") || contains(value, "gb300") || contains(value, "b300")) {
-    return std::nullopt;
-  }
+  // Grace-Blackwell racks are their own catalog entries (a GB200 is not a DGX B200: 1200 W,
+  // and an NVLink domain of 72 GPUs, which read_cluster sets).
+  if (contains(value, "gb200")) return "GB200";
+  if (contains(value, "gb300")) return "GB300";
+  if (contains(value, "b300")) return "B300";
   if (contains(value, "b200")) return "B200";
   if (contains(value, "h200")) return "H200-SXM-141GB";
   if (contains(value, "h100")) {

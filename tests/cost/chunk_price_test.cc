@@ -185,3 +185,67 @@ TEST_CASE("ChunkPrice: tensor-parallel traffic per layer, forward and backward (
 
 }  // namespace
 }  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+// One layer's forward (with its exposed communication and host wait) on `cluster`.
+double moe_layer_forward(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+  const NodeGroup& group = cluster.nodes.front();
+  CostModel costs(group.gpu, efficiency, nullptr);
+  CommCounts comm;
+  LayerPrice price = pricer.layer(costs, group, pricer.tensor_parallel(group, comm), 0);
+  return price.compute.fwd + price.forward_comm + price.host_wait_fwd;
+}
+
+TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the all-to-all off "
+          "the NICs; dropless layers wait on the host") {
+  ModelSpec model = testing::tiny_moe_model();
+  model.hidden_size = 2048;
+  model.moe->expert_ffn_hidden_size = 768;
+  model.moe->num_experts = 64;
+  model.moe->top_k = 8;
+  model.seq_length = 4096;
+  model.num_attention_heads = 16;
+  model.num_kv_heads = 4;
+  model.head_dim = 128;
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 4, 4);  // Nodes of 4 GPUs.
+  Plan plan = make_plan("dp=16,ep=16,mbs=1,gbs=16");
+  const double balanced = moe_layer_forward(model, cluster, plan);
+  model.moe->imbalance = 2.0;
+  const double hot = moe_layer_forward(model, cluster, plan);
+  CHECK(hot > balanced);
+  model.moe->imbalance = 1.0;
+  // The same 16 GPUs as one 16-GPU NVLink domain: the ep all-to-all never crosses a NIC.
+  ClusterSpec rack = cluster;
+  rack.nodes.front().gpus_per_node = 16;
+  rack.nodes.front().count = 1;
+  rack.nodes.front().host_gpus = 4;
+  CHECK(moe_layer_forward(model, rack, plan) < balanced);
+  // Dropless: the host launches every kernel of the layer before the GPU can run it; with a
+  // capacity factor it runs ahead. A tiny microbatch is host-bound only in the dropless case.
+  Plan tiny = make_plan("dp=16,ep=16,mbs=1,gbs=16,seq=128");
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  ChunkPricer dropless(model, tiny, efficiency, collective, nullptr, false);
+  const NodeGroup& group = cluster.nodes.front();
+  CostModel costs(group.gpu, efficiency, nullptr);
+  CommCounts comm;
+  LayerPrice waits = dropless.layer(costs, group, dropless.tensor_parallel(group, comm), 0);
+  // The forward then takes exactly its launches x kHostSecondsPerKernel (bf16: no casts).
+  double launches = 0;
+  for (const Op& op : layer_ops(model, op_shape(tiny, model), 0)) launches += op.kernels_fwd;
+  CHECK(waits.host_wait_fwd > 0);
+  CHECK(waits.compute.fwd + waits.forward_comm + waits.host_wait_fwd ==
+        Approx(launches * kHostSecondsPerKernel));
+  model.moe->capacity_factor = 1.0;
+  ChunkPricer padded(model, tiny, efficiency, collective, nullptr, false);
+  LayerPrice ahead = padded.layer(costs, group, padded.tensor_parallel(group, comm), 0);
+  CHECK(ahead.host_wait_fwd == 0);
+}
+
+}  // namespace
+}  // namespace ppsim

@@ -149,6 +149,7 @@ TEST_CASE("ActivationMemory: MoE layers keep router logits and top_k expert copi
   ModelSpec model = gpt_layer_model();
   model.activation = Activation::kSwiglu;
   model.moe = MoeSpec{8, 2, 14336, 2};  // Layers 0, 2 are MoE; 1, 3 dense.
+  model.moe->imbalance = 1.0;           // Balanced: Korthikanti's formula's assumption.
   auto config = config_for(4, true, Recompute::kSelective, true);
   LayerActivationBytes moe = layer_activation_bytes(model, config, 0);
   LayerActivationBytes dense = layer_activation_bytes(model, config, 1);

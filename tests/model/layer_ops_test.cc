@@ -341,3 +341,99 @@ TEST_CASE("LayerOps: op_shape reads the plan") {
 
 }  // namespace
 }  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("LayerOps: tokens per expert and all-to-all bytes follow top-k, ep, etp and load") {
+  // tiny-moe: 8 experts, top-2, F_e 128, h 64; b=2, s=32: T = 64 tokens per GPU (tp 1).
+  ModelSpec model = tiny_moe_model();
+  OpShape shape = shape_of(2, 32, 1, 1, 4);
+  shape.etp = 1;
+  // Balanced: tokens x top_k / experts x ep = 64*2/8*4 = 64 rows per local expert (2 local).
+  OpList balanced = layer_ops(model, shape, 0);
+  CHECK(op_named(balanced, "moe_expert_up_gate").gemm.m == 64);
+  CHECK(op_named(balanced, "moe_expert_up_gate").gemm.batch == 2);
+  CHECK(op_named(balanced, "moe_permute").all_to_all_bytes == 64.0 * 2 * 64 * 2);
+  CHECK(op_named(balanced, "moe_permute").expert_gather_bytes == 0);
+  // One hot expert at 1.6x the mean beside one average expert: the rank gets 1 + 0.6/2 = 1.3x.
+  model.moe->imbalance = 1.6;
+  CHECK(moe_critical_rank_load(*model.moe, 4) == Approx(1.3));
+  OpList hot = layer_ops(model, shape, 0);
+  CHECK(op_named(hot, "moe_expert_up_gate").gemm.m == Approx(64 * 1.3));
+  CHECK(op_named(hot, "moe_permute").all_to_all_bytes == Approx(64.0 * 2 * 64 * 2 * 1.3));
+  CHECK(op_named(hot, "moe_unpermute").all_to_all_bytes == Approx(64.0 * 2 * 64 * 2 * 1.3));
+  // Token drop pads every expert to capacity: 1.25 x 64 = 80 rows, whatever the imbalance.
+  model.moe->capacity_factor = 1.25;
+  CHECK(op_named(layer_ops(model, shape, 0), "moe_expert_up_gate").gemm.m == Approx(80));
+  model.moe->capacity_factor = 0;
+  model.moe->imbalance = 1.0;
+  // tp 2 (sp), etp 2: each GPU routes T/tp = 32 tokens, sends 32*2 rows and all-gathers them
+  // over etp: 128 rows of F_e/2 over 2 local experts = 64 each; the gather's output is etp x
+  // the received rows: 32*2*64 elements x 2 ranks x 2 bytes.
+  OpShape folded = shape_of(2, 32, 2, 1, 4, true);
+  folded.etp = 2;
+  OpList etp = layer_ops(model, folded, 0);
+  CHECK(op_named(etp, "moe_expert_up_gate").gemm.m == 64);
+  CHECK(op_named(etp, "moe_expert_up_gate").gemm.n == 128);
+  CHECK(op_named(etp, "moe_permute").expert_gather_bytes == 32.0 * 2 * 64 * 2 * 2);
+  // etp 1 under tp 2 (MoE parallel folding): whole experts, no gather, the same FLOPs per GPU.
+  folded.etp = 1;
+  OpList whole = layer_ops(model, folded, 0);
+  CHECK(op_named(whole, "moe_expert_up_gate").gemm.n == 256);
+  CHECK(op_named(whole, "moe_expert_up_gate").gemm.m == 32);
+  CHECK(op_named(whole, "moe_permute").expert_gather_bytes == 0);
+  CHECK(op_named(whole, "moe_expert_up_gate").flops_fwd ==
+        op_named(etp, "moe_expert_up_gate").flops_fwd);
+  // TE's grouped linear launches one GEMM per local expert and pass.
+  CHECK(op_named(whole, "moe_expert_down").kernels_fwd == 2);
+}
+
+TEST_CASE("LayerOps: shared experts and dense first layers") {
+  ModelSpec model = tiny_moe_model();
+  model.moe->num_shared_experts = 2;
+  model.moe->first_k_dense = 1;
+  CHECK_FALSE(model.is_moe_layer(0));
+  CHECK(model.is_moe_layer(1));
+  OpList dense = layer_ops(model, shape_of(2, 32), 0);
+  CHECK(dense.find("moe_router") == nullptr);
+  OpList moe = layer_ops(model, shape_of(2, 32, 2, 1, 1, true), 1);
+  // Two shared experts of F_e = 128: one dense MLP of width 256 on every token, split by tp.
+  const Op& shared = op_named(moe, "moe_shared_up");
+  CHECK(shared.gemm.m == 64);
+  CHECK(shared.gemm.n == 2 * 256 / 2);
+  CHECK(shared.gemm.k == 64);
+}
+
+TEST_CASE("LayerOps: MLA projections, head dims and sliding windows") {
+  ModelSpec model = tiny_dense_model();
+  model.mla = MlaSpec{32, 16, 8, 4, 8};  // q rank 32, kv rank 16, nope 8, rope 4, v 8.
+  model.num_kv_heads = model.num_attention_heads;
+  model.head_dim = 12;
+  const double h = model.hidden_size, a = model.num_attention_heads;
+  OpList ops = layer_ops(model, shape_of(2, 32), 0);
+  double projections = 0;
+  for (const char* name : {"mla_q_down", "mla_q_norm", "mla_q_up", "mla_kv_down", "mla_kv_norm",
+                           "mla_kv_up", "attn_out_proj"}) {
+    projections += op_named(ops, name).parameters;
+  }
+  // The attention parameters of model_stats.h: q = h*32 + 32 + 32*a*12, kv = h*(16+4) + 16 +
+  // 16*a*(8+8), out = a*8*h.
+  const double expected = h * 32 + 32 + 32 * a * 12 + h * 20 + 16 + 16 * a * 16 + a * 8 * h;
+  CHECK(projections == expected);
+  CHECK(layer_parameters(model, 0).attention == expected);
+  // Causal core: 2 * b*heads * s * (s/2) * (qk + v) = 2*2a*32*16*(12 + 8).
+  CHECK(op_named(ops, "attention_core").flops_fwd == 2.0 * 2 * a * 32 * 16 * 20);
+  // A window of 8 keys: each query sees w - w^2/2s = 8 - 1 = 7 on average.
+  ModelSpec windowed = tiny_dense_model();
+  windowed.sliding_window = 8;
+  windowed.sliding_window_pattern = 2;  // Layer 1 of every 2 keeps full attention.
+  const double d = windowed.head_dim;
+  CHECK(op_named(layer_ops(windowed, shape_of(2, 32), 0), "attention_core").flops_fwd ==
+        2.0 * 2 * a * 32 * 7 * 2 * d);
+  CHECK(op_named(layer_ops(windowed, shape_of(2, 32), 1), "attention_core").flops_fwd ==
+        2.0 * 2 * a * 32 * 16 * 2 * d);
+}
+
+}  // namespace
+}  // namespace ppsim

@@ -109,3 +109,45 @@ TEST_CASE("ClusterSpec: zoo names and the NODE_TYPE:NODES form") {
 
 }  // namespace
 }  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("ClusterSpec: an NVLink domain spans trays; rack-scale inline counts racks") {
+  const std::string rack = R"({"name": "r", "nodes": [{"count": 36, "gpus_per_node": 4,
+      "nvlink_domain_gpus": 72, "gpu": "GB200",
+      "intra_node": {"bandwidth_GBps": 900, "latency_us": 2.5},
+      "nic": {"bandwidth_Gbps": 400, "per_gpu": true, "latency_us": 5}}],
+      "inter_node": {"oversubscription": 1}})";
+  ClusterSpec cluster = parse_cluster_spec(rack, "rack.json");
+  REQUIRE(cluster.nodes.size() == 1);
+  CHECK(cluster.nodes[0].gpus_per_node == 72);  // One network node per NVLink domain.
+  CHECK(cluster.nodes[0].count == 2);
+  CHECK(cluster.nodes[0].gpus_per_host() == 4);  // Launchers still start 4 per host.
+  CHECK(cluster.num_gpus() == 144);
+  CHECK(node_group_summary(cluster.nodes[0]) ==
+        "2 NVLink domains x 72 GB200 (18 hosts of 4 each)");
+  std::string partial = rack;
+  partial.replace(partial.find("36"), 2, "20");
+  CHECK_THROWS_WITH(parse_cluster_spec(partial, "rack.json"),
+                    Catch::Contains("rack.json") && Catch::Contains("/nodes/0/count") &&
+                        Catch::Contains("multiple of 18 nodes"));
+  std::string odd = rack;
+  odd.replace(odd.find("72"), 2, "70");
+  CHECK_THROWS_WITH(parse_cluster_spec(odd, "rack.json"),
+                    Catch::Contains("/nodes/0/nvlink_domain_gpus"));
+  ClusterSpec racks = load_cluster_spec("gb200-nvl72:4");
+  CHECK(racks.num_gpus() == 288);
+  CHECK(racks.nodes[0].gpus_per_node == 72);
+  CHECK(load_cluster_spec("gb300-nvl72").num_gpus() == 72);
+  CHECK(load_cluster_spec("gb300-nvl72").nodes[0].gpu.name == "GB300");
+  for (const char* name : {"B300", "GB200", "GB300"}) {
+    INFO(name);
+    REQUIRE(find_gpu(name).has_value());
+    CHECK(find_gpu(name)->peak_fp8_flops >= 4.5e15);
+    CHECK(find_gpu(name)->peak_fp4_flops > find_gpu(name)->peak_fp8_flops);
+  }
+}
+
+}  // namespace
+}  // namespace ppsim

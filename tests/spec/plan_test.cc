@@ -136,8 +136,12 @@ TEST_CASE("Plan: validation explains impossible plans") {
         "global batch 6 is not divisible by dp*mbs = 2*2 = 4");
   CHECK(problem("pp=33,gbs=33", test_model(), test_cluster(8)) ==
         "pp=33 stages but m has only 32 layers");
-  CHECK(problem("pp=4,vpp=3,gbs=8,schedule=interleaved-1f1b") ==
-        "vpp=3 does not divide the 8 layers of stage 0");
+  // Chunks within a stage may be uneven (Megatron's pipeline layouts); a middle stage needs a
+  // layer per chunk.
+  CHECK(problem("pp=4,vpp=3,gbs=8,schedule=interleaved-1f1b") == "");
+  CHECK(problem("pp=4,vpp=9,gbs=8,schedule=interleaved-1f1b") ==
+        "stage 1 has 8 layers for its 9 chunks (vpp); middle stages need at least one layer per "
+        "chunk");
   CHECK(problem("pp=4,dp=2,ep=3,gbs=8").rfind("ep=3 but m has no experts", 0) == 0);
   CHECK(problem("pp=2,gbs=8,schedule=1f1b,stage_layers=10:20") ==
         "stage_layers add up to 30 but m has 32 layers");
@@ -160,7 +164,8 @@ TEST_CASE("Plan: ep must divide the experts") {
   model.moe = MoeSpec{8, 2, 14336, 1};
   CHECK(problem("dp=6,ep=3,gbs=6", model) == "ep=3 does not divide the 8 experts of m");
   CHECK(problem("dp=4,ep=8,gbs=8", model) ==
-        "ep=8 must divide dp*cp = 4 (experts are spread over data-parallel ranks)");
+        "etp*ep = 1*8 = 8 must divide tp*dp*cp = 4 (expert groups fold over the GPUs of a "
+        "pipeline stage)");
   CHECK(problem("dp=8,ep=8,gbs=8", model).empty());
 }
 
@@ -171,6 +176,33 @@ TEST_CASE("Plan: balanced split gives the remainder to the middle stages") {
   CHECK(stage_layer_counts(plan, model) == std::vector<int64_t>{7, 8, 8, 7});
   model.num_layers = 32;
   CHECK(stage_layer_counts(plan, model) == std::vector<int64_t>{8, 8, 8, 8});
+}
+
+}  // namespace
+}  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("Plan: first/last stage layers, uneven chunks, etp and moe_a2a_overlap") {
+  ModelSpec model = test_model();
+  model.num_layers = 126;  // Llama 3 405B on pp 16: first and last stages one layer short.
+  Plan plan = parse_plan("pp=16,gbs=64,first_stage_layers=7,last_stage_layers=7", "--plan");
+  std::vector<int64_t> expected(16, 8);
+  expected.front() = expected.back() = 7;
+  CHECK(stage_layer_counts(plan, model) == expected);
+  Plan round = parse_plan(plan_to_json(plan), "json");
+  CHECK(round.first_stage_layers == 7);
+  CHECK(round.last_stage_layers == 7);
+  CHECK(parse_plan(plan_to_inline(plan), "inline").first_stage_layers == 7);
+  CHECK_THROWS_WITH(parse_plan(R"({"gbs": 8, "stage_layers": [1, 1], "first_stage_layers": 1})",
+                               "p.json"),
+                    Catch::Contains("p.json") && Catch::Contains("/first_stage_layers"));
+  Plan moe = parse_plan("tp=2,dp=4,ep=8,etp=1,gbs=8,moe_a2a_overlap=true", "--plan");
+  CHECK(moe.expert_tp() == 1);
+  CHECK(parse_plan("tp=2,gbs=8", "--plan").expert_tp() == 2);
+  CHECK(parse_plan(plan_to_json(moe), "json").etp == 1);
+  CHECK(parse_plan(plan_to_inline(moe), "inline").moe_a2a_overlap);
 }
 
 }  // namespace

@@ -93,7 +93,8 @@ void check_nonempty_string(const json& object, const std::string& key) {
 // A node group, in a cluster (with "count") or a node type file (without).
 void check_node_group(const json& group, bool in_cluster) {
   std::set<std::string> required = {"gpus_per_node", "gpu", "intra_node", "nic"};
-  std::set<std::string> optional = {"price_per_gpu_hour", "gpu_overrides"};
+  std::set<std::string> optional = {"price_per_gpu_hour", "gpu_overrides", "host_memory_GiB",
+                                    "cpu_adam_Gparams_per_s", "nvlink_domain_gpus"};
   if (in_cluster) {
     required.insert("count");
     optional.insert("node_type");
