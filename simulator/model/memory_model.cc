@@ -133,7 +133,8 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64
 
 MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
   PPSIM_CHECK(plan.pp >= 1 && plan.tp >= 1 && plan.dp >= 1 && plan.cp >= 1 && plan.ep >= 1);
-  PPSIM_CHECK((plan.dp * plan.cp) % plan.ep == 0, "ep divides dp*cp");
+  PPSIM_CHECK((plan.tp * plan.dp * plan.cp) % (plan.ep * plan.expert_tp()) == 0,
+              "etp*ep divides tp*dp*cp");
   const ActivationConfig config = activation_config(plan, model);
   const ChunkLayout layout = chunk_layout(plan, model);
   const int64_t chunks = layout.chunks_per_rank;

@@ -104,7 +104,9 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
 // calls it for every stage of every plan it screens.
 inline ParameterBytes parameter_bytes(const StageParameters& params, const Plan& plan) {
   const double dense_group = static_cast<double>(plan.dp * plan.cp);
-  const double expert_group = dense_group / static_cast<double>(plan.ep);
+  // Expert data parallelism: the stage's tp*dp*cp GPUs over the etp*ep of an expert group.
+  const double expert_group = static_cast<double>(plan.tp * plan.dp * plan.cp) /
+                              static_cast<double>(plan.ep * plan.expert_tp());
   const int zero = plan.zero_stage;
   auto sharded = [&](double bytes_per_param, bool shard) {
     return bytes_per_param *

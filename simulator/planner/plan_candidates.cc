@@ -238,14 +238,21 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
         if (pp > model.num_layers) continue;
         int64_t dp = gpus / (tp * cp * pp);
         if (space.global_batch_size % dp != 0) continue;
-        std::vector<int64_t> eps{1};
+        // Expert layouts: ep over the experts, and with tp > 1 also whole experts per GPU
+        // (etp 1, MoE parallel folding) beside Megatron's default etp = tp; etp*ep tiles the
+        // stage's tp*dp*cp GPUs.
+        std::vector<std::pair<int64_t, int64_t>> expert_layouts{{1, 0}};
         if (model.is_moe()) {
-          eps.clear();
-          for (int64_t ep : divisors(model.moe->num_experts)) {
-            if ((dp * cp) % ep == 0) eps.push_back(ep);
+          expert_layouts.clear();
+          for (int64_t etp : tp > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}) {
+            const int64_t split = etp > 0 ? etp : tp;
+            if (model.moe->expert_ffn_hidden_size % split != 0) continue;
+            for (int64_t ep : divisors(model.moe->num_experts)) {
+              if ((tp * dp * cp) % (ep * split) == 0) expert_layouts.push_back({ep, etp});
+            }
           }
         }
-        for (int64_t ep : eps) {
+        for (auto [ep, etp] : expert_layouts) {
           for (int64_t mbs : divisors(space.global_batch_size / dp)) {
             if (mbs > space.max_micro_batch_size) continue;
             for (auto [schedule, vpp] : schedule_options(model, space, pp)) {
@@ -257,6 +264,7 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
                 shape.dp = dp;
                 shape.cp = cp;
                 shape.ep = ep;
+                shape.etp = etp;
                 shape.vpp = vpp;
                 shape.micro_batch_size = mbs;
                 shape.global_batch_size = space.global_batch_size;
@@ -375,7 +383,7 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
 
 bool canonical_before(const Plan& a, const Plan& b) {
   auto key = [](const Plan& p) {
-    return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch_size,
+    return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, p.micro_batch_size,
                            static_cast<int>(p.schedule), p.vpp);
   };
   if (key(a) != key(b)) return key(a) < key(b);

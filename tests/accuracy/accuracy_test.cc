@@ -124,9 +124,9 @@ TEST_CASE("PublicRun: gpu_type texts map to catalog GPUs") {
   CHECK(catalog_gpu_for("B200 (HGX)") == "B200");
   CHECK(catalog_gpu_for("B200 (DGX B200)") == "B200");
   // A GB200 NVL72 rack is not a DGX B200 (72-GPU NVLink domain, other clocks and power).
-  CHECK_FALSE(catalog_gpu_for("GB200 (NVL72)").has_value());
-  CHECK_FALSE(catalog_gpu_for("GB300 (NVL72)").has_value());
-  CHECK_FALSE(catalog_gpu_for("B300 (DGX B300)").has_value());
+  CHECK(catalog_gpu_for("GB200 (NVL72)") == "GB200");
+  CHECK(catalog_gpu_for("GB300 (NVL72)") == "GB300");
+  CHECK(catalog_gpu_for("B300 (DGX B300)") == "B300");
   CHECK_FALSE(catalog_gpu_for("TPU v5p").has_value());
 }
 

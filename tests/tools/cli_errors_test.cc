@@ -53,8 +53,8 @@ const BadInput kBadInputs[] = {
     {"memory --model gpt3-1.3b --cluster dgx-h100-32 --plan pp=25,dp=1,gbs=64",
      "pp=25 stages but gpt3-1.3b has only 24 layers"},
     {"memory --model llama3-8b --cluster dgx-h100-4 --plan "
-     "pp=4,vpp=3,gbs=64,schedule=interleaved-1f1b",
-     "vpp=3 does not divide the 8 layers of stage 0"},
+     "pp=4,vpp=9,gbs=64,schedule=interleaved-1f1b",
+     "stage 1 has 8 layers for its 9 chunks (vpp)"},
     {"memory --model mixtral-8x7b --cluster dgx-h100-4 --plan tp=2,dp=12,ep=3,gbs=48",
      "ep=3 does not divide the 8 experts of mixtral-8x7b"},
     // Unknown names and files.
