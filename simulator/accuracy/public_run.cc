@@ -86,7 +86,8 @@ class RowReader {
     // Accept "8.0"-style integers written by spreadsheets.
     if (error != std::errc() || end != value.data() + value.size()) {
       double real = 0;
-      auto [real_end, real_error] = std::from_chars(value.data(), value.data() + value.size(), real);
+      auto [real_end, real_error] =
+          std::from_chars(value.data(), value.data() + value.size(), real);
       if (real_error == std::errc() && real_end == value.data() + value.size() &&
           real == std::floor(real) && std::abs(real) < 9e15) {
         parsed = static_cast<int64_t>(real);
@@ -125,10 +126,12 @@ class RowReader {
 Framework framework_of(const std::string& text) {
   std::string value = lower(text);
   if (contains(value, "torchtitan")) return Framework::kTorchtitan;
-  if (contains(value, "llm-foundry") || contains(value, "composer") || contains(value, "mosaicml")) {
+  if (contains(value, "llm-foundry") || contains(value, "composer") ||
+      contains(value, "mosaicml")) {
     return Framework::kLlmFoundry;
   }
-  if (contains(value, "megatron") || contains(value, "zero-bubble") || contains(value, "zero bubble")) {
+  if (contains(value, "megatron") || contains(value, "zero-bubble") ||
+      contains(value, "zero bubble")) {
     return Framework::kMegatron;
   }
   return Framework::kUnknown;
@@ -148,12 +151,14 @@ Family family_of(const std::string& model_name, std::optional<int64_t> ffn, int6
     if (contains(name, word)) return Family::kGpt;
   }
   if (!ffn || *ffn == 4 * hidden) {
-    defaults.push_back("architecture not named: GPT-style (GeLU, LayerNorm, learned positions, "
-                       "tied, biases) as ffn_hidden is 4*hidden");
+    defaults.push_back(
+        "architecture not named: GPT-style (GeLU, LayerNorm, learned positions, "
+        "tied, biases) as ffn_hidden is 4*hidden");
     return Family::kGpt;
   }
-  defaults.push_back("architecture not named: Llama-style (SwiGLU, RMSNorm, rope, untied) as "
-                     "ffn_hidden is not 4*hidden");
+  defaults.push_back(
+      "architecture not named: Llama-style (SwiGLU, RMSNorm, rope, untied) as "
+      "ffn_hidden is not 4*hidden");
   return Family::kLlama;
 }
 
@@ -165,8 +170,10 @@ std::optional<ModelSpec> zoo_model_for(const std::string& model_text) {
   std::string name = lower(model_text.substr(0, model_text.find('(')));
   std::string stem;
   for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '.') stem += c;
-    else if ((c == '_' || c == '-' || c == ' ') && !stem.empty() && stem.back() != '-') stem += '-';
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '.')
+      stem += c;
+    else if ((c == '_' || c == '-' || c == ' ') && !stem.empty() && stem.back() != '-')
+      stem += '-';
   }
   while (!stem.empty() && stem.back() == '-') stem.pop_back();
   if (stem == "deepseekv3") stem = "deepseek-v3";
@@ -176,7 +183,8 @@ std::optional<ModelSpec> zoo_model_for(const std::string& model_text) {
 }
 
 // What an MoE row's tags and notes say about routing and MTP, applied to its zoo model.
-void read_moe_run_facts(const RowReader& row, ModelSpec& model, std::vector<std::string>& defaults) {
+void read_moe_run_facts(const RowReader& row, ModelSpec& model,
+                        std::vector<std::string>& defaults) {
   const std::string tags = lower(row.text("model"));
   const std::string notes = lower(row.text("notes"));
   if (contains(notes, "force-balanced") || contains(notes, "force balanced")) {
@@ -198,7 +206,8 @@ void read_moe_run_facts(const RowReader& row, ModelSpec& model, std::vector<std:
   }
 }
 
-ModelSpec read_model(const RowReader& row, Framework framework, std::vector<std::string>& defaults) {
+ModelSpec read_model(const RowReader& row, Framework framework,
+                     std::vector<std::string>& defaults) {
   if (std::optional<ModelSpec> zoo = zoo_model_for(row.text("model"))) {
     // A zoo model: the row's columns must agree with it.
     ModelSpec model = *zoo;
@@ -298,7 +307,8 @@ ModelSpec read_model(const RowReader& row, Framework framework, std::vector<std:
     }
     moe.every_n_layers = 1;
     if (moe.top_k > moe.num_experts) {
-      throw RowProblem{fmt::format("moe_topk {} exceeds moe_experts {}", moe.top_k, moe.num_experts)};
+      throw RowProblem{
+          fmt::format("moe_topk {} exceeds moe_experts {}", moe.top_k, moe.num_experts)};
     }
     model.moe = moe;
   }
@@ -352,11 +362,14 @@ std::vector<Rate> link_rates(const std::string& text) {
   std::string value = lower(text);
   for (size_t i = 0; i < value.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(value[i])) ||
-        (i > 0 && (std::isdigit(static_cast<unsigned char>(value[i - 1])) || value[i - 1] == '.'))) {
+        (i > 0 &&
+         (std::isdigit(static_cast<unsigned char>(value[i - 1])) || value[i - 1] == '.'))) {
       continue;
     }
     size_t j = i;
-    while (j < value.size() && (std::isdigit(static_cast<unsigned char>(value[j])) || value[j] == '.')) ++j;
+    while (j < value.size() &&
+           (std::isdigit(static_cast<unsigned char>(value[j])) || value[j] == '.'))
+      ++j;
     double number = 0;
     std::from_chars(value.data() + i, value.data() + j, number);
     size_t k = j;
@@ -378,7 +391,8 @@ std::vector<Rate> link_rates(const std::string& text) {
         size_t c_end = x - 1;
         while (c_end > 0 && value[c_end - 1] == ' ') --c_end;
         size_t c_begin = c_end;
-        while (c_begin > 0 && std::isdigit(static_cast<unsigned char>(value[c_begin - 1]))) --c_begin;
+        while (c_begin > 0 && std::isdigit(static_cast<unsigned char>(value[c_begin - 1])))
+          --c_begin;
         if (c_begin < c_end) {
           double count = 0;
           std::from_chars(value.data() + c_begin, value.data() + c_end, count);
@@ -408,7 +422,8 @@ NicGuess read_nic(const std::string& interconnect, const GpuSpec& gpu, int64_t g
       } else {
         guess.nic = NicSpec{LinkSpec{bytes * rate.count, kNicLatency}, false};
       }
-    } else if (contains(value, "per gpu") || contains(value, "per-gpu") || contains(value, "each gpu")) {
+    } else if (contains(value, "per gpu") || contains(value, "per-gpu") ||
+               contains(value, "each gpu")) {
       guess.nic = NicSpec{LinkSpec{bytes, kNicLatency}, true};
     } else if (contains(value, "node")) {
       guess.nic = NicSpec{LinkSpec{bytes, kNicLatency}, false};
@@ -426,8 +441,8 @@ NicGuess read_nic(const std::string& interconnect, const GpuSpec& gpu, int64_t g
     if (contains(value, named.name)) {
       guess.stated = true;
       guess.nic = NicSpec{LinkSpec{gbps_to_bytes_per_s(named.gbps), kNicLatency}, true};
-      guess.said = fmt::format("NIC '{}' taken as one {} Gb/s {} per GPU", interconnect,
-                               named.gbps, named.name);
+      guess.said = fmt::format("NIC '{}' taken as one {} Gb/s {} per GPU", interconnect, named.gbps,
+                               named.name);
       return guess;
     }
   }
@@ -443,14 +458,15 @@ ClusterSpec read_cluster(const RowReader& row, const std::string& gpu_type, int6
                          std::vector<std::string>& defaults) {
   std::optional<std::string> name = catalog_gpu_for(gpu_type);
   if (!name) {
-    throw RowProblem{fmt::format("unsupported GPU '{}' (ppsim knows {})", gpu_type,
-                                 join_names(gpu_names()))};
+    throw RowProblem{
+        fmt::format("unsupported GPU '{}' (ppsim knows {})", gpu_type, join_names(gpu_names()))};
   }
   GpuSpec gpu = *find_gpu(*name);
   std::string text = lower(gpu_type);
   if (!contains(text, "sxm") && !contains(text, "pcie") && !contains(text, "nvl") &&
       contains(gpu.name, "SXM")) {
-    defaults.push_back(fmt::format("GPU form factor not stated: '{}' taken as {}", gpu_type, gpu.name));
+    defaults.push_back(
+        fmt::format("GPU form factor not stated: '{}' taken as {}", gpu_type, gpu.name));
   }
   std::optional<double> stated = stated_capacity_gb(gpu_type);
   std::optional<double> nominal = nominal_capacity_gb(gpu.name);
@@ -458,9 +474,10 @@ ClusterSpec read_cluster(const RowReader& row, const std::string& gpu_type, int6
     // Scale the driver-visible capacity by the stated/nominal ratio (gpu_catalog.cc convention).
     gpu.memory_bytes *= *stated / *nominal;
     gpu.name += fmt::format("({:.0f}GB)", *stated);
-    defaults.push_back(fmt::format("GPU memory {:.0f} GB from '{}' (catalog peaks and bandwidths "
-                                   "kept)",
-                                   *stated, gpu_type));
+    defaults.push_back(
+        fmt::format("GPU memory {:.0f} GB from '{}' (catalog peaks and bandwidths "
+                    "kept)",
+                    *stated, gpu_type));
   }
   NodeGroup group;
   group.gpus_per_node = std::min(kGpusPerNode, num_gpus);
@@ -507,16 +524,17 @@ std::string read_schedule_name(const std::string& text) {
     if (contains(value, "p*m_b") || contains(value, "1p") || contains(value, "h1")) {
       return searched || contains(value, "zb-1p") ? "zb-1p" : "zb-h1";
     }
-    throw RowProblem{fmt::format("unsupported schedule '{}' (zero-bubble variant not named: "
-                                 "ZB-1p/ZB-H1, ZB-2p/ZB-H2 or ZB-V)",
-                                 text)};
+    throw RowProblem{
+        fmt::format("unsupported schedule '{}' (zero-bubble variant not named: "
+                    "ZB-1p/ZB-H1, ZB-2p/ZB-H2 or ZB-V)",
+                    text)};
   }
   if (contains(value, "dualpipe")) return "dualpipev";
   if (contains(value, "interleav") || contains(value, "virtual")) return "interleaved-1f1b";
   if (contains(value, "gpipe")) return "gpipe";
   if (contains(value, "1f1b") || contains(value, "pipedream")) return "1f1b";
-  throw RowProblem{fmt::format("unsupported schedule '{}' (ppsim runs {})", text,
-                               join_names(schedule_names()))};
+  throw RowProblem{
+      fmt::format("unsupported schedule '{}' (ppsim runs {})", text, join_names(schedule_names()))};
 }
 
 ScheduleKind read_schedule(const std::string& text) {
@@ -531,9 +549,10 @@ Recompute read_recompute(const std::string& text, std::vector<std::string>& defa
   }
   if (contains(value, "selective")) {
     if (has_word(value, "op") || has_word(value, "layer")) {
-      defaults.push_back(fmt::format("recompute '{}' (torchtitan selective AC) simulated as "
-                                     "selective (attention core)",
-                                     text));
+      defaults.push_back(
+          fmt::format("recompute '{}' (torchtitan selective AC) simulated as "
+                      "selective (attention core)",
+                      text));
     }
     return Recompute::kSelective;
   }
@@ -542,10 +561,12 @@ Recompute read_recompute(const std::string& text, std::vector<std::string>& defa
     return Recompute::kFull;
   }
   if (value.rfind("none", 0) == 0) return Recompute::kNone;
-  throw RowProblem{fmt::format("unsupported recompute '{}' (expected none, selective or full)", text)};
+  throw RowProblem{
+      fmt::format("unsupported recompute '{}' (expected none, selective or full)", text)};
 }
 
-int read_zero_stage(const std::string& text, Framework framework, std::vector<std::string>& defaults) {
+int read_zero_stage(const std::string& text, Framework framework,
+                    std::vector<std::string>& defaults) {
   std::string value = lower(text);
   if (is_missing(value)) {
     if (framework == Framework::kTorchtitan || framework == Framework::kLlmFoundry) {
@@ -574,9 +595,10 @@ int read_zero_stage(const std::string& text, Framework framework, std::vector<st
     defaults.push_back(fmt::format("sharding '{}' taken as FSDP full shard (ZeRO-3)", text));
     return 3;
   }
-  throw RowProblem{fmt::format("unsupported fsdp_zero_distopt '{}' (expected FSDP FULL_SHARD / "
-                               "SHARD_GRAD_OP, ZeRO-1/2/3, distributed optimizer or none)",
-                               text)};
+  throw RowProblem{
+      fmt::format("unsupported fsdp_zero_distopt '{}' (expected FSDP FULL_SHARD / "
+                  "SHARD_GRAD_OP, ZeRO-1/2/3, distributed optimizer or none)",
+                  text)};
 }
 
 Precision read_precision(const std::string& text, const std::string& framework_text,
@@ -631,8 +653,8 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
     plan.dp = *dp;
   } else {
     if (num_gpus % model_parallel != 0) {
-      throw RowProblem{fmt::format("num_gpus {} is not a multiple of tp*pp*cp = {}", num_gpus,
-                                   model_parallel)};
+      throw RowProblem{
+          fmt::format("num_gpus {} is not a multiple of tp*pp*cp = {}", num_gpus, model_parallel)};
     }
     plan.dp = num_gpus / model_parallel;
     defaults.push_back(fmt::format("dp not stated: num_gpus/(tp*pp*cp) = {}", plan.dp));
@@ -646,27 +668,32 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
   std::optional<int64_t> mbs = row.integer("micro_batch", 1);
   if (!mbs) {
     if (!gbs || !accumulation || *gbs % (plan.dp * *accumulation) != 0) {
-      throw RowProblem{"micro_batch is empty and cannot be derived from global_batch/(dp*grad_accum)"};
+      throw RowProblem{
+          "micro_batch is empty and cannot be derived from global_batch/(dp*grad_accum)"};
     }
     mbs = *gbs / (plan.dp * *accumulation);
-    defaults.push_back(fmt::format("micro_batch not stated: global_batch/(dp*grad_accum) = {}", *mbs));
+    defaults.push_back(
+        fmt::format("micro_batch not stated: global_batch/(dp*grad_accum) = {}", *mbs));
   }
   if (!gbs) {
     if (!accumulation) throw RowProblem{"global_batch and grad_accum are both empty"};
     gbs = *mbs * plan.dp * *accumulation;
-    defaults.push_back(fmt::format("global_batch not stated: micro_batch*dp*grad_accum = {}", *gbs));
+    defaults.push_back(
+        fmt::format("global_batch not stated: micro_batch*dp*grad_accum = {}", *gbs));
   }
   plan.micro_batch_size = *mbs;
   plan.global_batch_size = *gbs;
   if (*gbs % (plan.dp * *mbs) != 0) {
-    throw RowProblem{fmt::format("global_batch {} is not a multiple of dp*micro_batch = {} (ppsim "
-                                 "runs whole microbatches)",
-                                 *gbs, plan.dp * *mbs)};
+    throw RowProblem{
+        fmt::format("global_batch {} is not a multiple of dp*micro_batch = {} (ppsim "
+                    "runs whole microbatches)",
+                    *gbs, plan.dp * *mbs)};
   }
   if (accumulation && *accumulation * plan.dp * *mbs != *gbs) {
-    defaults.push_back(fmt::format("grad_accum {} disagrees with global_batch/(dp*micro_batch) = "
-                                   "{}; global_batch used",
-                                   *accumulation, *gbs / (plan.dp * *mbs)));
+    defaults.push_back(
+        fmt::format("grad_accum {} disagrees with global_batch/(dp*micro_batch) = "
+                    "{}; global_batch used",
+                    *accumulation, *gbs / (plan.dp * *mbs)));
   }
   std::string schedule_text = row.text("pipeline_schedule");
   std::optional<int64_t> vp = row.integer("vp", 1);
@@ -689,22 +716,25 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
     } else {
       int64_t v = largest_common_chunking(layers);
       if (v <= 1) {
-        throw RowProblem{fmt::format("interleaved 1F1B with chunks of unequal size: the {} layers "
-                                     "split over pp={} as {}..{} per stage have no common chunk "
-                                     "count > 1, and ppsim's chunks hold equal layer counts",
-                                     model.num_layers, plan.pp, layers.front(),
-                                     *std::max_element(layers.begin(), layers.end()))};
+        throw RowProblem{
+            fmt::format("interleaved 1F1B with chunks of unequal size: the {} layers "
+                        "split over pp={} as {}..{} per stage have no common chunk "
+                        "count > 1, and ppsim's chunks hold equal layer counts",
+                        model.num_layers, plan.pp, layers.front(),
+                        *std::max_element(layers.begin(), layers.end()))};
       }
       plan.vpp = v;
-      defaults.push_back(fmt::format("vp not stated for interleaved 1F1B: {} chunks per stage "
-                                     "(one layer each)",
-                                     v));
+      defaults.push_back(
+          fmt::format("vp not stated for interleaved 1F1B: {} chunks per stage "
+                      "(one layer each)",
+                      v));
     }
     if (plan.vpp == 1) plan.schedule = kDefaultSchedule;  // Interleaving one chunk is 1F1B.
   } else if (vp && *vp > 1) {
-    throw RowProblem{fmt::format("vp={} with schedule '{}' (vp > 1 needs an interleaved or V "
-                                 "schedule)",
-                                 *vp, schedule_text)};
+    throw RowProblem{
+        fmt::format("vp={} with schedule '{}' (vp > 1 needs an interleaved or V "
+                    "schedule)",
+                    *vp, schedule_text)};
   }
   plan.recompute = read_recompute(row.text("recompute"), defaults);
   std::string sequence_parallel = row.text("sequence_parallel");
@@ -712,8 +742,9 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
   if (is_missing(sequence_parallel) && plan.tp > 1 && framework == Framework::kTorchtitan) {
     // torchtitan's tensor-parallel plan shards the norms over the sequence (SequenceParallel).
     plan.sequence_parallel = true;
-    defaults.push_back("sequence_parallel not stated: yes (torchtitan's TP plan shards norms "
-                       "over the sequence)");
+    defaults.push_back(
+        "sequence_parallel not stated: yes (torchtitan's TP plan shards norms "
+        "over the sequence)");
   }
   if (plan.sequence_parallel && plan.tp == 1) {
     plan.sequence_parallel = false;
@@ -761,14 +792,39 @@ void read_runtime(Framework framework, const std::string& framework_text, Plan& 
 }  // namespace
 
 const std::vector<std::string>& public_run_columns() {
-  static const std::vector<std::string> columns = {
-      "row_id",      "source_id",  "model",        "layers",          "hidden",
-      "ffn_hidden",  "heads",      "kv_heads",     "vocab",           "seq_len",
-      "moe_experts", "moe_topk",   "moe_ffn_hidden", "gpu_type",      "num_gpus",
-      "interconnect", "framework", "tp",           "pp",              "dp",
-      "cp",          "ep",         "vp",           "sequence_parallel", "fsdp_zero_distopt",
-      "micro_batch", "global_batch", "grad_accum", "pipeline_schedule", "recompute",
-      "precision",   "mem_gb_per_gpu", "target_tokens_per_s_per_gpu"};
+  static const std::vector<std::string> columns = {"row_id",
+                                                   "source_id",
+                                                   "model",
+                                                   "layers",
+                                                   "hidden",
+                                                   "ffn_hidden",
+                                                   "heads",
+                                                   "kv_heads",
+                                                   "vocab",
+                                                   "seq_len",
+                                                   "moe_experts",
+                                                   "moe_topk",
+                                                   "moe_ffn_hidden",
+                                                   "gpu_type",
+                                                   "num_gpus",
+                                                   "interconnect",
+                                                   "framework",
+                                                   "tp",
+                                                   "pp",
+                                                   "dp",
+                                                   "cp",
+                                                   "ep",
+                                                   "vp",
+                                                   "sequence_parallel",
+                                                   "fsdp_zero_distopt",
+                                                   "micro_batch",
+                                                   "global_batch",
+                                                   "grad_accum",
+                                                   "pipeline_schedule",
+                                                   "recompute",
+                                                   "precision",
+                                                   "mem_gb_per_gpu",
+                                                   "target_tokens_per_s_per_gpu"};
   return columns;
 }
 
@@ -853,8 +909,8 @@ PublicRun read_public_run(const CsvTable& table, const CsvRecord& record) {
     run.published_memory_gb = row.number("mem_gb_per_gpu");
     run.num_gpus = row.required_integer("num_gpus", 1);
     if (run.framework == Framework::kUnknown) {
-      run.defaults.push_back(fmt::format("framework '{}' not recognised: generic defaults",
-                                         framework_text));
+      run.defaults.push_back(
+          fmt::format("framework '{}' not recognised: generic defaults", framework_text));
     }
     run.model = read_model(row, run.framework, run.defaults);
     run.cluster = read_cluster(row, run.gpu_type, run.num_gpus, run.defaults);

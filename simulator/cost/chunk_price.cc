@@ -136,10 +136,9 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
       const int64_t per_domain = divisor_at_most(etp, group.gpus_per_node);
       for (const Op& op : ops) {
         if (op.expert_gather_bytes <= 0) continue;
-        expert_comm += collective_seconds(op.name == "moe_permute" ? Collective::kAllGather
-                                                                   : Collective::kReduceScatter,
-                                          op.expert_gather_bytes, etp, per_domain, group,
-                                          price.comm);
+        expert_comm += collective_seconds(
+            op.name == "moe_permute" ? Collective::kAllGather : Collective::kReduceScatter,
+            op.expert_gather_bytes, etp, per_domain, group, price.comm);
       }
     }
     if (plan_.moe_a2a_overlap) {
@@ -218,12 +217,12 @@ double ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool first_c
     if (model_.is_moe_layer(layer)) {
       // Routed experts split over ep x etp; shared experts over tp (layer_ops.h).
       const double routed = counted.mlp - counted.shared_experts;
-      parameters += (counted.attention + counted.norms + counted.router + counted.shared_experts) /
-                        plan_.tp +
-                    routed / static_cast<double>(plan_.ep * plan_.expert_tp());
+      parameters +=
+          (counted.attention + counted.norms + counted.router + counted.shared_experts) / plan_.tp +
+          routed / static_cast<double>(plan_.ep * plan_.expert_tp());
     } else {
-      parameters += (counted.attention + counted.norms + counted.router) / plan_.tp +
-                    counted.mlp / plan_.tp;
+      parameters +=
+          (counted.attention + counted.norms + counted.router) / plan_.tp + counted.mlp / plan_.tp;
     }
   }
   if (first_chunk) parameters += embedding_parameters_ / plan_.tp;

@@ -221,15 +221,14 @@ void add_mla_projections(const ModelSpec& model, const Dims& d, OpList& ops) {
   ops.push_back(gemm_op("mla_kv_up", d.tokens, kv_up, kv_rank, 1, d.gemm_precision, 0));
 }
 
-void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dims& d,
-                         int64_t layer, OpList& ops) {
+void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dims& d, int64_t layer,
+                         OpList& ops) {
   bool bias = model.linear_bias;
   ops.push_back(norm_op("input_norm", model, d, d.sp_tokens));
   if (model.mla) {
     add_mla_projections(model, d, ops);
     // Rotary on the queries' rope part and the one shared rope key.
-    double elements =
-        d.tokens * (d.heads + 1) * static_cast<double>(model.mla->qk_rope_head_dim);
+    double elements = d.tokens * (d.heads + 1) * static_cast<double>(model.mla->qk_rope_head_dim);
     ops.push_back(memory_op("rotary", d.other_precision, kRotaryFlops * elements,
                             2 * elements * kActivationBytes, kRotaryFlops * elements,
                             2 * elements * kActivationBytes));
@@ -292,8 +291,8 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   // Tokens this GPU routes: its sequence-parallel share (see the header).
   double routed = d.tokens / d.tp;
   double load = moe_critical_rank_load(moe, shape.ep);
-  double dispatched = routed * top_k * d.h;           // Elements this GPU sends.
-  double received = dispatched * load;                // Elements the critical rank receives.
+  double dispatched = routed * top_k * d.h;            // Elements this GPU sends.
+  double received = dispatched * load;                 // Elements the critical rank receives.
   double expert_rows = routed * top_k * load * d.etp;  // Rows through its experts, after ETP.
 
   // Router: the h x E gating GEMM (replicated, fp32 logits), then top-k, the score function,

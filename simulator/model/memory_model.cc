@@ -81,8 +81,7 @@ int64_t node_group_of_stage(const ClusterSpec& cluster, const Plan& plan, int64_
 }
 
 // NCCL communicators a GPU of `stage` belongs to (groups of more than one rank).
-int64_t communicators(const ModelSpec& model, const Plan& plan, int64_t stage,
-                      int64_t loss_rank) {
+int64_t communicators(const ModelSpec& model, const Plan& plan, int64_t stage, int64_t loss_rank) {
   int64_t count = 0;
   if (plan.tp > 1) ++count;
   if (plan.cp > 1) ++count;
@@ -188,14 +187,14 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
     if (stage == loss_rank) {
       memory.logits_per_microbatch_bytes = loss_activation_bytes(model, config);
       memory.logits_bytes =
-          memory.logits_per_microbatch_bytes * static_cast<double>(
-              inflight.per_chunk[layout.chunk_local_index[layout.loss_chunk()]]);
+          memory.logits_per_microbatch_bytes *
+          static_cast<double>(inflight.per_chunk[layout.chunk_local_index[layout.loss_chunk()]]);
       memory.transient_bytes += loss_working_bytes(model, config);
     }
 
-    memory.workspace_bytes =
-        kCudaContextBytes + kCublasWorkspaceBytes +
-        kNcclBytesPerCommunicator * static_cast<double>(communicators(model, plan, stage, loss_rank));
+    memory.workspace_bytes = kCudaContextBytes + kCublasWorkspaceBytes +
+                             kNcclBytesPerCommunicator *
+                                 static_cast<double>(communicators(model, plan, stage, loss_rank));
     memory.peak_bytes = memory.weights_bytes + memory.gradients_bytes + memory.optimizer_bytes +
                         memory.activations_bytes + memory.logits_bytes + memory.transient_bytes +
                         memory.workspace_bytes;

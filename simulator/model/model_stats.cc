@@ -22,9 +22,9 @@ double attention_parameters(const ModelSpec& model) {
   if (model.mla) {
     const MlaSpec& mla = *model.mla;
     double a = model.num_attention_heads;
-    double q = mla.q_lora_rank > 0 ? h * mla.q_lora_rank + mla.q_lora_rank +
-                                         mla.q_lora_rank * a * mla.qk_head_dim()
-                                   : h * a * mla.qk_head_dim();
+    double q = mla.q_lora_rank > 0
+                   ? h * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * a * mla.qk_head_dim()
+                   : h * a * mla.qk_head_dim();
     double kv = h * (mla.kv_lora_rank + mla.qk_rope_head_dim) + mla.kv_lora_rank +
                 mla.kv_lora_rank * a * (mla.qk_nope_head_dim + mla.v_head_dim);
     double out = a * mla.v_head_dim * h;
@@ -48,7 +48,8 @@ LayerParameters layer_parameters(const ModelSpec& model, int64_t index) {
   if (model.is_moe_layer(index)) {
     const MoeSpec& moe = *model.moe;
     double expert = mlp_parameters(model, moe.expert_ffn_hidden_size);
-    layer.shared_experts = moe.num_shared_experts > 0 ? mlp_parameters(model, moe.shared_width()) : 0;
+    layer.shared_experts =
+        moe.num_shared_experts > 0 ? mlp_parameters(model, moe.shared_width()) : 0;
     layer.mlp = expert * moe.num_experts + layer.shared_experts;
     layer.mlp_active = expert * moe.top_k + layer.shared_experts;
     layer.router = h * moe.num_experts + (model.linear_bias ? moe.num_experts : 0.0);
@@ -133,12 +134,13 @@ double layer_flops_per_token(const ModelSpec& model, int64_t index, int64_t seq_
 double training_flops_per_token(const ModelSpec& model, int64_t seq_length) {
   double h = model.hidden_size;
   double total = 0;
-  for (int64_t i = 0; i < model.num_layers; ++i) total += layer_flops_per_token(model, i, seq_length);
+  for (int64_t i = 0; i < model.num_layers; ++i)
+    total += layer_flops_per_token(model, i, seq_length);
   double logits = 6.0 * h * model.vocab_size;
   total += logits;
   if (model.mtp_layers > 0) {
-    double mtp_layer = layer_flops_per_token(model, model.num_layers - 1, seq_length) +
-                       6.0 * 2.0 * h * h + logits;
+    double mtp_layer =
+        layer_flops_per_token(model, model.num_layers - 1, seq_length) + 6.0 * 2.0 * h * h + logits;
     total += model.mtp_layers * mtp_layer;
   }
   return total;

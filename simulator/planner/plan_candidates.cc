@@ -177,7 +177,8 @@ std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const Se
         stages[s].layer_prefix.push_back(stages[s].layer_prefix.back() + layer.total());
       }
       if (s == 0) stages[s].extra_seconds += seconds->embedding.total();
-      if (s == loss_rank(shape.schedule, shape.pp)) stages[s].extra_seconds += seconds->head.total();
+      if (s == loss_rank(shape.schedule, shape.pp))
+        stages[s].extra_seconds += seconds->head.total();
     }
     if (auto split = time_balanced_split(stages, model.num_layers, granularity)) {
       add(*split);

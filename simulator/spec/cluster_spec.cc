@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <map>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "simulator/spec/data_root.h"

@@ -65,8 +65,8 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
                                                     moe.first_k_dense, model.num_layers));
     }
     if (moe.top_k > moe.num_experts) {
-      moe_reader->fail("top_k", fmt::format("top_k={} exceeds num_experts={}", moe.top_k,
-                                            moe.num_experts));
+      moe_reader->fail("top_k",
+                       fmt::format("top_k={} exceeds num_experts={}", moe.top_k, moe.num_experts));
     }
     model.moe = moe;
   }

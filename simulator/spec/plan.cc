@@ -36,7 +36,8 @@ std::optional<int64_t> read_int_with_alias(JsonReader& reader, const std::string
   std::optional<int64_t> long_form = reader.optional_int(key, min);
   std::optional<int64_t> short_form = reader.optional_int(alias, min);
   if (long_form && short_form) {
-    reader.fail(alias, fmt::format("'{}' and '{}' are the same setting; give only one", key, alias));
+    reader.fail(alias,
+                fmt::format("'{}' and '{}' are the same setting; give only one", key, alias));
   }
   return long_form ? long_form : short_form;
 }
@@ -55,8 +56,9 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   plan.micro_batch_size = read_int_with_alias(reader, "micro_batch_size", "mbs", 1).value_or(1);
   std::optional<int64_t> gbs = read_int_with_alias(reader, "global_batch_size", "gbs", 1);
   if (!gbs) {
-    reader.fail("", "required key 'global_batch_size' (or 'gbs') is missing: the sequences per "
-                    "optimizer step, e.g. \"global_batch_size\": 512");
+    reader.fail("",
+                "required key 'global_batch_size' (or 'gbs') is missing: the sequences per "
+                "optimizer step, e.g. \"global_batch_size\": 512");
   }
   plan.global_batch_size = *gbs;
   plan.seq_length = read_int_with_alias(reader, "seq_length", "seq", 1);
@@ -148,7 +150,8 @@ nlohmann::json inline_value(const std::string& key, const std::string& text,
       if (!value) {
         throw InputError(source, "/" + key,
                          fmt::format("expected integers separated by ':' (e.g. 9:10:10:3), got "
-                                     "'{}'", text));
+                                     "'{}'",
+                                     text));
       }
       list.push_back(*value);
       start = end + 1;
@@ -194,16 +197,18 @@ std::string plan_source_dir() { return data_root() + "/configs/plans"; }
 std::optional<std::string> replica_share_problem(const Plan& plan) {
   const std::vector<int64_t>& shares = plan.replica_microbatches;
   if (static_cast<int64_t>(shares.size()) != plan.dp) {
-    return fmt::format("replica_microbatches has {} entries but dp={} (give one microbatch count "
-                       "per data-parallel replica)",
-                       shares.size(), plan.dp);
+    return fmt::format(
+        "replica_microbatches has {} entries but dp={} (give one microbatch count "
+        "per data-parallel replica)",
+        shares.size(), plan.dp);
   }
   int64_t sum = 0;
   for (size_t d = 0; d < shares.size(); ++d) {
     if (shares[d] < 1) {
-      return fmt::format("replica_microbatches[{}] is {}; every replica needs at least 1 "
-                         "microbatch",
-                         d, shares[d]);
+      return fmt::format(
+          "replica_microbatches[{}] is {}; every replica needs at least 1 "
+          "microbatch",
+          d, shares[d]);
     }
     sum += shares[d];
   }
@@ -213,9 +218,10 @@ std::optional<std::string> replica_share_problem(const Plan& plan) {
   }
   int64_t total = plan.global_batch_size / plan.micro_batch_size;
   if (sum != total) {
-    return fmt::format("replica_microbatches add up to {} but global_batch_size / "
-                       "micro_batch_size = {} / {} = {} (the shares must cover the global batch)",
-                       sum, plan.global_batch_size, plan.micro_batch_size, total);
+    return fmt::format(
+        "replica_microbatches add up to {} but global_batch_size / "
+        "micro_batch_size = {} / {} = {} (the shares must cover the global batch)",
+        sum, plan.global_batch_size, plan.micro_batch_size, total);
   }
   return std::nullopt;
 }
@@ -252,11 +258,11 @@ Plan load_plan(const std::string& path_or_inline) {
     }
   }
   std::sort(names.begin(), names.end());
-  throw InputError("--plan", "",
-                   fmt::format("'{}' is neither a file, a shipped plan ({}) nor an inline plan "
-                               "such as tp=8,pp=4,dp=8,mbs=1,gbs=512{}",
-                               path_or_inline, join_names(names),
-                               did_you_mean(path_or_inline, names)));
+  throw InputError(
+      "--plan", "",
+      fmt::format("'{}' is neither a file, a shipped plan ({}) nor an inline plan "
+                  "such as tp=8,pp=4,dp=8,mbs=1,gbs=512{}",
+                  path_or_inline, join_names(names), did_you_mean(path_or_inline, names)));
 }
 
 std::string plan_to_json(const Plan& plan) {
@@ -314,8 +320,10 @@ std::string plan_to_inline(const Plan& plan) {
     return joined;
   };
   if (!plan.stage_layers.empty()) text += ",stage_layers=" + list(plan.stage_layers);
-  if (plan.first_stage_layers > 0) text += fmt::format(",first_stage_layers={}", plan.first_stage_layers);
-  if (plan.last_stage_layers > 0) text += fmt::format(",last_stage_layers={}", plan.last_stage_layers);
+  if (plan.first_stage_layers > 0)
+    text += fmt::format(",first_stage_layers={}", plan.first_stage_layers);
+  if (plan.last_stage_layers > 0)
+    text += fmt::format(",last_stage_layers={}", plan.last_stage_layers);
   if (!plan.placement.empty()) text += ",placement=" + list(plan.placement);
   if (!plan.replica_microbatches.empty()) text += ",rmb=" + list(plan.replica_microbatches);
   if (plan.runtime != kDefaultRuntime) text += ",runtime=" + runtime_name(plan.runtime);
@@ -392,9 +400,10 @@ std::optional<std::string> op_shape_problem(const Plan& plan, const ModelSpec& m
                        model.num_attention_heads, model.name);
   }
   if (model.num_kv_heads % plan.tp != 0 && plan.tp % model.num_kv_heads != 0) {
-    return fmt::format("tp={} and the {} key/value heads of {} do not divide each other (kv heads "
-                       "must be a multiple of tp, or tp a multiple of them)",
-                       plan.tp, model.num_kv_heads, model.name);
+    return fmt::format(
+        "tp={} and the {} key/value heads of {} do not divide each other (kv heads "
+        "must be a multiple of tp, or tp a multiple of them)",
+        plan.tp, model.num_kv_heads, model.name);
   }
   if (plan.ep > 1) {
     if (!model.is_moe()) {
@@ -457,9 +466,10 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
                        schedule_name(plan.schedule), plan.vpp);
   }
   if (plan.vpp > 1 && !is_interleaved(plan.schedule) && !v_shaped) {
-    return fmt::format("vpp={} needs schedule interleaved-1f1b (or zbv/dualpipev); {} runs one "
-                       "chunk per rank",
-                       plan.vpp, schedule_name(plan.schedule));
+    return fmt::format(
+        "vpp={} needs schedule interleaved-1f1b (or zbv/dualpipev); {} runs one "
+        "chunk per rank",
+        plan.vpp, schedule_name(plan.schedule));
   }
   if (is_interleaved(plan.schedule) && plan.pp < 2) {
     return "interleaved-1f1b needs pp >= 2";
@@ -468,9 +478,10 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     if (plan.pp < 2) return "first_stage_layers/last_stage_layers need pp >= 2";
     int64_t ends = plan.first_stage_layers + plan.last_stage_layers;
     if (ends >= model.num_layers && plan.pp > 2) {
-      return fmt::format("first_stage_layers + last_stage_layers = {} leave no layers for the "
-                         "{} middle stages of {}'s {} layers",
-                         ends, plan.pp - 2, model.name, model.num_layers);
+      return fmt::format(
+          "first_stage_layers + last_stage_layers = {} leave no layers for the "
+          "{} middle stages of {}'s {} layers",
+          ends, plan.pp - 2, model.name, model.num_layers);
     }
     if (ends > model.num_layers) {
       return fmt::format("first_stage_layers + last_stage_layers = {} exceed {}'s {} layers", ends,
@@ -483,9 +494,10 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
   for (int64_t stage = 1; stage + 1 < plan.pp; ++stage) {
     if (layers[stage] < chunks) {
-      return fmt::format("stage {} has {} layers for its {} chunks (vpp); middle stages need at "
-                         "least one layer per chunk",
-                         stage, layers[stage], chunks);
+      return fmt::format(
+          "stage {} has {} layers for its {} chunks (vpp); middle stages need at "
+          "least one layer per chunk",
+          stage, layers[stage], chunks);
     }
   }
   for (size_t d = 0; d < plan.replica_microbatches.size(); ++d) {
@@ -499,9 +511,10 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   int64_t microbatches = num_microbatches(plan);
   if (const int32_t per_rank = schedule_traits(plan.schedule).min_microbatches_per_rank;
       per_rank > 0 && microbatches < per_rank * plan.pp) {
-    return fmt::format("{} needs at least {}*pp = {} microbatches; this plan has {} "
-                       "(raise global_batch_size or lower dp*mbs)",
-                       schedule_name(plan.schedule), per_rank, per_rank * plan.pp, microbatches);
+    return fmt::format(
+        "{} needs at least {}*pp = {} microbatches; this plan has {} "
+        "(raise global_batch_size or lower dp*mbs)",
+        schedule_name(plan.schedule), per_rank, per_rank * plan.pp, microbatches);
   }
   if (std::optional<std::string> problem =
           schedule_problem(plan.schedule, static_cast<int32_t>(plan.pp),
@@ -519,9 +532,10 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     // MoE parallel folding: the expert groups (etp x ep) tile the tp x dp x cp GPUs of a stage.
     const int64_t etp = plan.expert_tp();
     if ((plan.tp * plan.dp * plan.cp) % (etp * plan.ep) != 0) {
-      return fmt::format("etp*ep = {}*{} = {} must divide tp*dp*cp = {} (expert groups fold over "
-                         "the GPUs of a pipeline stage)",
-                         etp, plan.ep, etp * plan.ep, plan.tp * plan.dp * plan.cp);
+      return fmt::format(
+          "etp*ep = {}*{} = {} must divide tp*dp*cp = {} (expert groups fold over "
+          "the GPUs of a pipeline stage)",
+          etp, plan.ep, etp * plan.ep, plan.tp * plan.dp * plan.cp);
     }
     if (model.moe->expert_ffn_hidden_size % etp != 0) {
       return fmt::format("etp={} does not divide the expert FFN width {} of {}", etp,
@@ -539,9 +553,10 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   std::vector<int64_t> gpus_needed(cluster.nodes.size(), 0);
   for (int64_t stage = 0; stage < static_cast<int64_t>(placement.size()); ++stage) {
     if (placement[stage] >= static_cast<int64_t>(cluster.nodes.size())) {
-      return fmt::format("placement puts stage {} on node group {}, but cluster '{}' has {} "
-                         "group(s)",
-                         stage, placement[stage], cluster.name, cluster.nodes.size());
+      return fmt::format(
+          "placement puts stage {} on node group {}, but cluster '{}' has {} "
+          "group(s)",
+          stage, placement[stage], cluster.name, cluster.nodes.size());
     }
     gpus_needed[placement[stage]] += plan.tp * plan.dp * plan.cp;
   }
@@ -553,11 +568,13 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     }
   }
   int64_t smallest_node = cluster.nodes.front().gpus_per_node;
-  for (const NodeGroup& nodes : cluster.nodes) smallest_node = std::min(smallest_node, nodes.gpus_per_node);
+  for (const NodeGroup& nodes : cluster.nodes)
+    smallest_node = std::min(smallest_node, nodes.gpus_per_node);
   if (plan.tp > smallest_node) {
-    return fmt::format("tp={} is more than the {} GPUs per node (tensor parallelism stays inside "
-                       "a node)",
-                       plan.tp, smallest_node);
+    return fmt::format(
+        "tp={} is more than the {} GPUs per node (tensor parallelism stays inside "
+        "a node)",
+        plan.tp, smallest_node);
   }
   for (const NodeGroup& nodes : cluster.nodes) {
     if (plan.precision == Precision::kFp8 && nodes.gpu.peak_fp8_flops <= 0) {
