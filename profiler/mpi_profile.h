@@ -4,8 +4,9 @@
 // MPI links mpi_profile_absent.cc, whose run_mpi_profile says how to get one.
 //
 // Launch detection: the environment, not MPI_Init, so a plain run needs no MPI at all. A
-// process belongs to a several-rank job when OMPI_COMM_WORLD_SIZE (OpenMPI's mpirun) or
-// PMI_SIZE (MPICH's hydra, Slurm's srun --mpi=pmi2) is above 1.
+// process belongs to a several-rank job when OMPI_COMM_WORLD_SIZE (OpenMPI's mpirun),
+// PMI_SIZE (MPICH's hydra, Slurm's srun --mpi=pmi2) or SLURM_STEP_NUM_TASKS (any srun) is
+// above 1, the first of them that is set.
 //
 // What each rank does:
 //   rank 0      measures the compute tables (GEMM, attention, memory, host transfers) on its

@@ -3,14 +3,19 @@
 
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
+#include "simulator/spec/csv_reader.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/json_reader.h"
+#include "simulator/spec/model_file.h"
 #include "simulator/spec/units.h"
 
 namespace ppsim::testing {
@@ -21,15 +26,19 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-CommandResult run_ppsim(const std::string& arguments) {
+namespace {
+
+// Runs `<launcher> '<ppsim>' <arguments>` from the repository root, stdout and stderr captured.
+CommandResult run_launched(const std::string& launcher, const std::string& arguments) {
   char out_path[] = "/tmp/ppsim_test_out_XXXXXX";
   char err_path[] = "/tmp/ppsim_test_err_XXXXXX";
   int out_fd = mkstemp(out_path);
   int err_fd = mkstemp(err_path);
   close(out_fd);
   close(err_fd);
-  std::string command = std::string("cd '") + PPSIM_SOURCE_DIR + "' && '" + PPSIM_BINARY + "' " +
-                        arguments + " >" + out_path + " 2>" + err_path + " </dev/null";
+  std::string command = std::string("cd '") + PPSIM_SOURCE_DIR + "' && " + launcher + "'" +
+                        PPSIM_BINARY + "' " + arguments + " >" + out_path + " 2>" + err_path +
+                        " </dev/null";
   int status = std::system(command.c_str());
   CommandResult result;
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
@@ -39,6 +48,22 @@ CommandResult run_ppsim(const std::string& arguments) {
   std::remove(out_path);
   std::remove(err_path);
   return result;
+}
+
+}  // namespace
+
+CommandResult run_ppsim(const std::string& arguments) { return run_launched("", arguments); }
+
+CommandResult run_ppsim_mpi(const std::string& mpiexec, int ranks, const std::string& arguments) {
+  return run_launched("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" + mpiexec +
+                          "' -np " + std::to_string(ranks) + " --oversubscribe ",
+                      arguments);
+}
+
+std::vector<PublicRun> shipped_public_runs() {
+  const std::string file = std::string(PPSIM_SOURCE_DIR) + "/configs/accuracy/public-runs.csv";
+  REQUIRE(std::ifstream(file).good());
+  return read_public_runs(load_csv(file));
 }
 
 std::string test_data(const std::string& relative_path) {
@@ -158,6 +183,49 @@ ModelSpec uniform_model(int64_t layers) {
   model.seq_length = 4096;
   model.tied_embeddings = false;
   return model;
+}
+
+ModelSpec small_dense_model() {
+  ModelSpec model;
+  model.name = "small";
+  model.num_layers = 8;
+  model.hidden_size = 2048;
+  model.ffn_hidden_size = 8192;
+  model.num_attention_heads = 16;
+  model.num_kv_heads = 8;
+  model.head_dim = 128;
+  model.vocab_size = 128;
+  model.seq_length = 2048;
+  model.tied_embeddings = false;
+  return model;
+}
+
+std::string replace_once(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+std::string hf_fixture(const std::string& name) { return test_data("hf/" + name + "/config.json"); }
+
+nlohmann::json hf_fixture_json(const std::string& name) {
+  return parse_json_text(read_text_file(hf_fixture(name)), hf_fixture(name));
+}
+
+std::string model_import_error(const nlohmann::json& json) {
+  try {
+    parse_model_spec(json.dump(), "bad/config.json");
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+bool has_note(const ModelSpec& model, const std::string& part) {
+  for (const std::string& note : model.notes) {
+    if (note.find(part) != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace ppsim::testing

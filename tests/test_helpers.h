@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "simulator/accuracy/public_run.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
 
@@ -19,11 +21,35 @@ struct CommandResult {
 // Runs the built ppsim binary with `arguments` (a shell-quoted string) from the repository root.
 CommandResult run_ppsim(const std::string& arguments);
 
+// The same under `<mpiexec> -np <ranks>`: both OMPI_ALLOW_RUN_AS_ROOT variables (CI runs as
+// root, which OpenMPI refuses otherwise) and --oversubscribe (more ranks than free cores).
+CommandResult run_ppsim_mpi(const std::string& mpiexec, int ranks, const std::string& arguments);
+
 // The whole content of a file, bytes as they are ("" when it cannot be read).
 std::string read_file(const std::string& path);
 
 // A file under tests/data.
 std::string test_data(const std::string& relative_path);
+
+// The runs of configs/accuracy/public-runs.csv, which ships in the repository: a missing file
+// fails the calling test (a broken checkout, never a skip).
+std::vector<PublicRun> shipped_public_runs();
+
+// `text` with the first `from` replaced by `to`; fails the calling test when `from` is absent.
+std::string replace_once(std::string text, const std::string& from, const std::string& to);
+
+// tests/data/hf/NAME/config.json, a HuggingFace config fixture.
+std::string hf_fixture(const std::string& name);
+
+// That fixture's JSON, for edits.
+nlohmann::json hf_fixture_json(const std::string& name);
+
+// The InputError message of importing `json` as a model read from "bad/config.json", or ""
+// when it imports.
+std::string model_import_error(const nlohmann::json& json);
+
+// Whether one of the model's import notes contains `part`.
+bool has_note(const ModelSpec& model, const std::string& part);
 
 // A scratch file path under $TMPDIR (or /tmp), unique to this test process: "ppsim_<pid>_<name>".
 std::string temp_path(const std::string& name);
@@ -57,5 +83,9 @@ ModelSpec tiny_moe_model();
 // untied) whose embedding and head are tiny (V 128), so every pipeline stage of equal layer
 // count costs nearly the same.
 ModelSpec uniform_model(int64_t layers);
+
+// A small dense model for Monte-Carlo and work-split tests: 8 layers, h 2048, F 8192, 16 heads
+// (8 KV, 128 wide), vocabulary 128, sequence 2048, untied; swiglu, RMSNorm.
+ModelSpec small_dense_model();
 
 }  // namespace ppsim::testing

@@ -12,6 +12,7 @@
 #include "simulator/accuracy/calibration.h"
 #include "simulator/spec/csv_reader.h"
 #include "simulator/spec/error.h"
+#include "simulator/engine/thread_pool.h"
 #include "tools/commands.h"
 
 namespace ppsim {
@@ -120,15 +121,15 @@ void add_accuracy_command(CLI::App& app, int& exit_code) {
   command->add_option("--threads", options->threads,
                       "Threads for the calibration fits (0 = one per hardware thread; the output "
                       "does not depend on it)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, kMaxThreads));
   command->footer(
       "The headline is leave-one-source-out: each source predicted with constants fitted on the\n"
       "others. Rows are in the test split when the FNV-1a hash of their row_id is odd.\n"
-      "Examples (tests/data/accuracy/three_runs.csv ships with ppsim; the public-runs file the\n"
-      "constants were fitted on lives beside the repository, ../shared/data/public-runs.csv):\n"
+      "Examples, from the repository root (both tables ship with ppsim;\n"
+      "configs/accuracy/public-runs.csv is the one the constants were fitted on):\n"
       "  ppsim accuracy --runs tests/data/accuracy/three_runs.csv --max-mape 20\n"
       "  ppsim accuracy --runs tests/data/accuracy/three_runs.csv --fit\n"
-      "  ppsim accuracy --runs ../shared/data/public-runs.csv --svg residuals.svg");
+      "  ppsim accuracy --runs configs/accuracy/public-runs.csv --svg residuals.svg");
   command->callback([options, &exit_code] { exit_code = run_accuracy_command(*options); });
 }
 

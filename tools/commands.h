@@ -1,6 +1,6 @@
 // The ppsim subcommands. Each add_*_command registers its options and examples on `app` and a
 // callback that runs it and stores the process exit status in `exit_code`.
-// Exit statuses (a contract): 0 success, 2 bad input, 3 nothing fits, 4 validation over tolerance,
+// Exit statuses (a contract): 0 success, 1 internal error (a bug), 2 bad input, 3 nothing fits, 4 validation over tolerance,
 // 5 no device for the requested backend (nothing was run), 6 a validation run failed (out of
 // memory, a peer timed out).
 #pragma once
@@ -9,6 +9,7 @@
 
 namespace ppsim {
 
+inline constexpr int kExitInternal = 1;  // A bug in ppsim (main.cc asks for a report).
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitNothingFits = 3;
 inline constexpr int kExitOverTolerance = 4;

@@ -9,6 +9,7 @@
 #include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
 #include "tools/commands.h"
+#include "tools/step_inputs.h"
 
 namespace ppsim {
 
@@ -37,13 +38,17 @@ void add_export_command(CLI::App& app, int& exit_code) {
       "Example:\n"
       "  ppsim export --model llama3-70b --cluster dgx-h100-4 --format megatron "
       "--plan tp=8,pp=4,dp=1,mbs=1,gbs=64,schedule=interleaved-1f1b,vpp=2 -o launch.sh\n"
-      "What a launcher cannot express (a schedule it lacks, a layer split it cannot state) is\n"
-      "printed as 'ppsim: warning: ...' on stderr and written as a comment in the file.\n"
+      "A plan the runtime cannot run (a schedule, ZeRO or offload form, cp/ep form or layer\n"
+      "split it lacks; docs/export.md \"What each runtime runs\") is refused with exit 2,\n"
+      "naming the feature. What the file runs but cannot state exactly is printed as\n"
+      "'ppsim: warning: ...' on stderr (and as a comment where the format has comments);\n"
+      "DeepSpeed's launch line and script settings as 'ppsim: note: ...'.\n"
       "Formats and field mapping: docs/export.md.\n"
-      "Exit status: 0 written (with or without warnings), 2 for bad input.");
+      "Exit status: 0 written (with or without warnings), 2 for bad input or a plan the\n"
+      "runtime cannot run.");
   command->callback([options, &exit_code] {
     LauncherFormat format = parse_launcher_format(options->format, "--format");
-    ModelSpec model = load_model_spec(options->model);
+    ModelSpec model = load_model_with_notes(options->model);
     ClusterSpec cluster = load_cluster_spec(options->cluster);
     Plan plan = load_plan(options->plan);
     validate_plan(plan, model, cluster, "--plan");
@@ -68,6 +73,7 @@ void add_export_command(CLI::App& app, int& exit_code) {
       }
     }
     std::fflush(stdout);
+    for (const std::string& note : output.notes) fmt::print(stderr, "ppsim: note: {}\n", note);
     for (const std::string& warning : output.warnings) {
       fmt::print(stderr, "ppsim: warning: {}\n", warning);
     }

@@ -7,6 +7,7 @@
 #include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
 #include "tools/commands.h"
+#include "tools/step_inputs.h"
 
 namespace ppsim {
 
@@ -33,9 +34,9 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
   command->footer(
       "Examples:\n"
       "  ppsim inspect llama3-70b\n"
-      "  ppsim inspect --json path/to/config.json --tp 8");
+      "  ppsim inspect --json tests/data/hf/Qwen2.5-7B/config.json --tp 4");
   command->callback([options, &exit_code] {
-    ModelSpec model = load_model_spec(options->model);
+    ModelSpec model = load_model_with_notes(options->model);
     OpShape shape;
     shape.micro_batch_size = options->micro_batch;
     shape.seq_length = options->seq_len > 0 ? options->seq_len : model.seq_length;

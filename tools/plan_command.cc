@@ -1,21 +1,26 @@
 // `ppsim plan`: the main job. Searches every parallel plan of a model on a cluster (planner.h),
 // simulates the ones that can win, and ranks them by step time, cost or p90 step time.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
+#include "profiler/mpi_work_split.h"
 #include "simulator/cost/profile_table.h"
 #include "simulator/export/launcher_config.h"
 #include "simulator/planner/planner.h"
+#include "simulator/engine/thread_pool.h"
 #include "simulator/report/plan_report.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
 #include "tools/commands.h"
+#include "tools/step_inputs.h"
 
 namespace ppsim {
 namespace {
@@ -25,14 +30,16 @@ struct Options {
   std::string cluster = "dgx-h100-4";
   int64_t global_batch = 256;
   int64_t seq_len = 0;
-  int64_t gpus = 0;
+  std::vector<int64_t> gpus;  // GPU counts to search; empty: all of the cluster.
   int64_t top = 10;
   std::string objective = "time";
   int threads = 0;
   uint64_t seed = 0;
   std::vector<std::string> schedules;
   bool json = false;
-  std::string runtime = "megatron-core";
+  std::string runtime = "megatron-core";  // Or "any": every plan, megatron-core's costs.
+  double memory_margin_pct = 100 * kDefaultMemoryMargin;  // SearchSpace::memory_margin, in %.
+  double min_gain_pct = 100 * kDefaultMinGain;
   std::string attention;
   bool homogeneous_only = false;
   bool cross_node_cp = false;
@@ -41,6 +48,9 @@ struct Options {
   std::string profile;
   std::vector<std::string> stragglers;  // --straggler, repeatable.
   std::string jitter;                   // --jitter DIST:PARAM.
+  WorkBudget budget;                    // --max-tasks, --max-memory (per candidate).
+  std::string train_tokens;             // --train-tokens N: time the whole run.
+  std::string checkpoint_interval;      // --checkpoint-interval daly|young|STEPS.
 };
 
 Objective parse_objective(const std::string& name) {
@@ -117,36 +127,78 @@ std::pair<std::string, std::vector<std::string>> emit_launcher(const Options& op
 }
 
 int run_plan(const Options& options) {
-  ModelSpec model = load_model_spec(options.model);
+  // Under mpirun/srun the candidates' simulations are shared over the ranks; rank 0 prints.
+  std::unique_ptr<WorkSplit> split = launch_work_split();
+  ModelSpec model = load_model_with_notes(options.model);
   ClusterSpec cluster = load_cluster_spec(options.cluster);
-  if (options.gpus > cluster.num_gpus()) {
-    throw InputError("--gpus", "",
-                     fmt::format("{} GPUs requested but cluster '{}' has {}", options.gpus,
-                                 cluster.name, cluster.num_gpus()));
+  // Each count once, smallest first: the search and its report do not depend on the order typed.
+  std::vector<int64_t> gpu_counts = options.gpus;
+  std::sort(gpu_counts.begin(), gpu_counts.end());
+  gpu_counts.erase(std::unique(gpu_counts.begin(), gpu_counts.end()), gpu_counts.end());
+  for (int64_t gpus : gpu_counts) {
+    if (gpus > cluster.num_gpus()) {
+      throw InputError("--gpus", "",
+                       fmt::format("{} GPUs requested but cluster '{}' has {}", gpus,
+                                   cluster.name, cluster.num_gpus()));
+    }
   }
   if (options.emit.empty() != options.out.empty()) {
     throw InputError(
         options.emit.empty() ? "--out" : "--emit", "",
         "--emit FORMAT and --out DIR go together (e.g. --emit megatron --out launch/)");
   }
-  // The runtime every candidate runs on (spec/runtime.h): its kernels and overheads.
-  std::optional<Runtime> runtime = find_runtime(options.runtime);
+  // The runtime every candidate runs on (spec/runtime.h): its kernels and overheads, and what
+  // it can run; "any" searches every plan with the default runtime's costs.
+  const bool any_runtime = options.runtime == "any";
+  std::optional<Runtime> runtime = any_runtime ? kDefaultRuntime : find_runtime(options.runtime);
   if (!runtime) {
+    std::vector<std::string> names = runtime_names();
+    names.push_back("any");
     throw InputError("--runtime", "",
                      fmt::format("unknown runtime '{}'; expected one of {}{}", options.runtime,
-                                 join_names(runtime_names()),
-                                 did_you_mean(options.runtime, runtime_names())));
+                                 join_names(names), did_you_mean(options.runtime, names)));
   }
   if (!options.emit.empty()) {  // Fail early: a bad format, or one the runtime does not run.
     LauncherFormat format = parse_launcher_format(options.emit, "--emit");
+    if (any_runtime) {
+      throw InputError("--emit", "",
+                       "--runtime any ranks plans no one launcher runs; name the runtime whose "
+                       "launcher --emit writes (e.g. --runtime megatron-core --emit megatron)");
+    }
     if (std::optional<std::string> problem = launcher_runtime_problem(format, *runtime)) {
       throw InputError("--emit", "",
                        fmt::format("{} (plan --runtime {})", *problem,
                                    runtime_name(launcher_runtime(format))));
     }
   }
+  if (!(options.memory_margin_pct >= 0 && options.memory_margin_pct < 100)) {
+    throw InputError("--memory-margin", "",
+                     fmt::format("{} is not a percentage in [0, 100) of GPU memory",
+                                 options.memory_margin_pct));
+  }
+  if (!(options.min_gain_pct >= 0 && options.min_gain_pct < 100)) {
+    throw InputError("--min-gain", "",
+                     fmt::format("{} is not a percentage in [0, 100)", options.min_gain_pct));
+  }
   PlannerOptions planner;
   planner.objective = parse_objective(options.objective);
+  if (!options.train_tokens.empty()) {
+    planner.training = TrainingSpec{};
+    planner.training->tokens = parse_token_count(options.train_tokens, "--train-tokens");
+  }
+  if (!options.checkpoint_interval.empty()) {
+    if (!planner.training) {
+      throw InputError("--checkpoint-interval", "",
+                       "needs a run to checkpoint: give --train-tokens N");
+    }
+    parse_checkpoint_interval(options.checkpoint_interval, *planner.training,
+                              "--checkpoint-interval");
+  }
+  if (planner.objective == Objective::kTimeToTrain && !planner.training) {
+    throw InputError("--objective", "",
+                     "time-to-train ranks plans by the wall days of a whole run: give "
+                     "--train-tokens N (e.g. --train-tokens 15.6T)");
+  }
   // The straggler flags join the cluster's own model (the p90 objective reads it there).
   StragglerModel extra;
   for (const std::string& flag : options.stragglers) {
@@ -171,13 +223,16 @@ int run_plan(const Options& options) {
       }
     }
   }
-  planner.space.gpus = options.gpus;
+  planner.space.gpu_counts = gpu_counts;
   planner.space.global_batch_size = options.global_batch;
   if (options.seq_len > 0) planner.space.seq_length = options.seq_len;
   if (!options.schedules.empty()) planner.space.schedules = parse_schedules(options.schedules);
   planner.space.heterogeneous = !options.homogeneous_only;
   planner.space.cross_node_workers = options.cross_node_cp;
   planner.space.runtime = *runtime;
+  planner.space.runtime_limits = !any_runtime;
+  planner.space.memory_margin = options.memory_margin_pct / 100;
+  planner.min_gain = options.min_gain_pct / 100;
   if (!options.attention.empty()) {
     planner.space.attention = find_attention_kernel(options.attention);
     if (!planner.space.attention) {
@@ -189,8 +244,10 @@ int run_plan(const Options& options) {
   }
   planner.top = options.top;
   planner.threads = options.threads;
+  planner.split = split.get();
   planner.seed = options.seed;
   planner.step.ideal_links = cluster.ideal_links;
+  planner.step.budget = options.budget;
   std::optional<ProfileTable> profile = load_profile_for(cluster, options.profile);
   CostProvenance profile_costs;
   if (profile) {
@@ -214,12 +271,20 @@ int run_plan(const Options& options) {
   planner.progress = [&bar](const SearchProgress& progress) { bar.update(progress); };
   PlanSearchResult result = search_plans(model, cluster, planner);
   bar.finish();
+  // Rank 0 holds the plans' metrics and reports; every rank ends with the same exit status.
+  if (split && split->process() != 0) return result.plans.empty() ? kExitNothingFits : 0;
 
   PlanRequest request;
-  request.gpus = options.gpus > 0 ? options.gpus : cluster.num_gpus();
+  request.gpu_counts =
+      gpu_counts.empty() ? std::vector<int64_t>{cluster.num_gpus()} : gpu_counts;
+  request.gpus = request.gpu_counts.back();
   request.global_batch_size = options.global_batch;
   request.seq_length = options.seq_len > 0 ? options.seq_len : model.seq_length;
   request.objective = planner.objective;
+  request.runtime = options.runtime;
+  request.memory_margin = planner.space.memory_margin;
+  request.min_gain = planner.min_gain;
+  request.training = planner.training;
   request.costs = profile_costs;
   EmittedFiles emitted;
   if (!result.plans.empty() && !options.emit.empty()) {
@@ -241,7 +306,7 @@ int run_plan(const Options& options) {
       fmt::print(stderr,
                  "ppsim: no valid plan: no factorisation of {} GPUs satisfies the plan "
                  "rules for {} (try another --gpus or --global-batch)\n",
-                 request.gpus, model.name);
+                 fmt::join(request.gpu_counts, " or "), model.name);
     } else {
       fmt::print(stderr,
                  "ppsim: no plan fits in the simulation (the memory screen and the "
@@ -267,26 +332,50 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   command->add_option("--global-batch", options->global_batch, "Sequences per optimizer step")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, kMaxBatch));
   command->add_option("--seq-len", options->seq_len, "Sequence length (default: the model's)")
-      ->check(CLI::PositiveNumber);
-  command->add_option("--gpus", options->gpus, "GPUs to use (default: all of the cluster)")
+      ->check(CLI::Range(int64_t{1}, kMaxPlanSequence));
+  command
+      ->add_option("--gpus", options->gpus,
+                   "GPUs every plan uses; several counts (8192,16384) rank plans across them "
+                   "(default: all of the cluster)")
+      ->delimiter(',')
       ->check(CLI::PositiveNumber);
   command->add_option("--top", options->top, "Plans to list (the ranking is exact for all)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1000}));
   command
       ->add_option("--objective", options->objective,
-                   "time (step time), cost (dollars per step), p90 (90th percentile step "
-                   "time under the cluster's straggler model)")
+                   "time (step time), cost (dollars per step; of the whole run with "
+                   "--train-tokens), p90 (90th percentile step time under the cluster's "
+                   "straggler model), time-to-train (expected wall days of --train-tokens)")
       ->capture_default_str();
+  command->add_option("--train-tokens", options->train_tokens,
+                      "Time the whole run of N tokens (15.6T, 300B, 1000000) for every plan "
+                      "listed: wall days, goodput, cost (docs/time-to-train.md)");
+  command->add_option("--checkpoint-interval", options->checkpoint_interval,
+                      "Checkpoint interval of the run: daly (default), young or a number of "
+                      "steps");
   command->add_option("--runtime", options->runtime,
-                      "Code base the plans run on: megatron-core (default), megatron-lm, "
-                      "deepspeed, torchtitan, pytorch-fsdp (docs/runtimes.md)");
+                      "Code base the plans run on, and whose capabilities bound the search: "
+                      "megatron-core (default), megatron-lm, deepspeed, torchtitan, "
+                      "pytorch-fsdp; or any (every plan the simulator runs, megatron-core's "
+                      "costs; docs/export.md, docs/runtimes.md)");
+  command
+      ->add_option("--memory-margin", options->memory_margin_pct,
+                   "Percent of each GPU's memory a plan must leave free (allocator "
+                   "fragmentation, NCCL buffers beyond the modelled ones; docs/plan.md)")
+      ->capture_default_str();
+  command
+      ->add_option("--min-gain", options->min_gain_pct,
+                   "Percent a plan with offload, recompute or a more complex schedule must gain "
+                   "over a simpler one to rank above it (docs/plan.md)")
+      ->capture_default_str();
   command->add_option("--attention", options->attention,
                       "Attention kernel, if not the runtime's: unfused, flash2, fused");
   command->add_option("--threads", options->threads, "Simulation threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, kMaxThreads));
+  add_work_budget_options(command, options->budget);
   command->add_option("--seed", options->seed, "Seed of the p90 objective's Monte-Carlo draws")
       ->capture_default_str();
   command->add_option("--straggler", options->stragglers,
@@ -322,6 +411,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       "  ppsim plan --model llama3-8b --cluster dgx-h100-1 --emit megatron --out launch/\n"
       "  ppsim plan --model llama3-8b --cluster dgx-h100-4 --objective p90 --straggler "
       "node=3:0.7 --jitter lognormal:0.05\n"
+      "  ppsim plan --model llama3-8b --cluster dgx-h100-4 --train-tokens 1T "
+      "--objective time-to-train\n"
       "Exit status: 0 when a plan fits, 3 when nothing fits (the closest is named), 2 for bad "
       "input.");
   command->callback([options, &exit_code] { exit_code = run_plan(*options); });

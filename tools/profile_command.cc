@@ -16,6 +16,7 @@
 #include "simulator/spec/model_file.h"
 #include "simulator/spec/plan.h"
 #include "tools/commands.h"
+#include "tools/step_inputs.h"
 
 namespace ppsim {
 namespace {
@@ -42,7 +43,7 @@ void add_model_shapes(const ProfileCommandOptions& options, ProfileOptions& prof
     }
     return;
   }
-  ModelSpec model = load_model_spec(options.model);
+  ModelSpec model = load_model_with_notes(options.model);
   Plan plan;  // Without --plan: mbs 1, no parallelism, the model's sequence length.
   if (!options.plan.empty()) plan = parse_plan(options.plan, "--plan");
   if (std::optional<std::string> problem = op_shape_problem(plan, model)) {
@@ -142,13 +143,14 @@ void add_profile_command(CLI::App& app, int& exit_code) {
                       "Print the report of an existing profile JSON instead of measuring");
   command->footer(
       "Examples:\n"
-      "  ppsim profile --out h200.json                 # every local GPU, one process\n"
+      "  ppsim profile --out h200.json                 # every local CUDA GPU, one process\n"
       "  ppsim profile --backend cpu --quick --out cpu.json\n"
-      "  ppsim profile --backend cpu --quick --model small.json --plan pp=2,mbs=1,gbs=8 "
+      "  ppsim profile --backend cpu --quick --model tests/data/validate/small_llama.json "
+      "--plan pp=2,mbs=1,gbs=8 "
       "--out cpu.json\n"
       "  mpirun -np 16 ppsim profile --out cluster.json  # 2 nodes x 8 GPUs: intra_node, "
       "rail, all\n"
-      "  ppsim profile --show h200.json\n"
+      "  ppsim profile --show h200.json                # the CUDA GPU profile above\n"
       "  ppsim simulate ... --profile h200.json\n"
       "Schema and fitting: docs/profile.md. Exit status: 0 done, 2 bad input, no CUDA device "
       "for --backend cuda, or a hung collective.");

@@ -4,7 +4,9 @@
 // docs/schedule.md.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -14,6 +16,7 @@
 #include "simulator/schedule/schedule_study.h"
 #include "simulator/spec/error.h"
 #include "tools/commands.h"
+#include "tools/step_inputs.h"
 
 namespace ppsim {
 namespace {
@@ -29,20 +32,9 @@ struct Options {
   double mem_per_microbatch = 1;
   double mem_limit = 0;
   bool json = false;
-  std::string svg, trace;
+  std::string svg, svg_window, trace;
+  WorkBudget budget;  // --max-tasks, --max-memory.
 };
-
-void write_file(const std::string& path, const std::string& text, const std::string& flag) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) {
-    throw InputError(flag, "",
-                     fmt::format("cannot write '{}' (check the folder exists and is "
-                                 "writable)",
-                                 path));
-  }
-}
 
 void run_schedule(const CLI::App& command, const Options& options) {
   const bool has_inline = command.count("--tf") + command.count("--tb") + command.count("--tw") > 0;
@@ -53,6 +45,13 @@ void run_schedule(const CLI::App& command, const Options& options) {
   input.chunks_per_rank = command.count("--vpp") > 0
                               ? options.vpp
                               : static_cast<int32_t>(default_chunks_per_rank(input.schedule));
+  // The same budget as a simulation (work_estimate.h), before anything is sized by it.
+  Plan shape;
+  shape.pp = std::max(input.stages, 1);
+  shape.vpp = std::max(input.chunks_per_rank, 1);
+  shape.global_batch_size = std::max(input.microbatches, 1);
+  shape.schedule = input.schedule;
+  check_work_budget(shape, estimate_step_work(shape, 1), options.budget);
   if (!options.stage_costs.empty()) {
     if (has_inline) {
       throw InputError("--stage-costs", "",
@@ -81,6 +80,12 @@ void run_schedule(const CLI::App& command, const Options& options) {
   input.memory_per_microbatch = options.mem_per_microbatch;
   if (command.count("--mem-limit") > 0) input.memory_limit = options.mem_limit;
 
+  std::optional<std::pair<double, double>> window;
+  if (!options.svg_window.empty()) {
+    if (options.svg.empty()) throw InputError("--svg-window", "", "draws a part of --svg; give it");
+    window = parse_svg_window(options.svg_window, "input time units", "10:20");
+  }
+
   ScheduleStudy study = run_schedule_study(input);
   std::vector<std::string> warnings = schedule_memory_warnings(study);
   if (!options.svg.empty()) {
@@ -94,15 +99,26 @@ void run_schedule(const CLI::App& command, const Options& options) {
     for (int32_t r = 0; r < input.stages; ++r)
       svg.row_names.push_back(schedule_stage_name(study.schedule, r));
     svg.axis_unit = "input time unit";
-    write_file(options.svg, timeline_svg(study.schedule, study.lowered, study.timeline, svg),
-               "--svg");
+    svg.long_plan_hint =
+        "Boxes this narrow carry no numbers: --svg-window START:END (time units) draws a part.";
+    if (window) {
+      if (window->first >= study.makespan) {
+        throw InputError("--svg-window", "",
+                         fmt::format("'{}' starts after the schedule ends (makespan {})",
+                                     options.svg_window, schedule_number(study.makespan)));
+      }
+      svg.window_start = window->first;
+      svg.window_end = std::min(window->second, study.makespan);
+    }
+    write_output_file(options.svg,
+                      timeline_svg(study.schedule, study.lowered, study.timeline, svg), "--svg");
   }
   if (!options.trace.empty()) {
     std::vector<std::string> names;
     for (int32_t r = 0; r < input.stages; ++r) names.push_back(schedule_stage_name(study.schedule, r));
     // One input time unit is drawn as one microsecond.
-    write_file(options.trace, chrome_trace_json(study.lowered, study.timeline, names, 1.0),
-               "--trace");
+    write_output_file(options.trace, chrome_trace_json(study.lowered, study.timeline, names, 1.0),
+                      "--trace");
   }
   if (options.json) {
     for (const std::string& warning : warnings) fmt::print(stderr, "ppsim: warning: {}\n", warning);
@@ -140,8 +156,11 @@ void add_schedule_command(CLI::App& app, int& exit_code) {
                       "Activation memory limit per stage (same unit); exceeding it is reported");
   command->add_flag("--json", options->json, "Print JSON (fields in docs/schedule.md)");
   command->add_option("--svg", options->svg, "Write the pipeline timeline as SVG to FILE");
+  command->add_option("--svg-window", options->svg_window,
+                      "Draw only START:END of the timeline in --svg (input time units)");
   command->add_option("--trace", options->trace,
                       "Write a Chrome trace (Perfetto) to FILE; 1 time unit = 1 us");
+  add_work_budget_options(command, options->budget);
   command->footer(
       "Examples:\n"
       "  ppsim schedule --stages 4 --microbatches 8 --schedule zb-h1 --tf 1 --tb 1 --tw 1\n"

@@ -37,6 +37,18 @@ ppsim_install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
+# The sanitizer and fuzzing path only (.ci/run's second stage, tools/fuzz): clang and its
+# runtime libraries (ASan, UBSan, libFuzzer). The default build never needs them.
+ppsim_install_sanitizer_packages() {
+  local saved=("${ppsim_required_packages[@]}")
+  ppsim_required_packages=(
+    "/usr/bin/clang++:clang"
+    "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-$(uname -m).a:libclang-rt-14-dev"
+  )
+  ppsim_install_missing
+  ppsim_required_packages=("${saved[@]}")
+}
+
 ppsim_setup() {
   local root="$1"
   ppsim_install_missing

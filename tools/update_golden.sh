@@ -7,7 +7,8 @@
 # Sections:
 # - launcher exports (tests/export/launcher_config_test.cc): for every line of
 #   tests/golden/export/cases.txt, `ppsim export` in each format to
-#   tests/golden/export/NAME_{megatron.sh,deepspeed.json,torchtitan.toml}.
+#   tests/golden/export/NAME_{megatron.sh,deepspeed.json,torchtitan.toml}, for the formats the
+#   line lists (default all three).
 # - CLI reports (tests/tools/cli_golden_test.cc): for every line NAME ARGS... of
 #   tests/golden/cli/cases.txt, the stdout of `ppsim ARGS...` to tests/golden/cli/NAME.out.
 set -euo pipefail
@@ -21,14 +22,15 @@ fi
 
 export_dir=tests/golden/export
 declare -A extension=([megatron]=sh [deepspeed]=json [torchtitan]=toml)
-while read -r name model cluster plan extra; do
+while read -r name model cluster plan formats extra; do
   [[ -z "$name" || "$name" == \#* ]] && continue
+  formats=${formats:-megatron,deepspeed,torchtitan}
   if [[ -z "$plan" || -n "${extra:-}" ]]; then
-    echo "update_golden.sh: $export_dir/cases.txt: expected NAME MODEL CLUSTER PLAN, got '$name $model $cluster $plan ${extra:-}'" >&2
+    echo "update_golden.sh: $export_dir/cases.txt: expected NAME MODEL CLUSTER PLAN [FORMATS], got '$name $model $cluster $plan ${formats:-} ${extra:-}'" >&2
     exit 2
   fi
   declare -A runtime=([megatron]=megatron-core [deepspeed]=deepspeed [torchtitan]=torchtitan)
-  for format in megatron deepspeed torchtitan; do
+  for format in ${formats//,/ }; do
     out="$export_dir/${name}_${format}.${extension[$format]}"
     # Each file is written for its own runtime (launcher_runtime_problem).
     "$ppsim" export --model "$model" --cluster "$cluster" --plan "$plan,runtime=${runtime[$format]}" --format "$format" \

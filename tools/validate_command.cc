@@ -140,11 +140,13 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                     "a plan bigger than this machine; sends and collectives are not measured");
   command->footer(
       "Examples:\n"
-      "  ppsim profile --backend cpu --quick --out cpu.json\n"
-      "  ppsim validate --backend cpu --profile cpu.json --model tests/data/validate/tiny_llama.json"
-      " --cluster dgx-h100-1 --plan pp=2,mbs=1,gbs=4,schedule=1f1b\n"
+      "  ppsim profile --backend cpu --quick -n 15 --model tests/data/validate/small_llama.json "
+      "--plan pp=2,mbs=1,gbs=8 --out cpu.json\n"
+      "  ppsim validate --backend cpu --profile cpu.json --model tests/data/validate/small_llama.json"
+      " --cluster dgx-h100-1 --plan pp=2,mbs=1,gbs=8,schedule=1f1b   # exits 0, or 4 when a busy "
+      "machine's timings stray past --tolerance\n"
       "  ppsim validate --backend cuda --model llama3-8b --cluster dgx-h100-1 "
-      "--plan pp=4,mbs=1,gbs=16,schedule=zb-h1 --fold\n"
+      "--plan pp=4,mbs=1,gbs=16,schedule=zb-h1 --fold   # needs a CUDA GPU\n"
       "Exit status: 0 within tolerance, 2 bad input, 4 error over --tolerance, 5 no device for "
       "the backend (nothing run), 6 the run failed (out of memory, a peer timed out).");
   command->callback([options, &exit_code] { exit_code = run_validate(*options); });

@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "simulator/planner/thread_pool.h"
+#include "simulator/engine/thread_pool.h"
 #include "simulator/spec/error.h"
 
 namespace ppsim {

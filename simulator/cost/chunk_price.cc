@@ -36,6 +36,7 @@ ChunkPricer::ChunkPricer(const ModelSpec& model, const Plan& plan,
   ParameterCounts counts = count_parameters(model);
   embedding_parameters_ = counts.embedding + counts.position_embedding;
   head_parameters_ = counts.output_layer > 0 ? counts.output_layer : counts.embedding;
+  mtp_parameters_ = counts.mtp;
 }
 
 int64_t ChunkPricer::dp_ranks_per_node(const NodeGroup& group) const {
@@ -232,7 +233,7 @@ double ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool first_c
       // MTP layers live on the last stage: routed experts split like the others.
       LayerParameters last = layer_parameters(model_, model_.num_layers - 1);
       const double routed = last.mlp - last.shared_experts;
-      const double dense = count_parameters(model_).mtp / model_.mtp_layers - routed;
+      const double dense = mtp_parameters_ / model_.mtp_layers - routed;
       parameters += model_.mtp_layers *
                     (dense / plan_.tp + routed / static_cast<double>(plan_.ep * plan_.expert_tp()));
     }
@@ -317,17 +318,7 @@ void ChunkPricer::add_mtp_layers(const CostModel& costs, const NodeGroup& group,
   CommCounts tp_comm;
   const TensorParallelPrice tp = tensor_parallel(group, tp_comm);
   const LayerPrice mtp = layer(costs, group, tp, model_.num_layers - 1);
-  OpList projection;
-  Op proj;
-  proj.name = "mtp_projection";
-  proj.op_class = OpClass::kGemm;
-  proj.precision = plan_.precision;
-  const double h = static_cast<double>(model_.hidden_size) / static_cast<double>(plan_.tp);
-  proj.gemm = GemmShape{tokens_, h, 2.0 * model_.hidden_size, 1};
-  proj.flops_fwd = proj.flops_b = proj.flops_w = 2.0 * tokens_ * h * 2.0 * model_.hidden_size;
-  proj.kernels_fwd = proj.kernels_b = proj.kernels_w = 1;
-  projection.push_back(proj);
-  const LayerCost extra = costs.cost(projection);
+  const LayerCost extra = costs.cost(mtp_projection_ops(model_, shape_));
   for (int64_t i = 0; i < model_.mtp_layers; ++i) {
     price.forward += mtp.compute.fwd + mtp.forward_comm + mtp.host_wait_fwd + extra.fwd + head.fwd;
     price.backward_input += mtp.compute.recompute + mtp.compute.b + mtp.backward_comm +

@@ -195,6 +195,7 @@ class ChunkPricer {
   double tokens_;                // Per microbatch per context-parallel rank.
   double embedding_parameters_;  // Token (and learned position) embedding, whole.
   double head_parameters_;       // Output layer, or the tied embedding on the last chunk.
+  double mtp_parameters_;        // All multi-token-prediction layers (model_stats), whole.
 };
 
 }  // namespace ppsim

@@ -225,7 +225,7 @@ std::array<RuntimeOverheads, kRuntimeCount> EfficiencyTable::shipped_runtime_ove
   for (Runtime runtime : all_runtimes()) {
     overheads[static_cast<size_t>(runtime)] = runtime_traits(runtime).overheads;
   }
-  // `ppsim accuracy --runs ../shared/data/public-runs.csv --fit` (docs/accuracy.md) for the
+  // `ppsim accuracy --runs configs/accuracy/public-runs.csv --fit` (docs/accuracy.md) for the
   // runtimes with published rows; megatron-core and deepspeed have none and keep runtime.h's
   // priors. Kernel gap, per-microbatch dispatch, per-step host time, seconds.
   overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {4.365e-6, 3.272e-4, 0.08176};

@@ -73,7 +73,7 @@ enum class CostSource {
 // `runtimes` below, indexed by Runtime (spec/runtime.h).
 //
 // Calibration (docs/accuracy.md): the constants marked "fitted" come from `ppsim accuracy
-// --fit` on ../shared/data/public-runs.csv, which minimises the mean over sources of each
+// --fit` on configs/accuracy/public-runs.csv, which minimises the mean over sources of each
 // source's MAPE (sources weighted equally, not rows) by coordinate descent inside the bounds
 // below; `ppsim accuracy` reports how well that procedure predicts a source it did not see
 // (leave one source out). Nothing is per row or per source.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "simulator/engine/event_queue.h"
@@ -13,13 +14,17 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// An active transfer's bytes in flight.
+// An active transfer's bytes in flight (a slot of Simulation::flows_, reused once it drains).
 struct Flow {
-  TaskId task;
-  double remaining;  // Bytes still to move.
-  double rate;       // Current bytes/s.
-  double cap;        // Route's rate cap, or infinity.
-  RouteId route;
+  TaskId task = -1;        // -1: the slot is free.
+  RouteId route = -1;
+  double remaining = 0;    // Bytes still to move at time `since`.
+  double rate = 0;         // Bytes/s since `since`.
+  double cap = kInfinity;  // Route's rate cap.
+  double since = 0;        // When `remaining` was last brought up to date.
+  uint32_t version = 0;    // Bumped whenever the rate changes; its kFlowEnd event carries it.
+  uint32_t seen = 0;       // Component search mark (Simulation::epoch_).
+  bool frozen = false;     // Progressive filling: the rate is final.
 };
 
 class Simulation {
@@ -51,21 +56,53 @@ class Simulation {
       if (graph.stream_predecessor(id) >= 0) successors_[fill[graph.stream_predecessor(id)]++] = id;
     }
     for (const auto& [before, after] : graph.dependencies()) successors_[fill[before]++] = after;
-    // Collective groups.
-    group_size_.assign(graph.num_groups(), 0);
-    group_arrived_.assign(graph.num_groups(), 0);
-    group_pending_.assign(graph.num_groups(), 0);
-    group_members_.resize(graph.num_groups());
+    // Per task, what begin() needs without touching the graph's larger records: its device and,
+    // for a compute task, its duration at its stream's speed.
+    device_.resize(n);
+    duration_.resize(n);
     for (TaskId id = 0; id < n; ++id) {
-      int32_t group = graph.task(id).group;
-      if (group >= 0) {
-        ++group_size_[group];
-        group_members_[group].push_back(id);
+      const Task& task = graph.task(id);
+      const Stream& stream = graph.stream(task.stream);
+      device_[id] = stream.device;
+      duration_[id] = task.kind == TaskKind::kCompute ? task.work / stream.speed : task.latency;
+    }
+    // Collective groups, members in CSR form.
+    int32_t groups = graph.num_groups();
+    group_size_.assign(groups, 0);
+    group_arrived_.assign(groups, 0);
+    group_pending_.assign(groups, 0);
+    group_offset_.assign(groups + 1, 0);
+    for (TaskId id = 0; id < n; ++id) {
+      if (graph.task(id).group >= 0) ++group_offset_[graph.task(id).group + 1];
+    }
+    for (int32_t g = 0; g < groups; ++g) {
+      group_size_[g] = group_offset_[g + 1];
+      group_offset_[g + 1] += group_offset_[g];
+    }
+    group_members_.resize(group_offset_[groups]);
+    std::vector<int32_t> group_fill(group_offset_.begin(), group_offset_.end() - 1);
+    for (TaskId id = 0; id < n; ++id) {
+      if (graph.task(id).group >= 0) group_members_[group_fill[graph.task(id).group]++] = id;
+    }
+    // Routes flattened: links and weights side by side, in CSR form.
+    route_offset_.assign(graph.num_routes() + 1, 0);
+    for (RouteId r = 0; r < graph.num_routes(); ++r) {
+      const Route& route = graph.route(r);
+      route_offset_[r + 1] = route_offset_[r] + static_cast<int32_t>(route.links.size());
+      for (size_t j = 0; j < route.links.size(); ++j) {
+        route_link_.push_back(route.links[j]);
+        route_weight_.push_back(route.weights.empty() ? 1.0 : route.weights[j]);
       }
     }
-    link_residual_.assign(graph.links().size(), 0.0);
-    link_unfrozen_.assign(graph.links().size(), 0.0);
-    link_flows_.assign(graph.links().size(), 0);
+    size_t links = graph.links().size();
+    link_capacity_.resize(links);
+    for (size_t l = 0; l < links; ++l) link_capacity_[l] = graph.links()[l].capacity;
+    link_residual_.assign(links, 0.0);
+    link_unfrozen_.assign(links, 0.0);
+    link_unfrozen_flows_.assign(links, 0);
+    link_seen_.assign(links, 0);
+    link_dirty_.assign(links, 0);
+    link_flows_.resize(links);
     queue_.reserve(static_cast<size_t>(n) + 64);
   }
 
@@ -73,15 +110,24 @@ class Simulation {
     for (TaskId id = 0; id < graph_.num_tasks(); ++id) {
       if (waiting_[id] == 0) ready(id);
     }
-    while (!queue_.empty()) {
+    for (;;) {
+      // Rates change once per instant: after every event at `now_` has been handled.
+      if ((!dirty_links_.empty() || !dirty_flows_.empty()) &&
+          (queue_.empty() || queue_.top_time() > now_)) {
+        reschedule_flows();
+      }
+      if (queue_.empty()) break;
       Event event = queue_.pop();
       ++timeline_.events;
+      PPSIM_CHECK(std::isfinite(event.time), "an event at a non-finite simulated time");
       now_ = event.time;
       switch (event.type) {
         case EventType::kTaskEnd: finish(event.id); break;
         case EventType::kFlowStart: start_flow(event.id); break;
-        case EventType::kFlowCheck:
-          if (event.version == flow_version_) drain_flows();
+        case EventType::kFlowEnd:
+          if (flows_[event.id].task >= 0 && flows_[event.id].version == event.version) {
+            end_flow(event.id);
+          }
           break;
       }
     }
@@ -112,22 +158,24 @@ class Simulation {
       return;
     }
     if (++group_arrived_[group] == group_size_[group]) {
-      for (TaskId member : group_members_[group]) begin(member);
+      for (int32_t i = group_offset_[group]; i < group_offset_[group + 1]; ++i) {
+        begin(group_members_[i]);
+      }
     }
   }
 
   void begin(TaskId id) {
     const Task& task = graph_.task(id);
     timeline_.start[id] = now_;
-    int32_t device = graph_.stream(task.stream).device;
+    int32_t device = device_[id];
     memory_[device] += task.alloc_bytes;
     timeline_.peak_memory[device] = std::max(timeline_.peak_memory[device], memory_[device]);
     if (task.kind == TaskKind::kCompute) {
-      queue_.push(now_ + task.work / graph_.stream(task.stream).speed, EventType::kTaskEnd, id);
+      queue_.push(now_ + duration_[id], EventType::kTaskEnd, id);
     } else {
       // A transfer: latency first, then (if it has bytes) a flow; a group ends with its last.
       if (task.group >= 0) ++group_pending_[task.group];
-      queue_.push(now_ + task.latency, EventType::kFlowStart, id);
+      queue_.push(now_ + duration_[id], EventType::kFlowStart, id);
     }
   }
 
@@ -136,7 +184,9 @@ class Simulation {
     const Task& task = graph_.task(id);
     if (task.kind == TaskKind::kTransfer && task.group >= 0) {
       if (--group_pending_[task.group] > 0) return;
-      for (TaskId member : group_members_[task.group]) end(member);
+      for (int32_t i = group_offset_[task.group]; i < group_offset_[task.group + 1]; ++i) {
+        end(group_members_[i]);
+      }
       return;
     }
     end(id);
@@ -146,7 +196,7 @@ class Simulation {
     const Task& task = graph_.task(id);
     timeline_.end[id] = now_;
     timeline_.makespan = std::max(timeline_.makespan, now_);
-    memory_[graph_.stream(task.stream).device] -= task.free_bytes;
+    memory_[device_[id]] -= task.free_bytes;
     waiting_[id] = -1;
     ++ended_count_;
     for (int32_t i = successor_offset_[id]; i < successor_offset_[id + 1]; ++i) {
@@ -161,95 +211,174 @@ class Simulation {
       finish(id);
       return;
     }
-    settle_flows();
     const Route& route = graph_.route(task.route);
     double cap = route.rate_cap > 0 ? route.rate_cap : kInfinity;
     PPSIM_CHECK(!route.links.empty() || cap < kInfinity, "a transfer route needs links or a cap");
-    flows_.push_back(Flow{id, task.work, 0.0, cap, task.route});
-    reschedule_flows();
-  }
-
-  // Moves every active flow forward to now_ at its current rate.
-  void settle_flows() {
-    double elapsed = now_ - flows_time_;
-    if (elapsed > 0) {
-      for (Flow& flow : flows_) flow.remaining -= flow.rate * elapsed;
+    int32_t slot;
+    if (free_flows_.empty()) {
+      slot = static_cast<int32_t>(flows_.size());
+      flows_.emplace_back();
+    } else {
+      slot = free_flows_.back();
+      free_flows_.pop_back();
     }
-    flows_time_ = now_;
-  }
-
-  void drain_flows() {
-    settle_flows();
-    std::vector<TaskId> done;
-    auto finished = [](const Flow& flow) { return flow.remaining <= 1e-9 * std::max(1.0, flow.rate); };
-    for (const Flow& flow : flows_) {
-      if (finished(flow)) done.push_back(flow.task);
+    Flow& flow = flows_[slot];
+    flow.task = id;
+    flow.route = task.route;
+    flow.remaining = task.work;
+    flow.rate = 0;
+    flow.cap = cap;
+    flow.since = now_;
+    ++flow.version;  // Invalidates any kFlowEnd left from the slot's previous flow.
+    for (int32_t j = route_offset_[task.route]; j < route_offset_[task.route + 1]; ++j) {
+      link_flows_[route_link_[j]].push_back(slot);
     }
-    flows_.erase(std::remove_if(flows_.begin(), flows_.end(), finished), flows_.end());
-    reschedule_flows();
-    for (TaskId id : done) finish(id);
+    dirty_flows_.push_back(slot);
   }
 
-  // Max-min fair rates by progressive filling, then the next completion check.
+  void end_flow(int32_t slot) {
+    Flow& flow = flows_[slot];
+    TaskId task = flow.task;
+    for (int32_t j = route_offset_[flow.route]; j < route_offset_[flow.route + 1]; ++j) {
+      LinkId link = route_link_[j];
+      std::vector<int32_t>& on_link = link_flows_[link];
+      on_link.erase(std::find(on_link.begin(), on_link.end(), slot));
+      mark_dirty(link);
+    }
+    flow.task = -1;
+    free_flows_.push_back(slot);
+    finish(task);
+  }
+
+  void mark_dirty(LinkId link) {
+    if (link_dirty_[link]) return;
+    link_dirty_[link] = 1;
+    dirty_links_.push_back(link);
+  }
+
+  // Recomputes the rates of every flow connected (through shared links) to a flow that started
+  // or ended at now_: each connected component on its own, by progressive filling. Components
+  // nothing touched keep their rates and their scheduled ends.
   void reschedule_flows() {
-    ++flow_version_;
-    if (flows_.empty()) return;
-    const std::vector<Link>& links = graph_.links();
-    touched_links_.clear();
-    for (Flow& flow : flows_) {
-      flow.rate = 0;
-      const Route& route = graph_.route(flow.route);
-      for (size_t j = 0; j < route.links.size(); ++j) {
-        LinkId link = route.links[j];
-        if (link_flows_[link] == 0) {
-          touched_links_.push_back(link);
-          link_residual_[link] = links[link].capacity;
-          link_unfrozen_[link] = 0;
+    ++epoch_;
+    for (int32_t slot : dirty_flows_) {
+      if (flows_[slot].task >= 0 && flows_[slot].seen != epoch_) fill_component(slot, -1);
+    }
+    for (LinkId link : dirty_links_) {
+      link_dirty_[link] = 0;
+      if (link_seen_[link] != epoch_ && !link_flows_[link].empty()) fill_component(-1, link);
+    }
+    dirty_flows_.clear();
+    dirty_links_.clear();
+  }
+
+  // Collects the component reached from flow `slot` (or from link `link`) into component_flows_
+  // and component_links_, then gives its flows max-min fair rates.
+  void fill_component(int32_t slot, LinkId link) {
+    component_flows_.clear();
+    component_links_.clear();
+    auto visit_flow = [this](int32_t f) {
+      if (flows_[f].seen == epoch_) return;
+      flows_[f].seen = epoch_;
+      component_flows_.push_back(f);
+    };
+    auto visit_link = [this](LinkId l) {
+      if (link_seen_[l] == epoch_) return;
+      link_seen_[l] = epoch_;
+      component_links_.push_back(l);
+    };
+    if (slot >= 0) visit_flow(slot);
+    if (link >= 0) visit_link(link);
+    // Breadth first over flows and links alternately, until neither list grows.
+    size_t next_flow = 0, next_link = 0;
+    while (next_flow < component_flows_.size() || next_link < component_links_.size()) {
+      for (; next_flow < component_flows_.size(); ++next_flow) {
+        RouteId route = flows_[component_flows_[next_flow]].route;
+        for (int32_t j = route_offset_[route]; j < route_offset_[route + 1]; ++j) {
+          visit_link(route_link_[j]);
         }
-        ++link_flows_[link];
-        link_unfrozen_[link] += route.weights.empty() ? 1.0 : route.weights[j];
+      }
+      for (; next_link < component_links_.size(); ++next_link) {
+        for (int32_t f : link_flows_[component_links_[next_link]]) visit_flow(f);
       }
     }
-    frozen_.assign(flows_.size(), 0);
-    size_t unfrozen = flows_.size();
+    // Bring every flow's bytes up to now_ at its old rate, then fill.
+    for (int32_t f : component_flows_) {
+      Flow& flow = flows_[f];
+      if (now_ > flow.since) flow.remaining -= flow.rate * (now_ - flow.since);
+      flow.since = now_;
+      old_rate_.push_back(flow.rate);
+      flow.rate = 0;
+      flow.frozen = false;
+    }
+    for (LinkId l : component_links_) {
+      link_residual_[l] = link_capacity_[l];
+      link_unfrozen_[l] = 0;
+      link_unfrozen_flows_[l] = 0;
+    }
+    for (int32_t f : component_flows_) {
+      RouteId route = flows_[f].route;
+      for (int32_t j = route_offset_[route]; j < route_offset_[route + 1]; ++j) {
+        link_unfrozen_[route_link_[j]] += route_weight_[j];
+        ++link_unfrozen_flows_[route_link_[j]];
+      }
+    }
+    // Progressive filling: raise every unfrozen flow by the largest common step that saturates
+    // no link (a link's residual shared by its unfrozen flows' weights) and no cap; freeze the
+    // flows that cross a saturated link or reached their cap; repeat. A link's residual drops by
+    // step x (sum of its unfrozen weights), so twin flows that stand for k identical ones (a
+    // weight of k) load it exactly as the k flows would.
+    size_t unfrozen = component_flows_.size();
     while (unfrozen > 0) {
       double delta = kInfinity;
-      for (LinkId link : touched_links_) {
-        if (link_flows_[link] > 0) delta = std::min(delta, link_residual_[link] / link_unfrozen_[link]);
+      for (LinkId l : component_links_) {
+        if (link_unfrozen_flows_[l] > 0) delta = std::min(delta, link_residual_[l] / link_unfrozen_[l]);
       }
-      for (size_t i = 0; i < flows_.size(); ++i) {
-        if (!frozen_[i]) delta = std::min(delta, flows_[i].cap - flows_[i].rate);
+      for (int32_t f : component_flows_) {
+        if (!flows_[f].frozen) delta = std::min(delta, flows_[f].cap - flows_[f].rate);
       }
       PPSIM_CHECK(delta < kInfinity);
-      for (size_t i = 0; i < flows_.size(); ++i) {
-        if (frozen_[i]) continue;
-        flows_[i].rate += delta;
-        const Route& route = graph_.route(flows_[i].route);
-        for (size_t j = 0; j < route.links.size(); ++j) {
-          link_residual_[route.links[j]] -= delta * (route.weights.empty() ? 1.0 : route.weights[j]);
+      for (int32_t f : component_flows_) {
+        if (!flows_[f].frozen) flows_[f].rate += delta;
+      }
+      for (LinkId l : component_links_) {
+        if (link_unfrozen_flows_[l] > 0) link_residual_[l] -= delta * link_unfrozen_[l];
+      }
+      for (int32_t f : component_flows_) {
+        Flow& flow = flows_[f];
+        if (flow.frozen) continue;
+        bool saturated = flow.cap < kInfinity && flow.cap - flow.rate <= 1e-12 * flow.cap;
+        for (int32_t j = route_offset_[flow.route]; !saturated && j < route_offset_[flow.route + 1];
+             ++j) {
+          LinkId l = route_link_[j];
+          saturated = link_residual_[l] <= 1e-12 * link_capacity_[l];
+        }
+        if (saturated) frozen_now_.push_back(f);
+      }
+      for (int32_t f : frozen_now_) {
+        Flow& flow = flows_[f];
+        flow.frozen = true;
+        --unfrozen;
+        for (int32_t j = route_offset_[flow.route]; j < route_offset_[flow.route + 1]; ++j) {
+          link_unfrozen_[route_link_[j]] -= route_weight_[j];
+          --link_unfrozen_flows_[route_link_[j]];
         }
       }
-      for (size_t i = 0; i < flows_.size(); ++i) {
-        if (frozen_[i]) continue;
-        const Route& route = graph_.route(flows_[i].route);
-        bool saturated = flows_[i].cap < kInfinity &&
-                         flows_[i].cap - flows_[i].rate <= 1e-12 * flows_[i].cap;
-        for (LinkId link : route.links) {
-          saturated = saturated || link_residual_[link] <= 1e-12 * links[link].capacity;
-        }
-        if (saturated) {
-          frozen_[i] = 1;
-          --unfrozen;
-          for (size_t j = 0; j < route.links.size(); ++j) {
-            --link_flows_[route.links[j]];
-            link_unfrozen_[route.links[j]] -= route.weights.empty() ? 1.0 : route.weights[j];
-          }
-        }
-      }
+      frozen_now_.clear();
     }
-    double next = kInfinity;
-    for (const Flow& flow : flows_) next = std::min(next, now_ + flow.remaining / flow.rate);
-    queue_.push(next, EventType::kFlowCheck, 0, flow_version_);
+    // A flow whose rate is unchanged keeps its scheduled end; the others get a new one.
+    for (size_t i = 0; i < component_flows_.size(); ++i) {
+      int32_t f = component_flows_[i];
+      Flow& flow = flows_[f];
+      if (flow.rate == old_rate_[i]) continue;
+      ++flow.version;
+      const double end = now_ + flow.remaining / flow.rate;
+      // Guard: a flow ends in the finite future (or now), so simulated time always moves on.
+      PPSIM_CHECK(std::isfinite(end) && end >= now_,
+                  fmt::format("flow end at t={} s from now {} s", end, now_));
+      queue_.push(end, EventType::kFlowEnd, f, flow.version);
+    }
+    old_rate_.clear();
   }
 
   const TaskGraph& graph_;
@@ -260,17 +389,31 @@ class Simulation {
   std::vector<int32_t> waiting_;  // Unended predecessors; -1 once the task has ended.
   std::vector<int32_t> successor_offset_;
   std::vector<TaskId> successors_;
+  std::vector<int32_t> device_;    // Per task: its stream's device.
+  std::vector<double> duration_;   // Per task: compute seconds at its speed, or latency.
   std::vector<double> memory_;
   std::vector<int32_t> group_size_, group_arrived_, group_pending_;
-  std::vector<std::vector<TaskId>> group_members_;
+  std::vector<int32_t> group_offset_;  // Per group: its members in group_members_ (CSR).
+  std::vector<TaskId> group_members_;
+  std::vector<int32_t> route_offset_;  // Per route: its links in route_link_ (CSR).
+  std::vector<LinkId> route_link_;
+  std::vector<double> route_weight_;
   std::vector<Flow> flows_;
-  double flows_time_ = 0;
-  uint32_t flow_version_ = 0;
+  std::vector<int32_t> free_flows_;
+  std::vector<std::vector<int32_t>> link_flows_;  // Per link: the active flows crossing it.
+  std::vector<double> link_capacity_;
   std::vector<double> link_residual_;
-  std::vector<double> link_unfrozen_;  // Sum of unfrozen flows' weights on each link.
-  std::vector<int32_t> link_flows_;     // Unfrozen flows on each link (marks touched links).
-  std::vector<LinkId> touched_links_;
-  std::vector<uint8_t> frozen_;
+  std::vector<double> link_unfrozen_;        // Sum of unfrozen flows' weights on each link.
+  std::vector<int32_t> link_unfrozen_flows_;  // Unfrozen flows on each link.
+  std::vector<uint32_t> link_seen_;
+  std::vector<uint8_t> link_dirty_;
+  std::vector<LinkId> dirty_links_;    // Links whose flow set changed at now_.
+  std::vector<int32_t> dirty_flows_;   // Flows that started at now_.
+  uint32_t epoch_ = 0;                 // Component search pass.
+  std::vector<int32_t> component_flows_;
+  std::vector<LinkId> component_links_;
+  std::vector<double> old_rate_;
+  std::vector<int32_t> frozen_now_;
 };
 
 }  // namespace

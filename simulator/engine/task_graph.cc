@@ -31,6 +31,11 @@ RouteId TaskGraph::add_route(std::vector<LinkId> links, double rate_cap,
   return static_cast<RouteId>(routes_.size() - 1);
 }
 
+void TaskGraph::reserve_tasks(int64_t tasks) {
+  tasks_.reserve(static_cast<size_t>(tasks));
+  stream_predecessor_.reserve(static_cast<size_t>(tasks));
+}
+
 TaskId TaskGraph::add_task(const Task& task) {
   PPSIM_CHECK(task.stream >= 0 && task.stream < num_streams());
   PPSIM_CHECK(task.group < num_groups_);

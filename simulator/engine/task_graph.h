@@ -77,6 +77,9 @@ class TaskGraph {
   // REQUIRES: weights empty or one per link, each >= 1.
   RouteId add_route(std::vector<LinkId> links, double rate_cap = 0,
                     std::vector<double> weights = {});
+  // Room for `tasks` tasks in all, so a graph built to a known size grows without copies.
+  void reserve_tasks(int64_t tasks);
+  int64_t reserved_tasks() const { return static_cast<int64_t>(tasks_.capacity()); }
   // A new collective group id for add_task's Task::group.
   int32_t new_group() { return num_groups_++; }
   // REQUIRES: task.stream, task.route and task.group refer to existing objects.

@@ -18,41 +18,11 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
   const int64_t microbatches = launcher_microbatches(plan);
   std::vector<std::string> notes;  // What the training script sets, in DeepSpeed's own API.
 
-  // ZeRO stage: DeepSpeed's pipeline engine asserts stage < 2 (runtime/pipe/engine.py), and
-  // optimizer offload needs ZeRO.
-  int zero_stage = plan.zero_stage;
-  if (plan.pp > 1 && zero_stage >= 2) {
-    warnings.push_back(fmt::format(
-        "DeepSpeed's pipeline engine rejects ZeRO-2 and ZeRO-3 (runtime/pipe/engine.py asserts "
-        "stage < 2); the config uses stage 1 instead of the plan's {}, so gradients{} stay "
-        "replicated",
-        zero_stage, zero_stage == 3 ? " and parameters" : ""));
-    zero_stage = 1;
-  }
-  if (plan.offload_optimizer && zero_stage == 0) {
-    warnings.push_back(
-        "DeepSpeed offloads the optimizer only under ZeRO (offload_optimizer is a "
-        "zero_optimization key); the config uses stage 1 instead of the plan's 0, which also "
-        "shards optimizer states over dp");
-    zero_stage = 1;
-  }
+  // Plans DeepSpeed cannot run are refused before (runtime_plan_problem: ZeRO-2/3 with a
+  // pipeline, offload without ZeRO or partial below ZeRO-3, cp > 1, other schedules, uneven
+  // stages, etp other than 1 or tp, moe_a2a_overlap), so what is written here is the plan.
+  const int zero_stage = plan.zero_stage;
   if (plan.pp > 1) {
-    const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
-    if (!schedule_traits(plan.schedule).deepspeed_native) {
-      warnings.push_back(fmt::format(
-          "DeepSpeed's pipeline engine has one schedule, its 1F1B TrainSchedule with one stage "
-          "per rank; the plan's {}{} cannot be selected",
-          schedule_name(plan.schedule),
-          chunks > 1 ? fmt::format(" ({} chunks per rank)", chunks) : ""));
-    }
-    std::vector<int64_t> layers = stage_layer_counts(plan, model);
-    if (!all_equal(layers)) {
-      warnings.push_back(fmt::format(
-          "PipelineModule cannot take per-stage layer counts (partition_method is 'parameters', "
-          "'uniform' or 'type:REGEX'); the plan's split {} must come from a custom partition in "
-          "the model code",
-          join_ints(layers, ":")));
-    }
     notes.push_back(
         fmt::format("pipeline parallel {}: deepspeed.pipe.PipelineModule(layers, "
                     "topology=PipeModelDataParallelTopology(num_pp={}, num_mp={}, num_dp={}), "
@@ -85,13 +55,6 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
       args += fmt::format(", capacity_factor={:g}, drop_tokens=True", model.moe->capacity_factor);
     }
     if (plan.tp > 1 && etp == plan.tp) args += ", enable_expert_tensor_parallelism=True";
-    if (etp != 1 && etp != plan.tp) {
-      warnings.push_back(fmt::format(
-          "DeepSpeed's MoE splits experts over the whole tensor-parallel group or not at all "
-          "(enable_expert_tensor_parallelism); the plan's expert tensor parallel degree {} "
-          "(tp {}) cannot be set, and the note keeps experts unsplit",
-          etp, plan.tp));
-    }
     notes.push_back(
         fmt::format("expert parallel {}: deepspeed.moe.layer.MoE({}){}", plan.ep, args,
                     model.moe->num_shared_experts > 0
@@ -100,18 +63,6 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
                                       model.moe->shared_width(), model.moe->num_shared_experts,
                                       model.moe->num_shared_experts == 1 ? "" : "s")
                         : ""));
-    if (plan.moe_a2a_overlap) {
-      warnings.push_back(
-          "DeepSpeed's MoE has no setting that overlaps its all-to-alls with compute; the plan's "
-          "moe_a2a_overlap cannot be set, so the all-to-alls are exposed");
-    }
-  }
-  if (plan.cp > 1) {
-    warnings.push_back(fmt::format(
-        "DeepSpeed has no ring context parallelism; cp={} must come from the model code, or use "
-        "DeepSpeed-Ulysses (all-to-all over attention heads, set up through the mpu), which "
-        "communicates differently from what ppsim simulated",
-        plan.cp));
   }
   if (plan.recompute == Recompute::kSelective) {
     warnings.push_back(
@@ -129,14 +80,13 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
         "must come from Transformer Engine layers in the model code");
   }
 
-  nlohmann::ordered_json comment = nlohmann::ordered_json::array();
-  comment.push_back(
-      "DeepSpeed config written by `ppsim export --format deepspeed`; DeepSpeed "
-      "ignores this key.");
-  comment.push_back(fmt::format("model: {} ({})", model.name, model_summary(model)));
-  comment.push_back(fmt::format("cluster: {} ({})", cluster.name, cluster_summary(cluster)));
-  comment.push_back("plan: " + plan_to_inline(plan));
-  comment.push_back(
+  // DeepSpeed reads only its own keys, so the file holds nothing else; what the training
+  // script sets and how to launch it go to `notes` (printed on stderr by `ppsim export`).
+  std::vector<std::string>& out_notes = out.notes;
+  out_notes.push_back(fmt::format("model {} ({}); cluster {} ({}); plan {}", model.name,
+                                  model_summary(model), cluster.name, cluster_summary(cluster),
+                                  plan_to_inline(plan)));
+  out_notes.push_back(
       launch.nodes == 1
           ? fmt::format("launch: deepspeed --num_gpus {} train.py --deepspeed --deepspeed_config "
                         "{}",
@@ -146,15 +96,14 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
                         "'<host> slots={}')",
                         launch.nodes, launch.gpus_per_node,
                         launcher_file_name(LauncherFormat::kDeepSpeed), launch.gpus_per_node));
-  comment.push_back(fmt::format(
+  out_notes.push_back(fmt::format(
       "train_batch_size = train_micro_batch_size_per_gpu x gradient_accumulation_steps x "
-      "data-parallel size = {} x {} x {}",
-      plan.micro_batch_size, microbatches, plan.dp));
-  for (const std::string& note : notes) comment.push_back("set in the training script: " + note);
-  for (const std::string& warning : warnings) comment.push_back("WARNING: " + warning);
+      "data-parallel size = {} x {} x {} (DeepSpeed's data-parallel size = {} processes / "
+      "(pp {} x tp {}))",
+      plan.micro_batch_size, microbatches, plan.dp, launch.world, plan.pp, plan.tp));
+  for (const std::string& note : notes) out_notes.push_back("set in the training script: " + note);
 
   nlohmann::ordered_json json;
-  json["_ppsim_comment"] = comment;
   json["train_batch_size"] = plan.global_batch_size;
   json["train_micro_batch_size_per_gpu"] = plan.micro_batch_size;
   json["gradient_accumulation_steps"] = microbatches;

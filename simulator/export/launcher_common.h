@@ -26,7 +26,11 @@ std::string launcher_file_name(LauncherFormat format);
 struct LauncherOutput {
   std::string text;                   // The whole file, ending in a newline.
   std::vector<std::string> warnings;  // What the launcher cannot express, one sentence each,
-                                      // in a fixed order; also written as comments in `text`.
+                                      // in a fixed order; also written as comments in `text`
+                                      // (but for DeepSpeed's JSON, which takes no comments).
+  // What the file cannot hold: for DeepSpeed, the launch line, the batch arithmetic and what
+  // the training script sets (`ppsim export` prints them on stderr as "ppsim: note: ...").
+  std::vector<std::string> notes;
 };
 
 // Width of generated comment lines and wrapped arrays, in characters.

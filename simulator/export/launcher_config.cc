@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "simulator/spec/error.h"
+#include "simulator/spec/runtime_support.h"
 
 namespace ppsim {
 namespace {
@@ -56,6 +57,9 @@ LauncherOutput export_launcher(LauncherFormat format, const ModelSpec& model,
                                const ClusterSpec& cluster, const Plan& plan) {
   if (std::optional<std::string> problem = launcher_runtime_problem(format, plan.runtime)) {
     throw InputError("--plan", "/runtime", *problem);
+  }
+  if (std::optional<std::string> problem = runtime_plan_problem(plan, model)) {
+    throw InputError("--plan", "", *problem + "; the launcher file would not run this plan");
   }
   switch (format) {
     case LauncherFormat::kMegatron:

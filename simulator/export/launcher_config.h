@@ -6,18 +6,19 @@
 //               model shape, parallel sizes, layer split, batch, recompute, precision, optimizer
 //               sharding and overlap flags (Megatron-LM arguments.py; REFERENCE.md 1.1-1.4).
 // - deepspeed:  a DeepSpeed config JSON: batch sizes, gradient accumulation, ZeRO stage and
-//               offload, bf16/fp16, the "pipeline" block (REFERENCE.md 2). Parallel degrees that
-//               DeepSpeed takes in Python (PipelineModule, topology, MoE) are stated in the
-//               top-level "_ppsim_comment" array, which DeepSpeed ignores (it reads top-level
-//               keys one by one; only nested blocks reject unknown keys).
+//               offload, bf16/fp16, the "pipeline" block (REFERENCE.md 2), and no other key.
+//               Parallel degrees that DeepSpeed takes in Python (PipelineModule, topology, MoE)
+//               and the launch line are LauncherOutput::notes.
 // - torchtitan: a job-config TOML of the TOML era (torchtitan/config/job_config.py at
 //               e347b1e5e, REFERENCE.md 3.1), with the same settings as `--section.option`
 //               overrides for the later Python-config releases in a comment (REFERENCE.md 3.2).
 //
 // Invariants: output is deterministic (no time, no absolute path, fixed key order); every flag
-// and key is one the launcher accepts; whatever the launcher cannot state (a schedule it lacks,
-// a layer split it cannot give, a ZeRO stage it rejects) is in `warnings` and also written as a
-// comment in `text`, never dropped silently. The functions never throw for a valid plan.
+// and key is one the launcher accepts; a plan the runtime cannot run (a schedule it lacks, a
+// layer split it cannot give, a ZeRO or offload form it rejects: runtime_plan_problem,
+// spec/runtime.h) is refused, never written as something else; what the file runs but cannot
+// state exactly (a node order, a layer split left to model code) is in `warnings` and also a
+// comment in `text` where the format has comments.
 #pragma once
 
 #include <optional>
@@ -51,8 +52,9 @@ std::optional<std::string> launcher_runtime_problem(LauncherFormat format, Runti
 
 // REQUIRES: plan_problem(plan, model, cluster) is nullopt.
 // Dispatches on `format` to export_megatron, export_deepspeed or export_torchtitan (one file
-// each beside this one). Throws InputError (JSON path /runtime of the plan) when
-// launcher_runtime_problem says the plan's runtime does not match (source "--plan").
+// each beside this one). Throws InputError (source "--plan") when launcher_runtime_problem says
+// the plan's runtime does not match (JSON path /runtime), or when runtime_plan_problem says the
+// runtime cannot run the plan (the message names the feature).
 LauncherOutput export_launcher(LauncherFormat format, const ModelSpec& model,
                                const ClusterSpec& cluster, const Plan& plan);
 

@@ -64,35 +64,14 @@ std::string megatron_moe_layer_freq(const ModelSpec& model) {
   return "\"(" + pattern + ")\"";
 }
 
-// Pipeline schedule and layer split flags; `chunks` becomes the plan's vpp when Megatron has
-// the schedule, else 1 (1F1B) with a warning. Returns the virtual stages per rank the script runs.
-int64_t megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vector<Arg>& args,
-                               std::vector<std::string>& warnings) {
+// Pipeline schedule and layer split flags: 1F1B, or interleaved with the plan's vpp (the only
+// schedules Megatron-LM runs; runtime_plan_problem refuses the others before export). Returns
+// the virtual stages per rank the script runs.
+int64_t megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vector<Arg>& args) {
   if (plan.pp == 1) return 1;
-  const std::string name = schedule_name(plan.schedule);
-  int64_t chunks = 1;
-  const ScheduleTraits& traits = schedule_traits(plan.schedule);
-  if (traits.megatron_native) {
-    if (is_interleaved(plan.schedule)) chunks = plan.vpp;
-  } else if (is_v_shaped(plan.schedule)) {
-    warnings.push_back(fmt::format(
-        "Megatron-LM has no V-shaped schedule ({}: two chunks per rank, rank r holding stages r "
-        "and 2pp-1-r); the script runs its non-interleaved 1F1B schedule with the same layers "
-        "per rank, whose bubble is larger",
-        name));
-  } else if (traits.splits_backward) {
-    warnings.push_back(fmt::format(
-        "Megatron-LM has no zero-bubble schedule ({}: backward split into input-gradient and "
-        "delayed weight-gradient passes); the script runs its 1F1B schedule, whose bubble is "
-        "larger",
-        name));
-  } else {  // GPipe: all forwards, then all backwards.
-    warnings.push_back(fmt::format(
-        "Megatron-LM has no GPipe schedule (all forwards, then all backwards); the script runs "
-        "its 1F1B schedule, which has the same bubble but keeps at most pp = {} microbatches of "
-        "activations alive instead of all {}",
-        plan.pp, launcher_microbatches(plan)));
-  }
+  PPSIM_CHECK(schedule_traits(plan.schedule).megatron_native,
+              "runtime_plan_problem refuses schedules Megatron-LM lacks");
+  const int64_t chunks = is_interleaved(plan.schedule) ? plan.vpp : 1;
   // Megatron's even and first/last splits divide every stage's layers evenly over its chunks;
   // any other split (chunk_layout.h: the first layers % v chunks of a rank hold one more) needs
   // the explicit layout.
@@ -122,18 +101,6 @@ int64_t megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::ve
       {"--pipeline-model-parallel-layout",
        "\"" + megatron_layout(chunks > 1 ? layout.chunk_layers : layers, model.mtp_layers) + "\""});
   return chunks;
-}
-
-// Why Megatron-LM would reject --overlap-moe-expert-parallel-comm for this plan (the asserts
-// of TransformerConfig.__post_init__), or "" when it accepts it. `chunks`: virtual stages per
-// rank as the script runs them.
-std::string moe_overlap_problem(const ModelSpec& model, const Plan& plan, int64_t chunks) {
-  if (plan.pp > 1 && chunks == 1) {
-    return "with pp > 1 it needs virtual pipeline stages (an interleaved schedule with vpp > 1)";
-  }
-  if (plan.recompute == Recompute::kFull) return "it rejects full recompute";
-  if (model.mtp_layers > 1) return "it takes at most one MTP layer";
-  return "";
 }
 
 }  // namespace
@@ -193,10 +160,26 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   model_args.push_back({"--seq-length", std::to_string(seq)});
   model_args.push_back({"--max-position-embeddings", std::to_string(positions)});
   model_args.push_back({"--position-embedding-type", learned ? "learned_absolute" : "rope"});
-  if (model.activation == Activation::kSwiglu) model_args.push_back({"--swiglu", ""});
+  if (!learned) model_args.push_back({"--rotary-base", fmt::format("{:g}", model.rope_theta)});
+  // ppsim models no dropout (layer_ops.h); Megatron's default is 0.1 for both
+  // (transformer_config.py hidden_dropout, attention_dropout).
+  model_args.push_back({"--attention-dropout", "0.0"});
+  model_args.push_back({"--hidden-dropout", "0.0"});
+  if (is_gated(model.activation)) model_args.push_back({"--swiglu", ""});
+  if (model.activation == Activation::kGeglu) {
+    // arguments.py offers --swiglu (and --squared-relu), no GeGLU: the gated SiLU MLP has the
+    // same three matrices and step time, but it is not the model's function.
+    warnings.push_back(fmt::format(
+        "{} has a GeGLU MLP (tanh-GELU gate, as Gemma); Megatron-LM's command line has no GeGLU, "
+        "so the script writes --swiglu: the same three matrices and step time with a SiLU gate. "
+        "To train the model's own activation, build it with Megatron-Core's gated_linear_unit "
+        "and a GELU activation_func (as Megatron-Bridge's Gemma providers do)",
+        model.name));
+  }
   model_args.push_back({"--normalization", model.norm == Norm::kRmsNorm ? "RMSNorm" : "LayerNorm"});
   if (!model.tied_embeddings) model_args.push_back({"--untie-embeddings-and-output-weights", ""});
   if (!model.linear_bias) model_args.push_back({"--disable-bias-linear", ""});
+  if (!model.linear_bias && model.qkv_bias) model_args.push_back({"--add-qkv-bias", ""});
   if (model.moe) {
     model_args.push_back({"--num-experts", std::to_string(model.moe->num_experts)});
     model_args.push_back({"--moe-router-topk", std::to_string(model.moe->top_k)});
@@ -236,26 +219,9 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     parallel_args.push_back({"--moe-token-dispatcher-type", "alltoall"});
   }
   if (plan.sequence_parallel) parallel_args.push_back({"--sequence-parallel", ""});
-  if (plan.ep > 1 && plan.tp > 1 && !plan.sequence_parallel) {
-    warnings.push_back(
-        "Megatron-LM requires sequence parallelism when expert and tensor parallelism are both "
-        "on (model_parallel_config.py); the plan has sequence_parallel=false, which the script "
-        "keeps: add --sequence-parallel, or set it in the plan and re-run ppsim");
-  }
-  const int64_t chunks = megatron_pipeline_args(model, plan, parallel_args, warnings);
-  if (plan.moe_a2a_overlap) {
-    const std::string problem = moe_overlap_problem(model, plan, chunks);
-    if (problem.empty()) {
-      parallel_args.push_back({"--overlap-moe-expert-parallel-comm", ""});
-    } else {
-      warnings.push_back(fmt::format(
-          "the plan overlaps the MoE all-to-alls with compute (moe_a2a_overlap), but Megatron-LM's "
-          "--overlap-moe-expert-parallel-comm would abort the run here: {} "
-          "(transformer_config.py); the script leaves it out, so the all-to-alls are exposed "
-          "and the step is slower than simulated",
-          problem));
-    }
-  }
+  megatron_pipeline_args(model, plan, parallel_args);
+  // Runnable here (runtime_plan_problem checks TransformerConfig's asserts).
+  if (plan.moe_a2a_overlap) parallel_args.push_back({"--overlap-moe-expert-parallel-comm", ""});
 
   std::vector<Arg> training_args = {
       {"--micro-batch-size", std::to_string(plan.micro_batch_size)},
@@ -272,7 +238,14 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     training_args.push_back({"--fp16", ""});
   } else {
     training_args.push_back({"--bf16", ""});
-    if (plan.precision == Precision::kFp8) training_args.push_back({"--fp8-format", "hybrid"});
+    if (plan.precision == Precision::kFp8) {
+      // As examples/llama/train_llama3_8b_h100_fp8.sh, without --fp8-param-gather (ppsim keeps
+      // bf16 weights, memory_model.h): Transformer Engine's delayed scaling recipe.
+      training_args.push_back({"--fp8-format", "hybrid"});
+      training_args.push_back({"--fp8-recipe", "delayed"});
+      training_args.push_back({"--fp8-amax-history-len", "1024"});
+      training_args.push_back({"--fp8-amax-compute-algo", "max"});
+    }
   }
   const bool megatron_fsdp = plan.zero_stage >= 2;
   if (plan.zero_stage >= 1) training_args.push_back({"--use-distributed-optimizer", ""});
@@ -284,12 +257,14 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   }
   if (plan.offload_optimizer) {
     training_args.push_back({"--optimizer-cpu-offload", ""});
-    // REFERENCE.md 1.1: --optimizer-offload-fraction, default 1.0.
-    if (plan.offload_fraction < 1.0) {
-      training_args.push_back(
-          {"--optimizer-offload-fraction", fmt::format("{}", plan.offload_fraction)});
-    }
+    // Always written: OptimizerConfig.optimizer_offload_fraction defaults to 0.0, which offloads
+    // nothing (megatron/core/optimizer/optimizer_config.py).
+    training_args.push_back(
+        {"--optimizer-offload-fraction", fmt::format("{}", plan.offload_fraction)});
     training_args.push_back({"--use-precision-aware-optimizer", ""});
+    // The simulated update overlaps the host copies with the CPU Adam (optimizer_offload.h), as
+    // this flag does (megatron/core/optimizer/cpu_offloading/README.md).
+    training_args.push_back({"--overlap-cpu-optimizer-d2h-h2d", ""});
   }
   if (plan.dp * plan.cp > 1) {
     training_args.push_back({"--overlap-grad-reduce", ""});

@@ -98,7 +98,7 @@ std::string titan_family(const ModelSpec& model) {
 
 const Flavor* find_flavor(const ModelSpec& model) {
   if (model.activation != Activation::kSwiglu || model.norm != Norm::kRmsNorm ||
-      model.tied_embeddings || model.linear_bias ||
+      model.tied_embeddings || model.linear_bias || model.qkv_bias ||
       model.position_embedding != PositionEmbedding::kRope || model.sliding_window > 0) {
     return nullptr;
   }
@@ -130,34 +130,24 @@ const Flavor* find_flavor(const ModelSpec& model) {
 }
 
 // Data-parallel degrees: plain DDP only for pure data parallelism (torchtitan raises "DDP has
-// not supported > 1D parallelism" otherwise); else FSDP over dp.
+// not supported > 1D parallelism" otherwise); else FSDP over dp_shard x cp (parallel_dims.py
+// fsdp_enabled), resharding after forward for ZeRO-3 only. Plans torchtitan cannot run (ZeRO-0
+// beside other parallelism, ZeRO-1) are refused before (runtime_plan_problem).
 struct TitanDataParallel {
   int64_t replicate = 1;
   int64_t shard = 1;
   std::string reshard = "default";  // fsdp_reshard_after_forward.
 };
 
-TitanDataParallel titan_data_parallel(const Plan& plan, std::vector<std::string>& warnings) {
+TitanDataParallel titan_data_parallel(const Plan& plan) {
   TitanDataParallel dp;
-  const bool pure_dp = plan.tp == 1 && plan.pp == 1 && plan.cp == 1 && plan.ep == 1;
-  if (plan.dp == 1) return dp;
-  if (plan.zero_stage == 0 && !plan.offload_optimizer && pure_dp) {
+  if (plan.dp * plan.cp == 1) return dp;  // No FSDP, no DDP: one data-parallel rank.
+  if (plan.zero_stage == 0) {
     dp.replicate = plan.dp;
     return dp;
   }
   dp.shard = plan.dp;
   dp.reshard = plan.zero_stage == 3 ? "always" : "never";
-  if (plan.zero_stage == 0) {
-    warnings.push_back(fmt::format(
-        "torchtitan runs plain DDP only without other parallelism{}; the plan's replicated "
-        "optimizer (zero_stage 0) becomes FSDP over dp = {} with fsdp_reshard_after_forward = "
-        "\"never\", which also shards optimizer states and gradients",
-        plan.offload_optimizer ? " and offloads only through FSDP" : "", plan.dp));
-  } else if (plan.zero_stage == 1) {
-    warnings.push_back(
-        "torchtitan has no optimizer-only sharding (ZeRO-1); FSDP with "
-        "fsdp_reshard_after_forward = \"never\" shards gradients as well (ZeRO-2)");
-  }
   return dp;
 }
 
@@ -210,74 +200,35 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
         "becomes full causal attention",
         titan_model, model.sliding_window));
   }
-  if (plan.ep > 1 && plan.expert_tp() != 1 && plan.expert_tp() != plan.tp) {
-    warnings.push_back(fmt::format(
-        "torchtitan's expert tensor parallel degree must be 1 or tp (job_config.py); the plan's "
-        "etp {} cannot be set, and the config uses {}",
-        plan.expert_tp(), plan.tp));
-  }
-  const int64_t expert_tp =
-      plan.expert_tp() == 1 || plan.expert_tp() == plan.tp ? plan.expert_tp() : plan.tp;
-  const bool titan_ep_overlap = plan.pp > 1 && plan.ep > 1 &&
-                                plan.schedule == ScheduleKind::kDualPipeV &&
-                                plan.recompute == Recompute::kNone;
-  if (plan.moe_a2a_overlap && !titan_ep_overlap) {
-    warnings.push_back(
-        "torchtitan overlaps the MoE all-to-alls with compute only inside its DualPipeV schedule "
-        "(pipeline_parallel_expert_parallel_overlap, without activation checkpointing); the "
-        "plan's moe_a2a_overlap cannot be set here, so the all-to-alls are exposed");
-  }
-  const TitanDataParallel dp = titan_data_parallel(plan, warnings);
-  if (plan.cp > 1 && plan.zero_stage < 3) {
-    warnings.push_back(fmt::format(
-        "torchtitan always applies FSDP over the context-parallel ranks (parallel_dims.py: the "
-        "fsdp mesh is dp_shard x cp), so parameters and optimizer states are sharded over cp = {} "
-        "as well, unlike the plan's zero_stage {}",
-        plan.cp, plan.zero_stage));
-  }
-  if (plan.tp > 1 && !plan.sequence_parallel) {
-    warnings.push_back(
-        "torchtitan's TOML-era tensor parallelism always shards norms and activations along the "
-        "sequence (sequence parallelism); the plan has sequence_parallel=false");
-  }
+  // Runnable expert tp is 1 or tp (runtime_plan_problem refuses others).
+  const int64_t expert_tp = plan.expert_tp();
+  const TitanDataParallel dp = titan_data_parallel(plan);
   if (seq % (plan.tp * 2 * plan.cp) != 0) {
     warnings.push_back(fmt::format(
         "torchtitan needs seq_len divisible by tp x 2cp = {} (parallel_dims.seq_len_divisor); "
         "{} is not",
         plan.tp * 2 * plan.cp, seq));
   }
-  if (plan.precision == Precision::kFp16) {
-    warnings.push_back(
-        "torchtitan's mixed precision takes bfloat16 or float32 parameters only; the config uses "
-        "bfloat16 instead of the plan's fp16");
-  }
   if (plan.offload_optimizer) {
+    // Runnable only with FSDP sharding (runtime_plan_problem), where it does more than the plan.
     warnings.push_back(
-        "torchtitan's training.enable_cpu_offload offloads parameters and gradients as well as "
-        "optimizer states (FSDP CPUOffloadPolicy), more than the plan's optimizer-only offload");
+        "torchtitan's training.enable_cpu_offload is FSDP2's CPUOffloadPolicy: besides the "
+        "optimizer states and step (what ppsim simulated), it keeps the sharded parameters and "
+        "gradients on the host and copies them in for each forward and backward, so GPU memory "
+        "is lower and host-device traffic higher than simulated");
   }
-  if (plan.pp > 1 &&
-      (plan.schedule == ScheduleKind::kZbH2 || plan.schedule == ScheduleKind::kZb2p)) {
-    warnings.push_back(fmt::format(
-        "torch.distributed.pipelining has no {} schedule; the config runs "
-        "InterleavedZeroBubble (the paper's ZB1P, ZB-H1's memory) with one stage per rank, whose "
-        "bubble is larger",
-        plan.schedule == ScheduleKind::kZbH2 ? "ZB-H2" : "searched ZB-2p"));
-  } else if (plan.pp > 1 && plan.schedule == ScheduleKind::kZbH1) {
+  if (plan.pp > 1 && plan.schedule == ScheduleKind::kZbH1) {
     notes.push_back("zb-h1 runs as InterleavedZeroBubble (torch's ZB1P) with one stage per rank.");
   } else if (plan.pp > 1 && plan.schedule == ScheduleKind::kZb1p) {
     notes.push_back(
         "zb-1p runs as InterleavedZeroBubble (torch's ZB1P, a handcrafted order under "
         "the same p-microbatch memory limit) with one stage per rank.");
   }
+  // DualPipeV overlaps the MoE all-to-alls unless told not to; without moe_a2a_overlap in the
+  // plan (or with activation checkpointing, which it does not support) the config turns it off.
   const bool ep_overlap_off = plan.pp > 1 && plan.schedule == ScheduleKind::kDualPipeV &&
-                              plan.ep > 1 && plan.recompute != Recompute::kNone;
-  if (ep_overlap_off) {
-    warnings.push_back(
-        "torchtitan's DualPipeV expert-parallel overlap does not support activation "
-        "checkpointing; the config turns it off (pipeline_parallel_expert_parallel_overlap = "
-        "false)");
-  }
+                              plan.ep > 1 &&
+                              (plan.recompute != Recompute::kNone || !plan.moe_a2a_overlap);
 
   // Pipeline stages: one model part per virtual stage, listed in model order.
   std::vector<std::vector<std::string>> parts;

@@ -24,7 +24,7 @@ double local_tokens(const ActivationConfig& config) {
 // Bytes per token an MLP of width `ffn` keeps between its two GEMMs (before the tp split).
 double mlp_intermediate_bytes_per_token(const ModelSpec& model, int64_t ffn) {
   // GeLU: fc1 output and GeLU output, F each; SwiGLU: the 2F-wide fc1 output and the product.
-  double elements = model.activation == Activation::kSwiglu ? 3.0 * ffn : 2.0 * ffn;
+  double elements = is_gated(model.activation) ? 3.0 * ffn : 2.0 * ffn;
   return kActivationElementBytes * elements;
 }
 

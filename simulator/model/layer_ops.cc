@@ -17,6 +17,7 @@ constexpr double kRmsNormFlops = 4;          // square, sum, scale, gamma
 constexpr double kLayerNormFlops = 7;        // mean, centre, square, sum, scale, gamma, beta
 constexpr double kSwigluFlops = 5;           // per output: sigmoid (~3), x*sigmoid, times up
 constexpr double kGeluFlops = 8;             // tanh approximation
+constexpr double kGegluFlops = kGeluFlops + 1;  // the tanh GELU of the gate, times up
 constexpr double kRotaryFlops = 3;           // x*cos + rotate(x)*sin
 constexpr double kCrossEntropyFlopsFwd = 5;  // max, subtract, exp, sum, divide
 constexpr double kCrossEntropyFlopsBwd = 3;  // subtract one-hot, scale, cast
@@ -147,20 +148,21 @@ Op residual_op(std::string_view name, const Dims& d) {
                    3 * elements * kActivationBytes);
 }
 
-// The MLP activation over `outputs` output elements: swiglu reads two inputs per output
-// (gate and up), gelu one; backward reads the saved inputs and dy and writes dinputs.
+// The MLP activation over `outputs` output elements: a gated one (swiglu, geglu) reads two
+// inputs per output (gate and up), gelu one; backward reads the saved inputs and dy and writes
+// dinputs.
 Op activation_op(std::string_view name, const ModelSpec& model, const Dims& d, double outputs) {
-  if (model.activation == Activation::kSwiglu) {
-    return memory_op(name, d.other_precision, kSwigluFlops * outputs,
-                     3 * outputs * kActivationBytes, 2 * kSwigluFlops * outputs,
-                     5 * outputs * kActivationBytes);
+  if (is_gated(model.activation)) {
+    double flops = model.activation == Activation::kSwiglu ? kSwigluFlops : kGegluFlops;
+    return memory_op(name, d.other_precision, flops * outputs, 3 * outputs * kActivationBytes,
+                     2 * flops * outputs, 5 * outputs * kActivationBytes);
   }
   return memory_op(name, d.other_precision, kGeluFlops * outputs, 2 * outputs * kActivationBytes,
                    2 * kGeluFlops * outputs, 3 * outputs * kActivationBytes);
 }
 
 double gated_factor(const ModelSpec& model) {
-  return model.activation == Activation::kSwiglu ? 2.0 : 1.0;
+  return is_gated(model.activation) ? 2.0 : 1.0;
 }
 
 Op attention_op(const ModelSpec& model, const Dims& d, const OpShape& shape, int64_t layer) {
@@ -241,8 +243,8 @@ void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dim
     return;
   }
   double qkv_width = d.q_width + 2 * d.kv_width;
-  ops.push_back(
-      gemm_op("qkv_proj", d.tokens, qkv_width, d.h, 1, d.gemm_precision, bias ? qkv_width : 0));
+  ops.push_back(gemm_op("qkv_proj", d.tokens, qkv_width, d.h, 1, d.gemm_precision,
+                        bias || model.qkv_bias ? qkv_width : 0));
   if (model.qk_norm) {
     // RMSNorm over each query and key head (Qwen3): a norm of width head_dim per head.
     double elements = d.tokens * (d.q_width + d.kv_width);
@@ -270,12 +272,15 @@ void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dim
 
 void add_dense_mlp(const ModelSpec& model, const Dims& d, OpList& ops) {
   bool bias = model.linear_bias;
-  bool swiglu = model.activation == Activation::kSwiglu;
+  bool gated = is_gated(model.activation);
   double ffn = static_cast<double>(model.ffn_hidden_size) / d.tp;
   double up_width = gated_factor(model) * ffn;
-  ops.push_back(gemm_op(swiglu ? "mlp_up_gate" : "mlp_up", d.tokens, up_width, d.h, 1,
+  ops.push_back(gemm_op(gated ? "mlp_up_gate" : "mlp_up", d.tokens, up_width, d.h, 1,
                         d.gemm_precision, bias ? up_width : 0));
-  ops.push_back(activation_op(swiglu ? "swiglu_act" : "gelu_act", model, d, d.tokens * ffn));
+  const char* act = model.activation == Activation::kSwiglu  ? "swiglu_act"
+                    : model.activation == Activation::kGeglu ? "geglu_act"
+                                                             : "gelu_act";
+  ops.push_back(activation_op(act, model, d, d.tokens * ffn));
   ops.push_back(gemm_op("mlp_down", d.tokens, d.h, ffn, 1, d.gemm_precision, bias ? d.h : 0));
 }
 
@@ -283,7 +288,7 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   const MoeSpec& moe = *model.moe;
   PPSIM_CHECK(moe.num_experts % shape.ep == 0, "ep must divide the experts");
   bool bias = model.linear_bias;
-  bool swiglu = model.activation == Activation::kSwiglu;
+  bool gated = is_gated(model.activation);
   double experts = static_cast<double>(moe.num_experts);
   double top_k = static_cast<double>(moe.top_k);
   double local_experts = experts / d.ep;
@@ -324,7 +329,7 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   double per_expert = expert_rows / local_experts;
   double ffn = static_cast<double>(moe.expert_ffn_hidden_size) / d.etp;
   double up_width = gated_factor(model) * ffn;
-  Op up = gemm_op(swiglu ? "moe_expert_up_gate" : "moe_expert_up", per_expert, up_width, d.h,
+  Op up = gemm_op(gated ? "moe_expert_up_gate" : "moe_expert_up", per_expert, up_width, d.h,
                   local_experts, d.gemm_precision, bias ? up_width : 0);
   Op down = gemm_op("moe_expert_down", per_expert, d.h, ffn, local_experts, d.gemm_precision,
                     bias ? d.h : 0);
@@ -471,6 +476,15 @@ OpList head_ops(const ModelSpec& model, const OpShape& shape) {
   loss.kernels_fwd = 6;  // Cast, max, subtract+exp, sum, divide, loss gather.
   loss.kernels_b = 3;
   ops.push_back(loss);
+  return ops;
+}
+
+OpList mtp_projection_ops(const ModelSpec& model, const OpShape& shape) {
+  Dims d = make_dims(model, shape);
+  OpList ops;
+  ops.push_back(norm_op("mtp_hidden_norm", model, d, d.sp_tokens));
+  ops.push_back(norm_op("mtp_embedding_norm", model, d, d.sp_tokens));
+  ops.push_back(gemm_op("mtp_projection", d.tokens, d.h / d.tp, 2.0 * d.h, 1, d.gemm_precision, 0));
   return ops;
 }
 

@@ -201,6 +201,11 @@ OpList embedding_ops(const ModelSpec& model, const OpShape& shape);
 // a copy on the last stage, which the memory model adds) and the vocab-parallel cross_entropy.
 OpList head_ops(const ModelSpec& model, const OpShape& shape);
 
+// One multi-token-prediction layer's extra ops beside its transformer layer and output head
+// (DeepSeek-V3 section 2.2, as Megatron's MTP block runs them): RMS norms of the hidden state
+// and of the next token's embedding, and their [2h -> h] projection (column-parallel over tp).
+OpList mtp_projection_ops(const ModelSpec& model, const OpShape& shape);
+
 // Sums over an op list (a layer, the embedding or the head) on one GPU.
 struct OpTotals {
   double flops_fwd = 0;

@@ -40,7 +40,7 @@ LayerShare layer_share(const ModelSpec& model, const Plan& plan, int64_t index) 
   double split = layer.attention + (moe ? 0.0 : layer.mlp) - replicated_bias;
   // K and V projections (with biases): tp > g replicates kv heads, t/g copies of each.
   const double kv = model.kv_width();
-  const double kv_weights = 2 * h * kv + (model.linear_bias ? 2 * kv : 0.0);
+  const double kv_weights = 2 * h * kv + (model.linear_bias || model.qkv_bias ? 2 * kv : 0.0);
   const double kv_copies = std::max(1.0, t / model.num_kv_heads);
   LayerShare share;
   share.dense =

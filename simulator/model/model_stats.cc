@@ -10,7 +10,7 @@ double norm_parameters(const ModelSpec& model) {
 // Weights (and biases) of one MLP of width `ffn`.
 double mlp_parameters(const ModelSpec& model, int64_t ffn) {
   double h = model.hidden_size;
-  bool gated = model.activation == Activation::kSwiglu;
+  bool gated = is_gated(model.activation);
   double weights = (gated ? 3.0 : 2.0) * h * ffn;
   double biases = model.linear_bias ? (gated ? 2.0 * ffn : ffn) + h : 0.0;
   return weights + biases;
@@ -33,7 +33,11 @@ double attention_parameters(const ModelSpec& model) {
   double q = model.query_width();
   double kv = model.kv_width();
   double weights = h * (q + 2 * kv) + q * h;
-  if (model.linear_bias) weights += q + 2 * kv + h;
+  if (model.linear_bias) {
+    weights += q + 2 * kv + h;
+  } else if (model.qkv_bias) {
+    weights += q + 2 * kv;  // Qwen2: Q, K, V biases; the output projection has none.
+  }
   if (model.qk_norm) weights += 2.0 * model.head_dim;
   return weights;
 }
@@ -98,7 +102,7 @@ namespace {
 // One transformer layer's training FLOPs per token (header formula).
 double layer_flops_per_token(const ModelSpec& model, int64_t index, int64_t seq_length) {
   double h = model.hidden_size;
-  double gated = model.activation == Activation::kSwiglu ? 3.0 : 2.0;
+  double gated = is_gated(model.activation) ? 3.0 : 2.0;
   double mlp = 0;
   if (model.is_moe_layer(index)) {
     const MoeSpec& moe = *model.moe;

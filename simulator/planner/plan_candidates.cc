@@ -1,13 +1,17 @@
 #include "simulator/planner/plan_candidates.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "simulator/model/layer_balance.h"
 #include "simulator/model/memory_model.h"
 #include "simulator/planner/plan_screen.h"
+#include "simulator/spec/runtime_support.h"
 #include "simulator/spec/error.h"
 #include "simulator/step/straggler_effects.h"
+#include "simulator/step/work_estimate.h"
 
 namespace ppsim {
 namespace {
@@ -119,7 +123,7 @@ std::optional<std::vector<int64_t>> memory_capped_split(
     MemoryReport memory = estimate_memory(model, cluster, plan);
     bool over = false;
     for (const StageMemory& stage : memory.stages) {
-      if (stage.peak_bytes <= stage.capacity_bytes) continue;
+      if (stage.peak_bytes <= stage.capacity_bytes * (1 - space.memory_margin)) continue;
       over = true;
       stages[stage.stage].max_layers = split[stage.stage] - granularity;
     }
@@ -211,6 +215,54 @@ std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const Se
   return splits;
 }
 
+// A shape's parallel degrees, tp x cp x pp x dp = one of the GPU counts searched.
+struct Degrees {
+  int64_t tp = 1, cp = 1, pp = 1, dp = 1;
+};
+
+// The degrees the plan rules allow on each of `gpu_counts` GPUs, in enumeration order (count,
+// tp, cp, pp): tp from space.tp or the divisors of the smallest node, dividing the heads; cp
+// with whole zig-zag chunks of at least min_tokens_per_cp_rank tokens, inside a node unless
+// cross_node_workers; pp at most the layers; dp dividing the global batch.
+std::vector<Degrees> degree_options(const ModelSpec& model, const SearchSpace& space,
+                                    const std::vector<int64_t>& gpu_counts, int64_t seq,
+                                    int64_t gpus_per_node) {
+  const std::vector<int64_t> tps = space.tp.empty() ? divisors(gpus_per_node) : space.tp;
+  std::vector<Degrees> options;
+  for (int64_t gpus : gpu_counts) {
+    for (int64_t tp : tps) {
+      if (gpus % tp != 0 || model.num_attention_heads % tp != 0) continue;
+      for (int64_t cp : divisors(gpus / tp)) {
+        if (cp > 1 && (seq % (2 * cp) != 0 || seq / cp < space.min_tokens_per_cp_rank)) continue;
+        if (!space.cross_node_workers && tp * cp > gpus_per_node) continue;
+        for (int64_t pp : divisors(gpus / (tp * cp))) {
+          if (pp > model.num_layers) continue;
+          int64_t dp = gpus / (tp * cp * pp);
+          if (space.global_batch_size % dp != 0) continue;
+          options.push_back({tp, cp, pp, dp});
+        }
+      }
+    }
+  }
+  return options;
+}
+
+// Expert layouts (ep, etp; etp 0 = tp) of a shape: ep over the experts, and with tp > 1 also
+// whole experts per GPU (etp 1, MoE parallel folding) beside Megatron's default etp = tp;
+// etp*ep tiles the stage's tp*dp*cp GPUs. A dense model has the one layout (1, 0).
+std::vector<std::pair<int64_t, int64_t>> expert_layouts(const ModelSpec& model, const Degrees& d) {
+  if (!model.is_moe()) return {{1, 0}};
+  std::vector<std::pair<int64_t, int64_t>> layouts;
+  for (int64_t etp : d.tp > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}) {
+    const int64_t split = etp > 0 ? etp : d.tp;
+    if (model.moe->expert_ffn_hidden_size % split != 0) continue;
+    for (int64_t ep : divisors(model.moe->num_experts)) {
+      if ((d.tp * d.dp * d.cp) % (ep * split) == 0) layouts.push_back({ep, etp});
+    }
+  }
+  return layouts;
+}
+
 template <typename T>
 int compare_lists(const std::vector<T>& a, const std::vector<T>& b) {
   if (a.empty() != b.empty()) return a.empty() ? -1 : 1;
@@ -223,77 +275,89 @@ int compare_lists(const std::vector<T>& a, const std::vector<T>& b) {
 std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cluster,
                                    const SearchSpace& space, const PlanScreen& screen) {
   PPSIM_CHECK(space.global_batch_size > 0);
-  int64_t gpus = space.gpus > 0 ? space.gpus : cluster.num_gpus();
   int64_t seq = space.seq_length.value_or(model.seq_length);
   int64_t gpus_per_node = cluster.nodes.front().gpus_per_node;
   for (const NodeGroup& group : cluster.nodes)
     gpus_per_node = std::min(gpus_per_node, group.gpus_per_node);
-  std::vector<int64_t> tps = space.tp.empty() ? divisors(gpus_per_node) : space.tp;
   std::vector<Plan> shapes;
-  for (int64_t tp : tps) {
-    if (gpus % tp != 0 || model.num_attention_heads % tp != 0) continue;
-    for (int64_t cp : divisors(gpus / tp)) {
-      if (cp > 1 && (seq % (2 * cp) != 0 || seq / cp < space.min_tokens_per_cp_rank)) continue;
-      if (!space.cross_node_workers && tp * cp > gpus_per_node) continue;
-      for (int64_t pp : divisors(gpus / (tp * cp))) {
-        if (pp > model.num_layers) continue;
-        int64_t dp = gpus / (tp * cp * pp);
-        if (space.global_batch_size % dp != 0) continue;
-        // Expert layouts: ep over the experts, and with tp > 1 also whole experts per GPU
-        // (etp 1, MoE parallel folding) beside Megatron's default etp = tp; etp*ep tiles the
-        // stage's tp*dp*cp GPUs.
-        std::vector<std::pair<int64_t, int64_t>> expert_layouts{{1, 0}};
-        if (model.is_moe()) {
-          expert_layouts.clear();
-          for (int64_t etp : tp > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}) {
-            const int64_t split = etp > 0 ? etp : tp;
-            if (model.moe->expert_ffn_hidden_size % split != 0) continue;
-            for (int64_t ep : divisors(model.moe->num_experts)) {
-              if ((tp * dp * cp) % (ep * split) == 0) expert_layouts.push_back({ep, etp});
+  std::vector<Plan> within_budget;  // Shapes to split, in enumeration order.
+  std::optional<std::pair<Plan, WorkEstimate>> over_budget;  // The cheapest shape left out.
+  // Each GPU count searched (SearchSpace::gpu_counts); every shape uses exactly one.
+  const std::vector<int64_t> gpu_counts =
+      space.gpu_counts.empty() ? std::vector<int64_t>{cluster.num_gpus()} : space.gpu_counts;
+  for (const Degrees& d : degree_options(model, space, gpu_counts, seq, gpus_per_node)) {
+    for (auto [ep, etp] : expert_layouts(model, d)) {
+      for (int64_t mbs : divisors(space.global_batch_size / d.dp)) {
+        if (mbs > space.max_micro_batch_size) continue;
+        for (auto [schedule, vpp] : schedule_options(model, space, d.pp)) {
+          for (const std::vector<int64_t>& placement :
+               placement_options(cluster, space, d.pp, d.tp * d.cp * d.dp)) {
+            Plan shape;
+            shape.tp = d.tp;
+            shape.pp = d.pp;
+            shape.dp = d.dp;
+            shape.cp = d.cp;
+            shape.ep = ep;
+            shape.etp = etp;
+            shape.vpp = vpp;
+            shape.micro_batch_size = mbs;
+            shape.global_batch_size = space.global_batch_size;
+            shape.seq_length = space.seq_length;
+            shape.schedule = schedule;
+            shape.sequence_parallel = d.tp > 1;
+            shape.precision = space.precision;
+            shape.runtime = space.runtime;
+            shape.attention = space.attention;
+            shape.placement = placement;
+            // Validity of everything but the split, with the balanced split spelled out
+            // (the default split need not divide into vpp chunks where an explicit one does).
+            std::optional<std::vector<int64_t>> base =
+                balanced_split(model.num_layers, d.pp, chunks_per_rank(schedule, vpp));
+            if (!base) continue;
+            Plan probe = shape;
+            probe.stage_layers = *base;
+            if (plan_problem(probe, model, cluster)) continue;
+            if (space.runtime_limits && runtime_shape_problem(probe, model)) continue;
+            // The memory screen below walks the schedule's microbatches: a shape over the
+            // work budget is left out here (the search refuses when none is left).
+            const WorkEstimate work = estimate_step_work(probe, 1);
+            if (!within_work_budget(work, screen.step_options().budget)) {
+              if (!over_budget || work.work < over_budget->second.work)
+                over_budget = std::make_pair(probe, work);
+              continue;
             }
-          }
-        }
-        for (auto [ep, etp] : expert_layouts) {
-          for (int64_t mbs : divisors(space.global_batch_size / dp)) {
-            if (mbs > space.max_micro_batch_size) continue;
-            for (auto [schedule, vpp] : schedule_options(model, space, pp)) {
-              for (const std::vector<int64_t>& placement :
-                   placement_options(cluster, space, pp, tp * cp * dp)) {
-                Plan shape;
-                shape.tp = tp;
-                shape.pp = pp;
-                shape.dp = dp;
-                shape.cp = cp;
-                shape.ep = ep;
-                shape.etp = etp;
-                shape.vpp = vpp;
-                shape.micro_batch_size = mbs;
-                shape.global_batch_size = space.global_batch_size;
-                shape.seq_length = space.seq_length;
-                shape.schedule = schedule;
-                shape.sequence_parallel = tp > 1;
-                shape.precision = space.precision;
-                shape.runtime = space.runtime;
-                shape.attention = space.attention;
-                shape.placement = placement;
-                // Validity of everything but the split, with the balanced split spelled out
-                // (the default split need not divide into vpp chunks where an explicit one does).
-                std::optional<std::vector<int64_t>> base =
-                    balanced_split(model.num_layers, pp, chunks_per_rank(schedule, vpp));
-                if (!base) continue;
-                Plan probe = shape;
-                probe.stage_layers = *base;
-                if (plan_problem(probe, model, cluster)) continue;
-                for (std::vector<int64_t>& split : split_options(model, space, screen, shape)) {
-                  Plan plan = shape;
-                  plan.stage_layers = std::move(split);
-                  if (!plan_problem(plan, model, cluster)) shapes.push_back(std::move(plan));
-                }
-              }
-            }
+            within_budget.push_back(std::move(shape));
           }
         }
       }
+    }
+  }
+  // Every shape over the budget: refuse with the cheapest one, naming the flag that raises it.
+  const WorkBudget& budget = screen.step_options().budget;
+  if (within_budget.empty() && over_budget)
+    check_work_budget(over_budget->first, over_budget->second, budget);
+  // Each shape's memory screen walks every GPU of the layout: refuse up front a search whose
+  // shapes x GPUs exceed kSearchGpuVisitsPerTask x the budget (a million GPUs), rather than
+  // run for minutes.
+  double visits = 0;
+  for (const Plan& shape : within_budget) visits += static_cast<double>(shape.num_gpus());
+  const int64_t most_gpus = *std::max_element(gpu_counts.begin(), gpu_counts.end());
+  if (visits > kSearchGpuVisitsPerTask * static_cast<double>(budget.max_tasks)) {
+    throw InputError(
+        "--max-tasks", "",
+        fmt::format("searching {} plan shapes on up to {} GPUs needs about {:.3g} GPU visits in the "
+                    "memory screen, over the budget of {} x {} (--max-tasks); raise it with "
+                    "--max-tasks N, or narrow the search (--tp, --pp, --gpus) (docs/limits.md)",
+                    within_budget.size(), most_gpus, visits, kSearchGpuVisitsPerTask,
+                    budget.max_tasks));
+  }
+  for (const Plan& shape : within_budget) {
+    for (std::vector<int64_t>& split : split_options(model, space, screen, shape)) {
+      Plan plan = shape;
+      plan.stage_layers = std::move(split);
+      if (plan_problem(plan, model, cluster)) continue;
+      if (space.runtime_limits && runtime_shape_problem(plan, model)) continue;
+      shapes.push_back(std::move(plan));
     }
   }
   return shapes;
@@ -312,6 +376,7 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
           plan.zero_stage = zero;
           plan.offload_optimizer = offload > 0;
           plan.offload_fraction = offload > 0 ? offload : 1.0;
+          if (space.runtime_limits && runtime_knob_problem(plan)) continue;
           variants.push_back(std::move(plan));
         }
       }
@@ -360,6 +425,7 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
         if (!screen.memory(plan).fits && steps < kOffloadFractionSteps) {
           plan = with_fraction(base, static_cast<double>(steps + 1) / kOffloadFractionSteps);
         }
+        if (space.runtime_limits && runtime_knob_problem(plan)) continue;
         if (!listed(plan.offload_fraction) && screen.memory(plan).fits) {
           variants.push_back(std::move(plan));
         }

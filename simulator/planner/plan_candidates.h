@@ -29,6 +29,8 @@
 //             when uneven_layers, also the ends trimmed by 1 .. max_edge_trim units each;
 //             duplicates dropped. A split equal to the default
 //             (stage_layer_counts) is written as an empty stage_layers.
+// With SearchSpace::runtime_limits, shapes and knobs the runtime cannot run are left out
+// (runtime_shape_problem, runtime_knob_problem).
 // Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, optimizer offload
 // fraction (0 = none), each over the values SearchSpace lists.
 // Order: shapes by (tp, cp, pp, ep, mbs, schedule, vpp, placement, split) as listed above, then
@@ -49,12 +51,38 @@ namespace ppsim {
 class PlanScreen;
 class ShapeScreen;
 
+// Default SearchSpace::memory_margin: 5% of each GPU's memory (4 GiB of an 80 GiB H100) left
+// free beyond the memory model's peak, for what the model does not hold:
+// - NCCL buffers past the 16 channels per communicator the model counts (memory_model.h): NCCL
+//   opens up to MAXCHANNELS = 32 (src/include/device.h), another 9.19 MiB per channel, about
+//   147 MiB per communicator and 0.6 GiB for a plan's four (tp, cp, pp, dp);
+// - the PyTorch caching allocator's slack at the peak: requests over 1 MiB are rounded up to
+//   2 MiB and blocks in different segments never merge (c10/cuda/CUDACachingAllocator.cpp; the
+//   PyTorch dev note "When does fragmentation occur in the CUDA caching allocator?"), so
+//   memory_reserved exceeds memory_allocated by a few percent of HBM in a steady training loop;
+//   3.4 GiB (about 4%) is allowed for it.
+// An allowance, not a measurement: set it from torch.cuda.max_memory_reserved() minus ppsim's
+// peak on the real run (`ppsim memory`), or 0 to screen against the whole GPU.
+inline constexpr double kDefaultMemoryMargin = 0.05;
+
 struct SearchSpace {
-  int64_t gpus = 0;                   // GPUs every plan uses; 0 = all of the cluster.
+  // GPU counts to search, each plan using one of them (`plan --gpus 8192,16384`): plans on
+  // different counts are ranked together, so a larger job can lose to a smaller one under
+  // the time-to-train or cost objective. Empty: all of the cluster. REQUIRES: each in
+  // [1, cluster GPUs].
+  std::vector<int64_t> gpu_counts;
   int64_t global_batch_size = 0;      // Sequences per step. REQUIRES: > 0.
   std::optional<int64_t> seq_length;  // Overrides the model's when set.
   Precision precision = Precision::kBf16;
   Runtime runtime = kDefaultRuntime;             // Every candidate's runtime (spec/runtime.h).
+  // Only plans `runtime` can run (runtime_support, spec/runtime.h: schedules, ZeRO and offload
+  // forms, cp, ep/etp, layer splits, sequence parallelism); false searches every plan the
+  // simulator runs, with `runtime`'s costs (`plan --runtime any`). Default true.
+  bool runtime_limits = true;
+  // Fraction of each GPU's memory the memory screen keeps free: a plan fits only when every
+  // stage's modelled peak is at most (1 - memory_margin) x the GPU's memory. Default
+  // kDefaultMemoryMargin (its derivation above); 0 screens against the whole GPU.
+  double memory_margin = kDefaultMemoryMargin;
   std::optional<AttentionKernel> attention;      // Every candidate's attention kernel, if named.
   // Pipeline schedules tried when pp > 1. Default: all the simulator has.
   std::vector<ScheduleKind> schedules = default_search_schedules();

@@ -262,8 +262,10 @@ int64_t group_of_gpu(const ClusterSpec& cluster, int64_t gpu) {
 }  // namespace
 
 PlanScreen::PlanScreen(const ModelSpec& model, const ClusterSpec& cluster,
-                       const StepOptions& options)
-    : model_(model), cluster_(cluster), options_(options) {}
+                       const StepOptions& options, double memory_margin)
+    : model_(model), cluster_(cluster), options_(options), memory_margin_(memory_margin) {
+  PPSIM_CHECK(memory_margin >= 0 && memory_margin < 1);
+}
 
 PlanScreen::~PlanScreen() = default;
 
@@ -388,6 +390,8 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
     : screen_(screen), shape_(shape) {
   const ModelSpec& model = screen.model();
   int32_t p = static_cast<int32_t>(shape.pp);
+  // The schedule profile walks every microbatch: refuse a shape over the budget first.
+  check_work_budget(shape, estimate_step_work(shape, 1), screen.step_options().budget);
   profile_ =
       screen.schedule_profile(shape.schedule, p, static_cast<int32_t>(num_microbatches(shape)),
                               static_cast<int32_t>(shape.vpp));
@@ -409,7 +413,7 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
     expert_params_.push_back(params.expert);
     largest_layer_params_.push_back(params.largest_layer);
     workspace_bytes_.push_back(report.stages[r].workspace_bytes);
-    capacity_bytes_.push_back(report.stages[r].capacity_bytes);
+    capacity_bytes_.push_back(report.stages[r].capacity_bytes * (1 - screen.memory_margin()));
     stage_group_.push_back(shape.placement.empty() ? group_of_gpu(screen.cluster(), r * per_stage)
                                                    : shape.placement[r]);
   }

@@ -70,7 +70,8 @@ namespace ppsim {
 // A plan's memory as the simulated timeline will find it. Bytes.
 struct MemoryScreen {
   std::vector<double> stage_peak_bytes;  // Per pipeline rank: static + activation peak.
-  std::vector<double> capacity_bytes;    // Per pipeline rank: the GPU's memory.
+  // Per pipeline rank: the GPU's memory less the screen's margin, (1 - memory_margin) x it.
+  std::vector<double> capacity_bytes;
   double peak_bytes = 0;                 // Largest stage peak.
   bool fits = true;                      // Every stage's peak <= its capacity.
   int64_t worst_stage = 0;               // Least headroom (first on ties).
@@ -93,12 +94,17 @@ struct ScheduleProfile;
 class PlanScreen {
  public:
   // `options` are the StepOptions the plans will be simulated with (efficiencies, ideal links).
-  PlanScreen(const ModelSpec& model, const ClusterSpec& cluster, const StepOptions& options);
+  // `memory_margin`: the fraction of each GPU's memory a fitting plan leaves free
+  // (SearchSpace::memory_margin); 0 (the default) screens against the whole GPU, as the
+  // simulator's own "fits" does. REQUIRES: 0 <= memory_margin < 1.
+  PlanScreen(const ModelSpec& model, const ClusterSpec& cluster, const StepOptions& options,
+             double memory_margin = 0);
   ~PlanScreen();
 
   const ModelSpec& model() const { return model_; }
   const ClusterSpec& cluster() const { return cluster_; }
   const StepOptions& step_options() const { return options_; }
+  double memory_margin() const { return memory_margin_; }
 
   // REQUIRES (both): plan_problem(plan, model, cluster) is nullopt.
   MemoryScreen memory(const Plan& plan) const;
@@ -138,6 +144,7 @@ class PlanScreen {
   ModelSpec model_;
   ClusterSpec cluster_;
   StepOptions options_;
+  double memory_margin_ = 0;
   mutable std::mutex mutex_;
   // Keyed by (group, runtime_key(plan)).
   mutable std::map<std::pair<int64_t, int>, std::unique_ptr<CostModel>> cost_models_;

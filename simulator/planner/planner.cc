@@ -9,7 +9,9 @@
 #include "simulator/engine/engine.h"
 #include "simulator/planner/p90_evaluator.h"
 #include "simulator/planner/replica_shares.h"
-#include "simulator/planner/thread_pool.h"
+#include "simulator/engine/thread_pool.h"
+#include "simulator/engine/work_split.h"
+#include "simulator/planner/time_to_train_evaluator.h"
 #include "simulator/spec/error.h"
 
 namespace ppsim {
@@ -140,10 +142,18 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
   for (size_t i = 0; i < plans.size(); ++i) {
     std::vector<std::string> reasons;
     const RankedPlan& plan = plans[i];
-    if (i == 0) {
-      reasons.push_back(objective == Objective::kCost  ? "cheapest step"
-                        : objective == Objective::kP90 ? "lowest p90 step time"
-                                                       : "fastest step");
+    const bool beaten = std::any_of(plans.begin(), plans.end(), [&](const RankedPlan& other) {
+      return other.objective < plan.objective;
+    });
+    if (i == 0 && beaten) {
+      // Ranked first by --min-gain: a faster plan gains too little for its extra machinery.
+      reasons.push_back("simplest within --min-gain of the best");
+    } else if (i == 0) {
+      reasons.push_back(objective == Objective::kCost
+                            ? (plan.time_to_train ? "cheapest run" : "cheapest step")
+                        : objective == Objective::kP90         ? "lowest p90 step time"
+                        : objective == Objective::kTimeToTrain ? "fewest wall days"
+                                                               : "fastest step");
       // Where it gains most over the runner-up.
       if (plans.size() > 1) {
         const Breakdown& mine = plan.metrics.breakdown_s;
@@ -195,6 +205,21 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
 
 }  // namespace
 
+std::tuple<double, int, int, int64_t> plan_complexity(const Plan& plan) {
+  const int64_t chunks = plan.pp > 1 ? chunks_per_rank(plan.schedule, plan.vpp) : 1;
+  int schedule = 0;
+  if (plan.pp > 1) {
+    if (is_v_shaped(plan.schedule)) {
+      schedule = 3;
+    } else if (schedule_traits(plan.schedule).splits_backward) {
+      schedule = 2;
+    } else if (chunks > 1) {
+      schedule = 1;
+    }
+  }
+  return {offloaded_fraction(plan), static_cast<int>(plan.recompute), schedule, chunks};
+}
+
 std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<Plan>& twins,
                                               const std::vector<bool>& fits) {
   PPSIM_CHECK(twins.size() == fits.size());
@@ -218,14 +243,20 @@ std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<P
 
 std::unique_ptr<PlanEvaluator> make_evaluator(Objective objective, const ModelSpec& model,
                                               const ClusterSpec& cluster, const StepOptions& step,
-                                              uint64_t seed) {
+                                              uint64_t seed, const TrainingSpec* training) {
   switch (objective) {
     case Objective::kTime:
       return std::make_unique<TimeEvaluator>(model, cluster, step);
     case Objective::kCost:
+      if (training != nullptr) {
+        return make_time_to_train_evaluator(model, cluster, step, *training, /*cost=*/true);
+      }
       return std::make_unique<CostEvaluator>(model, cluster, step);
     case Objective::kP90:
       return make_p90_evaluator(model, cluster, step, seed);
+    case Objective::kTimeToTrain:
+      PPSIM_CHECK(training != nullptr, "the time-to-train objective needs a training run");
+      return make_time_to_train_evaluator(model, cluster, step, *training, /*cost=*/false);
   }
   PPSIM_CHECK(false, "unknown objective");
 }
@@ -260,15 +291,18 @@ double plan_dollars_per_second(const ClusterSpec& cluster, const Plan& plan) {
 
 PlanSearchResult search_plans(const ModelSpec& model, const ClusterSpec& cluster,
                               const PlannerOptions& options) {
-  PlanScreen screen(model, cluster, options.step);
+  PlanScreen screen(model, cluster, options.step, options.space.memory_margin);
   std::unique_ptr<PlanEvaluator> evaluator =
-      make_evaluator(options.objective, model, cluster, options.step, options.seed);
+      make_evaluator(options.objective, model, cluster, options.step, options.seed,
+                     options.training ? &*options.training : nullptr);
   return search_plans(screen, *evaluator, options);
 }
 
 PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& evaluator,
                               const PlannerOptions& options) {
-  PPSIM_CHECK(options.top >= 1 && options.batch_size >= 1);
+  PPSIM_CHECK(options.top >= 1 && options.batch_size >= 1 && options.min_gain >= 0);
+  PPSIM_CHECK(screen.memory_margin() == options.space.memory_margin,
+              "the screen applies the space's memory margin");
   const ModelSpec& model = screen.model();
   const ClusterSpec& cluster = screen.cluster();
   PlanSearchResult result;
@@ -325,18 +359,41 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
     }
     return canonical_before(candidates[a].plan, candidates[b].plan);
   };
+  // What another process needs of a candidate it did not simulate itself (work_split.h):
+  // simulated, shares taken, fits (one byte each), the time bound and the objective. The
+  // shares are recomputed (a pure function of the plan); the metrics stay with the process
+  // that simulated the candidate.
+  std::vector<char> shared_plan(candidates.size(), false);
+  std::vector<char> ran_here(candidates.size(), false);  // This process ran its batch body.
+  auto outcome_bytes = [&](int64_t i) {
+    std::string flags{simulated[i], shared_plan[i], static_cast<char>(evaluations[i].metrics.fits)};
+    return flags + value_bytes(candidates[i].time_bound) + value_bytes(evaluations[i].objective);
+  };
+  auto take_outcome = [&](int64_t i, std::string_view bytes) {
+    simulated[i] = bytes[0];
+    shared_plan[i] = bytes[1];
+    evaluations[i].metrics.fits = bytes[2] != 0;
+    candidates[i].time_bound = bytes_value<double>(bytes, 3);
+    evaluations[i].objective = bytes_value<double>(bytes, 3 + sizeof(double));
+    if (shared_plan[i]) candidates[i].plan = *with_proportional_shares(screen, candidates[i].plan);
+  };
   size_t top = static_cast<size_t>(options.top);
   int64_t total = stats.candidates;
   int64_t next = 0;
+  // Plans within (1 + min_gain) of the top-th best can still take a place (header).
+  auto cutoff = [&] {
+    return ranked.size() >= top ? evaluations[ranked[top - 1]].objective * (1 + options.min_gain)
+                                : std::numeric_limits<double>::infinity();
+  };
   while (next < total) {
-    double threshold = ranked.size() >= top ? evaluations[ranked[top - 1]].objective
-                                            : std::numeric_limits<double>::infinity();
+    double threshold = cutoff();
     if (candidates[next].objective_bound > threshold) break;
     report("simulating", next, total);
     int64_t count = std::min(options.batch_size, total - next);
     // The replayed bound first; only what can still make the top is simulated.
-    pool.run(count, [&](int64_t i) {
+    run_split(options.split, pool, count, [&](int64_t i) {
       Candidate& candidate = candidates[next + i];
+      ran_here[next + i] = true;
       candidate.time_bound = screen.step_time_bound(candidate.plan);
       double bound = evaluator.objective_bound(candidate.plan, candidate.time_bound);
       if (bound > threshold) return;
@@ -350,9 +407,11 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
             evaluation.objective < evaluations[next + i].objective) {
           candidate.plan = *shared;
           evaluations[next + i] = std::move(evaluation);
+          shared_plan[next + i] = true;
         }
       }
-    });
+    }, [&](int64_t i) { return outcome_bytes(next + i); },
+    [&](int64_t i, std::string_view bytes) { take_outcome(next + i, bytes); });
     for (int64_t i = next; i < next + count; ++i) {
       if (!simulated[i]) continue;
       ++stats.simulated;
@@ -360,13 +419,42 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
       ranked.insert(
           std::upper_bound(ranked.begin(), ranked.end(), static_cast<size_t>(i), ranked_before),
           static_cast<size_t>(i));
-      if (ranked.size() > top) ranked.resize(top);
+      while (ranked.size() > top && evaluations[ranked.back()].objective > cutoff()) {
+        ranked.pop_back();
+      }
     }
     next += count;
   }
   report("simulating", total, total);
   stats.bounded_out = total - stats.simulated;
-  for (size_t index : ranked) {
+  // Best first, the simplest plan within (1 + min_gain) of the best remaining takes each place
+  // (objectives are the same on every process, so every process chooses alike).
+  std::vector<size_t> chosen;
+  while (!ranked.empty() && chosen.size() < top) {
+    const double limit = evaluations[ranked.front()].objective * (1 + options.min_gain);
+    size_t pick = 0;
+    for (size_t k = 1; k < ranked.size() && evaluations[ranked[k]].objective <= limit; ++k) {
+      if (plan_complexity(candidates[ranked[k]].plan) <
+          plan_complexity(candidates[ranked[pick]].plan)) {
+        pick = k;
+      }
+    }
+    chosen.push_back(ranked[pick]);
+    ranked.erase(ranked.begin() + static_cast<std::ptrdiff_t>(pick));
+  }
+  // The chosen plans another process simulated: process 0 simulates them again for their
+  // metrics (the same numbers: evaluate() is deterministic), at most `top` of them.
+  if (options.split != nullptr && options.split->processes() > 1) {
+    std::vector<size_t> others;
+    for (size_t index : chosen) {
+      if (!ran_here[index]) others.push_back(index);
+    }
+    if (options.split->process() != 0) others.clear();
+    pool.run(static_cast<int64_t>(others.size()), [&](int64_t j) {
+      evaluations[others[j]] = evaluator.evaluate(candidates[others[j]].plan);
+    });
+  }
+  for (size_t index : chosen) {
     RankedPlan plan;
     plan.plan = candidates[index].plan;
     plan.metrics = std::move(evaluations[index].metrics);
@@ -374,6 +462,11 @@ PlanSearchResult search_plans(const PlanScreen& screen, const PlanEvaluator& eva
     plan.dollars_per_step =
         plan.metrics.iteration_time_s * plan_dollars_per_second(cluster, plan.plan);
     plan.time_bound_s = candidates[index].time_bound;
+    plan.time_to_train = std::move(evaluations[index].time_to_train);
+    if (options.training && !plan.time_to_train) {
+      plan.time_to_train = plan_time_to_train(model, cluster, options.step, plan.plan,
+                                              *options.training, plan.metrics.iteration_time_s);
+    }
     result.plans.push_back(std::move(plan));
   }
   explain(result.plans, options.objective);

@@ -10,7 +10,12 @@
 //       (a simulated candidate whose replicas land on GPUs of different speeds is also
 //       simulated with proportional batch shares, replica_shares.h, and keeps them when its
 //       objective improves; heterogeneous space only)
-//   ──> rank by (objective, canonical_before) and explain each of the top plans.
+//   ──> rank by (objective, canonical_before); then, best first, the simplest plan
+//       (plan_complexity) within (1 + min_gain) of the best remaining objective takes the next
+//       place, so offload, recompute or a more complex schedule ranks first only when it gains
+//       more than min_gain (the bound threshold is widened by the same factor, so every plan
+//       that could take a place is simulated); explain each of the top plans.
+// The memory screen keeps SearchSpace::memory_margin of each GPU free.
 //
 // Dominance rules. Each drops a fitting plan X only when a *fitting* twin Y (same shape, same
 // sequence parallelism) exists that the simulator cannot rank behind X: every task of Y lasts
@@ -28,13 +33,22 @@
 // optimizer term is the larger of the GPU's part and the host's Adam plus copy back: where a
 // plan without offload fits, offload plans lose on that bound and are never simulated.
 // The bound makes the search exact: a plan that is not simulated has a bound above the top-th
-// best objective, so its own objective is too. tests/planner/planner_test.cc checks the planner's best
-// against simulating every plan of small spaces.
+// best objective, so its own objective is too. tests/planner/planner_test.cc checks the planner's
+// best against simulating every plan of small spaces.
 //
 // Objectives (lower is better; each evaluator also gives a bound from the time bound):
 //   time  iteration_time_s.
 //   cost  dollars per step = iteration_time_s x sum over the plan's GPUs of price_per_gpu_hour
-//         / 3600 (cluster spec, per node group).
+//         / 3600 (cluster spec, per node group); with a training run (PlannerOptions::training,
+//         `plan --train-tokens`), the run's expected cost_usd = wall time x the same price
+//         (time_to_train.h).
+//   time-to-train  the run's expected wall days (time_to_train.h: steps x step time, checkpoints,
+//         failures and restarts of the plan's GPUs, hosts and NICs). A plan with more GPUs fails
+//         more often and writes the same checkpoint over the same storage, so it can lose to a
+//         smaller one. Bound: T >= e^(R/M) x steps x step time (checkpoint_restart.h: each
+//         segment of s seconds costs M e^(R/M)(e^(s/M) - 1) >= e^(R/M) s), with R the restart
+//         without the checkpoint load and M the plan's MTBF; the cost objective with a run uses
+//         the same bound times its price.
 //   p90   the 90th percentile of the step time under the cluster's straggler model
 //         (ClusterSpec::stragglers), by seeded Monte-Carlo (p90_evaluator.h). Stragglers only
 //         slow tasks down, so the time bound stays a bound for any percentile. time and cost
@@ -43,6 +57,14 @@
 // Determinism: candidates are screened and simulated by index into vectors; batch boundaries do
 // not depend on the thread count; ties break by canonical_before(). The result is the same for
 // any thread count (tests check 1 vs 2).
+// Several processes (PlannerOptions::split, work_split.h): every process enumerates and
+// screens all shapes (cheap, and identical everywhere); each batch's candidates are shared out
+// by index, and what decides the search (simulated or not, fits, objective, bound, shares
+// taken) is exchanged after each batch, so every process takes the same next threshold and
+// ends with the same ranking as one process. Process 0 then simulates again the returned plans
+// that other processes simulated (at most `top`), for their metrics; on the other processes
+// the returned plans' metrics, dollars_per_step and why are not meaningful (only process 0
+// reports).
 // Thread-safety: search_plans() may be called from one thread at a time per PlanScreen; it
 // starts its own pool.
 #pragma once
@@ -52,8 +74,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "simulator/engine/work_split.h"
 #include "simulator/planner/plan_candidates.h"
 #include "simulator/planner/plan_evaluator.h"
 #include "simulator/planner/plan_screen.h"
@@ -66,9 +90,12 @@
 namespace ppsim {
 
 // The evaluator of `objective`, simulating with `step` options. `seed` seeds Monte-Carlo draws.
+// `training` (not owned; may be null) is the run the time-to-train objective (which REQUIRES
+// it) and the cost objective time.
 std::unique_ptr<PlanEvaluator> make_evaluator(Objective objective, const ModelSpec& model,
                                               const ClusterSpec& cluster, const StepOptions& step,
-                                              uint64_t seed);
+                                              uint64_t seed,
+                                              const TrainingSpec* training = nullptr);
 
 // Dollars per second of the GPUs `plan` occupies (0 when their groups carry no price).
 double plan_dollars_per_second(const ClusterSpec& cluster, const Plan& plan);
@@ -91,6 +118,19 @@ struct SearchProgress {
   int64_t total = 0;
 };
 
+// Default PlannerOptions::min_gain, 1%: offload, recompute or a more complex schedule must buy
+// more than this to rank first. ppsim's absolute step-time error on published runs is about
+// 5.7% (docs/accuracy.md); between two plans that share every kernel but one feature most of it
+// cancels, and what remains is the error in that feature's own cost (an offloaded Adam's host
+// time, a recompute's forward, a schedule's bubble), a share of a share of the step. A gain of
+// 1% or less is within it; the example, offload for 0.001%, is far below (docs/plan.md).
+inline constexpr double kDefaultMinGain = 0.01;
+
+// How much machinery a plan adds, compared lexicographically (smaller is simpler): optimizer
+// offload fraction, recompute (none < selective < full), schedule (one-chunk 1F1B and GPipe <
+// interleaved < backward-splitting zero-bubble < V-shaped), chunks per rank.
+std::tuple<double, int, int, int64_t> plan_complexity(const Plan& plan);
+
 struct PlannerOptions {
   SearchSpace space;
   Objective objective = Objective::kTime;
@@ -100,7 +140,18 @@ struct PlannerOptions {
   StepOptions step;         // How candidates are simulated (the `simulate` defaults).
   int64_t batch_size = 32;  // Candidates simulated per batch; fixed, so results do not
                             // depend on the thread count.
+  // Smallest relative gain in the objective for which a plan with more machinery ranks above a
+  // simpler one (plan_complexity below): within (1 + min_gain) x the best remaining objective
+  // the simplest plan ranks first (ties go to the simpler plan). Default kDefaultMinGain; 0
+  // ranks by the objective alone.
+  double min_gain = kDefaultMinGain;
   std::function<void(const SearchProgress&)> progress;  // Optional.
+  // The processes sharing the simulations (null: this one alone). Not owned; must outlive the
+  // search, and every process of the split runs the same search.
+  const WorkSplit* split = nullptr;
+  // The training run (`plan --train-tokens`): every returned plan gets its time to train, and
+  // the time-to-train and cost objectives rank by it. No batch ramp (the plan search has none).
+  std::optional<TrainingSpec> training;
 };
 
 // A ranked, simulated plan.
@@ -111,6 +162,7 @@ struct RankedPlan {
   double dollars_per_step = 0;  // iteration_time_s x plan_dollars_per_second (0: no prices).
   double time_bound_s = 0;      // The screen's replayed lower bound on its step time.
   std::string why;              // What sets it apart among the returned plans.
+  std::optional<TimeToTrain> time_to_train;  // With PlannerOptions::training.
 };
 
 // Plans dropped by one dominance rule.

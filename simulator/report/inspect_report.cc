@@ -50,7 +50,7 @@ std::string inspect_report_text(const ModelSpec& model, const OpShape& shape) {
                      model.num_layers, model.hidden_size, model.ffn_hidden_size,
                      model.num_attention_heads, model.num_kv_heads, model.head_dim,
                      model.vocab_size, model.seq_length,
-                     model.activation == Activation::kSwiglu ? "swiglu" : "gelu",
+                     activation_name(model.activation),
                      model.norm == Norm::kRmsNorm ? "rmsnorm" : "layernorm",
                      model.tied_embeddings ? ", tied embeddings" : "");
   if (model.moe) {
@@ -102,7 +102,7 @@ std::string inspect_report_json(const ModelSpec& model, const OpShape& shape) {
   model_shape["head_dim"] = model.head_dim;
   model_shape["vocab_size"] = model.vocab_size;
   model_shape["seq_length"] = model.seq_length;
-  model_shape["activation"] = model.activation == Activation::kSwiglu ? "swiglu" : "gelu";
+  model_shape["activation"] = activation_name(model.activation);
   model_shape["norm"] = model.norm == Norm::kRmsNorm ? "rmsnorm" : "layernorm";
   model_shape["tied_embeddings"] = model.tied_embeddings;
   if (model.moe) {

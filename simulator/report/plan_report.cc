@@ -1,11 +1,13 @@
 #include "simulator/report/plan_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
 #include "simulator/model/model_stats.h"
 #include "simulator/report/report_format.h"
+#include "simulator/report/time_to_train_report.h"
 #include "simulator/spec/error.h"
 
 namespace ppsim {
@@ -84,21 +86,58 @@ std::string plan_report_text(const ModelSpec& model, const ClusterSpec& cluster,
       request.seq_length);
   out += fmt::format("# cluster  {}\n", describe_cluster(cluster));
   out += fmt::format("# batch    {} sequences of {} tokens per step on {} GPUs\n",
-                     request.global_batch_size, request.seq_length, request.gpus);
+                     request.global_batch_size, request.seq_length,
+                     fmt::join(request.gpu_counts, " or "));
+  if (request.training) {
+    out += fmt::format(
+        "# run      {} tokens, {} checkpoint interval; wall days, goodput and run cost per "
+        "plan (docs/time-to-train.md)\n",
+        human_count(static_cast<double>(request.training->tokens)),
+        request.training->interval_rule == IntervalRule::kSteps
+            ? fmt::format("{}-step", request.training->interval_steps)
+            : interval_rule_name(request.training->interval_rule));
+  }
   out += fmt::format("# {}\n", result.objective_note);
+  out += fmt::format(
+      "# runtime  {}; memory margin {:g}% of each GPU kept free; min gain {:g}% for offload, "
+      "recompute or a more complex schedule\n",
+      request.runtime == "any" ? "any (every plan the simulator runs, megatron-core's costs)"
+                               : request.runtime + " (only plans it runs)",
+      100 * request.memory_margin, 100 * request.min_gain);
   out += provenance_text(report_provenance(request, result));
   int64_t top = static_cast<int64_t>(std::max<size_t>(result.plans.size(), 1));
   out += search_summary(result, top);
   out += "#\n";
   const char* row = "{} {:>4} {:>10} {:>10} {:>5} {:>7} {:>4} {:>8}  {:<46} {}\n";
-  out += fmt::format(fmt::runtime(row), "#", "rank", "step", "tokens/s", "MFU", "peak", "fits",
-                     "cost", "why", "plan");
-  out += fmt::format(fmt::runtime(row), "#", "", "(s)", "(tok/s)", "(%)", "(GiB)", "", "($/step)",
-                     "", "");
+  const char* run_row =
+      "{} {:>4} {:>10} {:>10} {:>5} {:>7} {:>4} {:>8} {:>8} {:>7} {:>11}  {:<46} {}\n";
+  if (request.training) {
+    out += fmt::format(fmt::runtime(run_row), "#", "rank", "step", "tokens/s", "MFU", "peak",
+                       "fits", "cost", "wall", "goodput", "run cost", "why", "plan");
+    out += fmt::format(fmt::runtime(run_row), "#", "", "(s)", "(tok/s)", "(%)", "(GiB)", "",
+                       "($/step)", "(days)", "", "($)", "", "");
+  } else {
+    out += fmt::format(fmt::runtime(row), "#", "rank", "step", "tokens/s", "MFU", "peak", "fits",
+                       "cost", "why", "plan");
+    out += fmt::format(fmt::runtime(row), "#", "", "(s)", "(tok/s)", "(%)", "(GiB)", "", "($/step)",
+                       "", "");
+  }
   for (size_t i = 0; i < result.plans.size(); ++i) {
     const RankedPlan& plan = result.plans[i];
     std::string cost =
         plan.dollars_per_step > 0 ? fmt::format("{:.4f}", plan.dollars_per_step) : std::string("-");
+    if (plan.time_to_train) {
+      const TimeToTrain& run = *plan.time_to_train;
+      out += fmt::format(
+          fmt::runtime(run_row), " ", i + 1, fmt::format("{:.4f}", plan.metrics.iteration_time_s),
+          fmt::format("{:.0f}", plan.metrics.tokens_per_s),
+          fmt::format("{:.1f}", 100 * plan.metrics.mfu), gib(plan.metrics.peak_memory_bytes),
+          plan.metrics.fits ? "yes" : "no", cost,
+          fmt::format("{:.2f}", seconds_to_days(run.wall_s)), fmt::format("{:.4f}", run.goodput),
+          run.cost_usd ? fmt::format("{:.0f}", *run.cost_usd) : std::string("-"), plan.why,
+          plan_to_inline(plan.plan));
+      continue;
+    }
     out += fmt::format(
         fmt::runtime(row), " ", i + 1, fmt::format("{:.4f}", plan.metrics.iteration_time_s),
         fmt::format("{:.0f}", plan.metrics.tokens_per_s),
@@ -135,6 +174,7 @@ std::string plan_report_text(const ModelSpec& model, const ClusterSpec& cluster,
   }
   for (const std::string& warning : emitted.warnings)
     out += fmt::format("# warning: {}\n", warning);
+  if (best.time_to_train) out += time_to_train_text(*best.time_to_train);
   out += fmt::format("# OK: best step {:.4f} s, {:.0f} tokens/s, MFU {:.1f}%, peak {} GiB\n",
                      metrics.iteration_time_s, metrics.tokens_per_s, 100 * metrics.mfu,
                      gib(metrics.peak_memory_bytes));
@@ -149,10 +189,14 @@ std::string plan_report_json(const ModelSpec& model, const ClusterSpec& cluster,
   json["model"] = model.name;
   json["cluster"] = cluster.name;
   json["gpus"] = request.gpus;
+  json["gpu_counts"] = request.gpu_counts;
   json["global_batch_size"] = request.global_batch_size;
   json["seq_length"] = request.seq_length;
   json["objective"] = objective_name(request.objective);
   json["objective_note"] = result.objective_note;
+  json["runtime"] = request.runtime;
+  json["memory_margin"] = request.memory_margin;
+  json["min_gain"] = request.min_gain;
   add_provenance_json(json, report_provenance(request, result));
   json["shapes"] = stats.shapes;
   json["considered"] = stats.considered;
@@ -172,6 +216,7 @@ std::string plan_report_json(const ModelSpec& model, const ClusterSpec& cluster,
     nlohmann::ordered_json entry;
     entry["rank"] = i + 1;
     entry["plan"] = nlohmann::ordered_json::parse(plan_to_json(plan.plan));
+    entry["gpus"] = plan.plan.num_gpus();
     entry["iteration_time_s"] = metrics.iteration_time_s;
     entry["tokens_per_s"] = metrics.tokens_per_s;
     entry["mfu"] = metrics.mfu;
@@ -183,6 +228,7 @@ std::string plan_report_json(const ModelSpec& model, const ClusterSpec& cluster,
     entry["dollars_per_step"] = plan.dollars_per_step;
     entry["time_bound_s"] = plan.time_bound_s;
     entry["why"] = plan.why;
+    if (plan.time_to_train) entry["time_to_train"] = time_to_train_json(*plan.time_to_train);
     entry["breakdown_s"] = breakdown_json(metrics.breakdown_s);
     nlohmann::ordered_json stages = nlohmann::ordered_json::array();
     for (const StageResult& stage : metrics.stages) {

@@ -2,7 +2,8 @@
 //
 // Text (nccl-tests layout: '#' lines around a table with a units row):
 //   header   model, cluster, batch, objective (and its caveats), the search's counts;
-//   table    rank, step time (s), tokens/s, MFU (%), peak memory (GiB), fits, $/step, why, plan;
+//   table    rank, step time (s), tokens/s, MFU (%), peak memory (GiB), fits, $/step, (with a
+//            training run: wall days, goodput, run cost in $), why, plan;
 //   best     its breakdown_s on the critical worker and its stages (layers, GPU, busy, peak);
 //   footer   "# OK: ..." or, when nothing fits, "# NOTHING FITS: ..." with the closest plan.
 //
@@ -15,6 +16,7 @@
 //   plans [ best first: {rank, plan (the plan object `simulate --plan` accepts as is),
 //           iteration_time_s, tokens_per_s, mfu, model_tflops_per_gpu, bubble_pct,
 //           peak_memory_bytes, fits, objective, dollars_per_step, time_bound_s, why,
+//           time_to_train (with --train-tokens; time_to_train_report.h),
 //           breakdown_s {compute, bubble, exposed_comm, optimizer},
 //           stages [{index, layers, gpu, busy_s, peak_memory_bytes, capacity_bytes}]} ],
 //   closest (only when nothing fits): {plan, peak_memory_bytes, capacity_bytes, over_bytes,
@@ -22,6 +24,7 @@
 //   emitted, emit_warnings (only with --emit): the launcher files written and their warnings.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,13 +36,18 @@ namespace ppsim {
 
 // What the search was asked, for the header.
 struct PlanRequest {
-  int64_t gpus = 0;               // GPUs each plan uses.
+  int64_t gpus = 0;               // The largest GPU count searched (gpu_counts.back()).
+  std::vector<int64_t> gpu_counts;  // GPU counts searched, ascending; each plan uses one.
   int64_t global_batch_size = 0;  // Sequences per step.
   int64_t seq_length = 0;         // Tokens per sequence.
   Objective objective = Objective::kTime;
+  std::string runtime = "megatron-core";  // `plan --runtime`: a runtime name, or "any".
+  double memory_margin = 0;  // SearchSpace::memory_margin (fraction of GPU memory kept free).
+  double min_gain = 0;       // PlannerOptions::min_gain (fraction).
   // The profile used (path, device, unprofiled GPUs); the report's counts come from the best
   // plan's step, this only when no plan was simulated.
   CostProvenance costs;
+  std::optional<TrainingSpec> training;  // The run timed for each plan (--train-tokens).
 };
 
 // Launcher files written for the best plan (`plan --emit`), for the report's footer.

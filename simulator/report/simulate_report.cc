@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "simulator/model/model_stats.h"
 #include "simulator/report/memory_report.h"
 #include "simulator/report/report_format.h"
+#include "simulator/spec/error.h"
+#include "simulator/report/time_to_train_report.h"
 
 namespace ppsim {
 namespace {
@@ -101,6 +104,7 @@ std::string simulate_report_text(const SimulateReport& report) {
   out += fmt::format("compute                {:.6f}\n", metrics.breakdown_s.compute);
   out += fmt::format("bubble                 {:.6f}\n", metrics.breakdown_s.bubble);
   out += fmt::format("exposed_comm           {:.6f}\n", metrics.breakdown_s.exposed_comm);
+  out += fmt::format("straggler_wait         {:.6f}\n", metrics.breakdown_s.straggler_wait);
   out += fmt::format("optimizer              {:.6f}\n", metrics.breakdown_s.optimizer);
   out += "#\n";
   const char* row = "{} {:>5} {:>6} {:<16} {:>10} {:>10} {:>10} {:>10} {:>5}\n";
@@ -123,8 +127,33 @@ std::string simulate_report_text(const SimulateReport& report) {
     out += fmt::format("#   from {} on {} at {:.6f} s to {} on {} at {:.6f} s\n", first.what,
                        step.worker_names[first.worker], first.start_s, last.what,
                        step.worker_names[last.worker], last.end_s);
+    // A path through a collective can cross replicas: name the workers it passes, in order.
+    const int32_t ranks = static_cast<int32_t>(plan.pp);
+    std::vector<int32_t> replicas;
+    for (const CriticalTask& task : metrics.critical_path) {
+      int32_t replica = task.worker / ranks;
+      if (std::find(replicas.begin(), replicas.end(), replica) == replicas.end()) {
+        replicas.push_back(replica);
+      }
+    }
+    if (replicas.size() > 1) {
+      std::vector<std::string> through;
+      int32_t previous = -1;
+      for (const CriticalTask& task : metrics.critical_path) {
+        if (task.worker == previous) continue;
+        previous = task.worker;
+        std::string name = step.worker_names[task.worker];
+        name = name.substr(0, name.find(" ("));
+        if (std::find(through.begin(), through.end(), name) == through.end()) {
+          through.push_back(name);
+        }
+      }
+      out += fmt::format("#   crosses replicas at a gradient reduction: through {}\n",
+                         join_names(through, ", then "));
+    }
   }
   if (report.stragglers != nullptr) out += straggler_report_text(*report.stragglers);
+  if (report.time_to_train != nullptr) out += time_to_train_text(*report.time_to_train);
   bool host_over = metrics.offload && !metrics.offload->host.fits;
   bool gpu_over = false;
   for (const StageResult& stage : metrics.stages) {
@@ -167,6 +196,7 @@ std::string simulate_report_json(const SimulateReport& report) {
   json["breakdown_s"] = {{"compute", metrics.breakdown_s.compute},
                          {"bubble", metrics.breakdown_s.bubble},
                          {"exposed_comm", metrics.breakdown_s.exposed_comm},
+                         {"straggler_wait", metrics.breakdown_s.straggler_wait},
                          {"optimizer", metrics.breakdown_s.optimizer}};
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const StageResult& stage : metrics.stages) {
@@ -223,6 +253,9 @@ std::string simulate_report_json(const SimulateReport& report) {
                        {"host_memory", host_memory_json(offload.host)}};
   }
   if (report.stragglers != nullptr) add_straggler_json(json, *report.stragglers);
+  if (report.time_to_train != nullptr) {
+    json["time_to_train"] = time_to_train_json(*report.time_to_train);
+  }
   return json.dump(2) + "\n";
 }
 

@@ -43,6 +43,7 @@ Lowered lower_schedule(const std::vector<PipelineSchedule>& replica_schedules,
   lowered.graph = std::move(graph);
   TaskGraph& g = lowered.graph;
   std::vector<TaskInfo>& info = lowered.info;
+  info.reserve(static_cast<size_t>(g.reserved_tasks()));
   info.resize(g.num_tasks());
   for (int32_t w = 0; w < workers; ++w) {
     lowered.compute_stream.push_back(g.add_stream(w, fmt::format("w{}/compute", w), worker_speed[w]));
@@ -141,15 +142,20 @@ Lowered lower_schedule(const std::vector<PipelineSchedule>& replica_schedules,
 
   // One send stream per (sender, receiver, direction): sends to different peers do not queue
   // behind each other (with the rendezvous rule, a shared queue can deadlock the V schedules).
+  // The first peer of a (sender, direction) gets its primary send stream, later peers their own.
   std::map<std::tuple<int32_t, int32_t, bool>, StreamId> peer_stream;
+  std::vector<uint8_t> primary_taken(2 * static_cast<size_t>(workers), 0);  // [2 * from + forward]
   auto send_stream = [&](int32_t from, int32_t to, bool forward) {
     auto key = std::make_tuple(from, to, forward);
     auto found = peer_stream.find(key);
     if (found != peer_stream.end()) return found->second;
-    StreamId& primary = forward ? lowered.send_forward_stream[from] : lowered.send_backward_stream[from];
-    bool primary_used = false;
-    for (const auto& [k, id] : peer_stream) primary_used = primary_used || id == primary;
-    StreamId id = primary_used ? g.add_stream(from, fmt::format("w{}/send_{}_to_w{}", from, forward ? "fwd" : "bwd", to)) : primary;
+    uint8_t& taken = primary_taken[2 * static_cast<size_t>(from) + (forward ? 1 : 0)];
+    StreamId id = forward ? lowered.send_forward_stream[from] : lowered.send_backward_stream[from];
+    if (taken) {
+      id = g.add_stream(from,
+                        fmt::format("w{}/send_{}_to_w{}", from, forward ? "fwd" : "bwd", to));
+    }
+    taken = 1;
     peer_stream.emplace(key, id);
     return id;
   };

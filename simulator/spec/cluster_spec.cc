@@ -47,17 +47,18 @@ void apply_gpu_overrides(JsonReader reader, GpuSpec& gpu) {
 
 LinkSpec parse_intra_node(JsonReader reader) {
   LinkSpec link;
-  link.bandwidth = reader.required_number("bandwidth_GBps", 1e-9) * kGiga;
-  link.latency = reader.required_number("latency_us", 0) * kMicrosecond;
+  link.bandwidth = reader.required_number("bandwidth_GBps", kMinLinkGBps, kMaxLinkGBps) * kGiga;
+  link.latency = reader.required_number("latency_us", 0, kMaxLatencyUs) * kMicrosecond;
   reader.finish();
   return link;
 }
 
 NicSpec parse_nic(JsonReader reader) {
   NicSpec nic;
-  nic.link.bandwidth = gbps_to_bytes_per_s(reader.required_number("bandwidth_Gbps", 1e-9));
+  nic.link.bandwidth = gbps_to_bytes_per_s(reader.required_number(
+      "bandwidth_Gbps", kMinLinkGBps * kBitsPerByte, kMaxLinkGBps * kBitsPerByte));
   nic.per_gpu = reader.required_bool("per_gpu");
-  nic.link.latency = reader.required_number("latency_us", 0) * kMicrosecond;
+  nic.link.latency = reader.required_number("latency_us", 0, kMaxLatencyUs) * kMicrosecond;
   reader.finish();
   return nic;
 }
@@ -76,9 +77,16 @@ void apply_nvlink_domain(int64_t domain, NodeGroup& group) {
 }
 
 // One node group; `with_count` is false for node-type files (the count comes from NAME:N).
-NodeGroup parse_node_group(JsonReader& reader, bool with_count,
-                           const std::map<std::string, nlohmann::json>& cluster_gpu_overrides) {
+NodeGroup parse_node_group(JsonReader& reader, const nlohmann::json& json, bool with_count,
+                           const std::map<std::string, nlohmann::json>& cluster_gpu_overrides,
+                           const NodeReliability& reliability, double price_per_gpu_hour) {
   NodeGroup group;
+  group.reliability = reliability;
+  if (reader.has("reliability")) {
+    reader.allow("reliability");
+    group.reliability = parse_node_reliability(json["reliability"], reader.source(),
+                                               reader.path_of("reliability"), reliability);
+  }
   if (with_count) group.count = reader.required_int("count", 1, int64_t{1} << 24);
   group.gpus_per_node = reader.required_int("gpus_per_node", 1, 1024);
   std::string gpu_name = reader.required_string("gpu");
@@ -96,7 +104,8 @@ NodeGroup parse_node_group(JsonReader& reader, bool with_count,
   }
   group.intra_node = parse_intra_node(reader.required_object("intra_node"));
   group.nic = parse_nic(reader.required_object("nic"));
-  group.price_per_gpu_hour = reader.optional_number("price_per_gpu_hour", 0).value_or(0);
+  group.price_per_gpu_hour =
+      reader.optional_number("price_per_gpu_hour", 0).value_or(price_per_gpu_hour);
   group.node_type = reader.optional_string("node_type").value_or("");
   if (std::optional<double> gib = reader.optional_number("host_memory_GiB", 1e-9)) {
     group.host_memory_bytes = *gib * kGiB;
@@ -137,7 +146,7 @@ ClusterSpec inline_cluster(const std::string& node_type, int64_t node_count,
   }
   nlohmann::json json = parse_json_text(read_text_file(path), path);
   JsonReader reader(json, path);
-  NodeGroup group = parse_node_group(reader, /*with_count=*/false, {});
+  NodeGroup group = parse_node_group(reader, json, /*with_count=*/false, {}, NodeReliability{}, 0);
   // A rack-scale type counts NVLink domains (racks): gb200-nvl72:4 is 4 racks of 72.
   const bool rack_scale = group.gpus_per_node > group.host_gpus;
   group.count = node_count;
@@ -202,14 +211,22 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& sourc
       gpu_overrides[name] = value;
     }
   }
+  // Cluster-level reliability and price first: the node groups start from them.
+  if (reader.has("reliability")) {
+    reader.allow("reliability");
+    cluster.reliability =
+        parse_reliability_spec(json["reliability"], source, reader.path_of("reliability"));
+  }
+  double price = reader.optional_number("price_per_gpu_hour", 0).value_or(0);
   const nlohmann::json& nodes = reader.required_array("nodes");
   if (nodes.empty()) reader.fail("nodes", "expected at least one node group");
   for (size_t i = 0; i < nodes.size(); ++i) {
     JsonReader group_reader(nodes[i], source, "/nodes/" + std::to_string(i));
-    cluster.nodes.push_back(parse_node_group(group_reader, /*with_count=*/true, gpu_overrides));
+    cluster.nodes.push_back(parse_node_group(group_reader, nodes[i], /*with_count=*/true,
+                                             gpu_overrides, cluster.reliability.node, price));
   }
   if (std::optional<JsonReader> inter = reader.optional_object("inter_node")) {
-    cluster.oversubscription = inter->optional_number("oversubscription", 1.0).value_or(1.0);
+    cluster.oversubscription = inter->optional_number("oversubscription", 1.0, kMaxOversubscription).value_or(1.0);
     inter->finish();
   }
   if (const nlohmann::json* stragglers = reader.optional_array("stragglers")) {
@@ -217,7 +234,17 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& sourc
     validate_straggler_model(cluster.stragglers, cluster);
   }
   reader.finish();
+  check_cluster_size(cluster, source, "/nodes");
   return cluster;
+}
+
+void check_cluster_size(const ClusterSpec& cluster, const std::string& source,
+                        const std::string& json_path) {
+  if (cluster.num_gpus() > kMaxClusterGpus) {
+    throw InputError(source, json_path,
+                     fmt::format("the cluster has {} GPUs; ppsim models at most {} (docs/limits.md)",
+                                 cluster.num_gpus(), kMaxClusterGpus));
+  }
 }
 
 namespace {
@@ -253,7 +280,15 @@ ClusterSpec load_cluster_spec(const std::string& path_or_name) {
                                    "(e.g. dgx-h100:512)",
                                    path_or_name));
     }
-    return inline_cluster(path_or_name.substr(0, colon), count, path_or_name);
+    if (count > kMaxClusterGpus) {
+      throw InputError("--cluster", "",
+                       fmt::format("'{}': {} nodes is more than ppsim models (at most {} GPUs in "
+                                   "all; docs/limits.md)",
+                                   path_or_name, count, kMaxClusterGpus));
+    }
+    ClusterSpec cluster = inline_cluster(path_or_name.substr(0, colon), count, path_or_name);
+    check_cluster_size(cluster, "--cluster", "");
+    return cluster;
   }
   std::vector<std::string> names = zoo_names(kClusterDir);
   throw InputError("--cluster", "",

@@ -6,10 +6,11 @@
 //                       "nic": {"bandwidth_Gbps", "per_gpu", "latency_us"},
 //                       "gpu_overrides"?: {...}, "price_per_gpu_hour"?, "node_type"?,
 //                       "host_memory_GiB"?, "cpu_adam_Gparams_per_s"?,
-//                       "nvlink_domain_gpus"?}],
+//                       "nvlink_domain_gpus"?, "reliability"?}],
 //    "inter_node": {"oversubscription"}, "gpus"?: {"<GPU name>": {...overrides}},
 //    "profile"?: "path", "description"?, "ideal_links"?: bool,
-//    "stragglers"?: [...] (straggler_spec.h)}
+//    "stragglers"?: [...] (straggler_spec.h), "reliability"?: {...} (reliability_spec.h),
+//    "price_per_gpu_hour"? (every group's price unless the group gives its own)}
 // Override objects take "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp32_tflops",
 // "memory_GiB", "memory_bandwidth_GBps", "nvlink_bandwidth_GBps", "pcie_bandwidth_GBps".
 // A cluster may also be named inline as NODE_TYPE:NODES ("dgx-h100:512"), NODE_TYPE being a
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/reliability_spec.h"
 #include "simulator/spec/straggler_spec.h"
 
 namespace ppsim {
@@ -61,7 +63,8 @@ struct NodeGroup {
   GpuSpec gpu;                // Resolved from the catalog by JSON "gpu", with overrides applied.
   LinkSpec intra_node;        // GPU-to-GPU inside a node, per GPU per direction.
   NicSpec nic;                // Inter-node links.
-  double price_per_gpu_hour = 0;  // US dollars; JSON "price_per_gpu_hour", default 0 (unknown).
+  double price_per_gpu_hour = 0;  // US dollars; JSON "price_per_gpu_hour" (the group's, else
+                                  // the cluster's), default 0 (unknown).
   std::string node_type;      // e.g. "dgx-h100" when built from a node type; may be empty.
   // Host (CPU) memory of one node, bytes: where offloaded optimizer states live. JSON
   // "host_memory_GiB", default kDefaultHostMemoryBytes (DGX H100/H200 and DGX A100 640GB).
@@ -69,6 +72,9 @@ struct NodeGroup {
   // Adam updates per second the node's CPUs sustain, shared by all of its GPUs' processes.
   // JSON "cpu_adam_Gparams_per_s" (1e9 parameters/s), default kDefaultCpuAdamParametersPerS.
   double cpu_adam_parameters_per_s = kDefaultCpuAdamParametersPerS;
+  // Failure rates of its GPUs, hosts and NICs and its nodes' checkpoint storage bandwidth: the
+  // cluster's "reliability" with the group's own "reliability" over it (reliability_spec.h).
+  NodeReliability reliability;
 
   int64_t num_gpus() const { return count * gpus_per_node; }
   // GPUs of one host: host_gpus, or gpus_per_node for groups built in code.
@@ -93,6 +99,8 @@ struct ClusterSpec {
                                     // false (schedule studies and exact-formula tests).
   StragglerModel stragglers;        // Slow GPUs, links and jitter (straggler_spec.h); JSON
                                     // "stragglers", default none. --straggler flags add to it.
+  ReliabilitySpec reliability;      // Failures, restarts and checkpoint storage of the job;
+                                    // JSON "reliability", defaults in reliability_spec.h.
 
   int64_t num_gpus() const;
   int64_t num_nodes() const;
@@ -102,6 +110,15 @@ struct ClusterSpec {
 // "4 nodes x 8 H100-SXM-80GB", or for rack-scale groups "2 NVLink domains x 72 GB200 (18
 // hosts of 4 each)", for reports and launcher comments.
 std::string node_group_summary(const NodeGroup& group);
+
+// Most GPUs a cluster may have (docs/limits.md): 2^24 = 16,777,216, some 16x the largest
+// clusters built so far, and small enough that GPU counts and their products with the plan's
+// degrees stay far inside 64-bit integers.
+inline constexpr int64_t kMaxClusterGpus = int64_t{1} << 24;
+
+// Throws InputError (source, json_path) when the cluster has more than kMaxClusterGpus GPUs.
+void check_cluster_size(const ClusterSpec& cluster, const std::string& source,
+                        const std::string& json_path);
 
 // Parses ppsim's cluster JSON. Pure; errors throw InputError naming `source`.
 ClusterSpec parse_cluster_spec(const std::string& text, const std::string& source);

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "simulator/spec/error.h"
+#include "simulator/spec/json_reader.h"
 
 namespace ppsim {
 namespace {
@@ -135,6 +137,18 @@ const std::string& CsvTable::field(const CsvRecord& record, std::string_view nam
 }
 
 CsvTable parse_csv(std::string_view text, const std::string& source) {
+  // Fields reach JSON reports: the text must be UTF-8 (and holds no NUL).
+  if (std::optional<size_t> offset = invalid_utf8_offset(text)) {
+    size_t line = 1 + std::count(text.begin(), text.begin() + *offset, '\n');
+    throw InputError(source, "",
+                     fmt::format("line {}: byte 0x{:02X} is not valid UTF-8 (save the file as "
+                                 "UTF-8)",
+                                 line, static_cast<unsigned char>(text[*offset])));
+  }
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    size_t line = 1 + std::count(text.begin(), text.begin() + nul, '\n');
+    throw InputError(source, "", fmt::format("line {}: a NUL byte; CSV text has none", line));
+  }
   CsvTable table;
   table.source = source;
   CsvScanner scanner(text, source);
@@ -172,12 +186,6 @@ CsvTable parse_csv(std::string_view text, const std::string& source) {
   return table;
 }
 
-CsvTable load_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open the file (check the path)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_csv(text.str(), path);
-}
+CsvTable load_csv(const std::string& path) { return parse_csv(read_text_file(path), path); }
 
 }  // namespace ppsim

@@ -38,7 +38,7 @@ struct CsvTable {
   const std::string& field(const CsvRecord& record, std::string_view name) const;
 };
 
-// Parses CSV text. Pure; errors throw InputError(source, "", "line N: ...").
+// Parses CSV text (UTF-8, no NUL byte). Pure; errors throw InputError(source, "", "line N: ...").
 CsvTable parse_csv(std::string_view text, const std::string& source);
 
 // Reads and parses a CSV file; a missing or unreadable file is an InputError naming it.

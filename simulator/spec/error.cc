@@ -77,9 +77,9 @@ std::string join_names(const std::vector<std::string>& names, std::string_view s
 }
 
 void check_failed(const char* file, int line, const char* condition, const std::string& detail) {
-  std::fprintf(stderr, "ppsim: internal error at %s:%d: check failed: %s%s%s\n", file, line,
-               condition, detail.empty() ? "" : ": ", detail.c_str());
-  std::abort();
+  std::string text = std::string("internal error at ") + file + ":" + std::to_string(line) +
+                     ": check failed: " + condition + (detail.empty() ? "" : ": ") + detail;
+  throw InternalError(text);
 }
 
 }  // namespace ppsim

@@ -2,7 +2,9 @@
 //
 // Three kinds of failure, handled three ways (STYLE.md rule 7):
 // - bad user input throws InputError, caught only in tools/ (exit status 2);
-// - a bug hits PPSIM_CHECK, which prints file:line and aborts;
+// - a bug hits PPSIM_CHECK, which throws InternalError (file:line and the condition); tools/
+//   turns it, like any other escaping exception, into exit status 1 and a request for a bug
+//   report naming the inputs (so a service wrapping ppsim never sees an abort);
 // - an infeasible request (a plan that does not fit) is a result with a reason, not an error.
 #pragma once
 
@@ -29,6 +31,13 @@ class InputError : public std::runtime_error {
   std::string source_;
   std::string json_path_;
   std::string message_;
+};
+
+// A bug in ppsim (a failed PPSIM_CHECK): what() is "internal error at file:line: check failed:
+// condition: detail". Never thrown for bad input.
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
 };
 
 // The closest of `candidates` to `word` by edit distance, or "" when none is close enough

@@ -44,6 +44,13 @@ GpuSpec make(std::string name, double bf16, double fp16, double fp8, double fp32
   return gpu;
 }
 
+// The dense FP4 peak (TFLOP/s) of a Blackwell entry, from the datasheet its source cites; no
+// plan precision uses it yet.
+GpuSpec with_fp4(double fp4_tflops, GpuSpec gpu) {
+  gpu.peak_fp4_flops = tflops(fp4_tflops);
+  return gpu;
+}
+
 // Kernel datasheets per GPU generation (gpu_catalog.h KernelDatasheet): what published kernel
 // benchmarks reach, as fractions of the dense peak. Arguments: gemm bf16, gemm fp8, FA2 fwd, FA2
 // bwd, fused fwd, fused bwd, sources. Attention fractions are of the 16-bit peak for causal
@@ -156,44 +163,40 @@ std::vector<GpuSpec> build_catalog() {
                       "NVIDIA H200 datasheet (SXM): same Hopper die and peaks as H100 SXM "
                       "(989.4 BF16 / 1978.9 FP8 dense, 67 FP32), 141 GB HBM3e 4.8 TB/s, "
                       "NVLink4 900 GB/s, PCIe Gen5; nvidia-smi 143771 MiB"));
-  gpus.push_back(make("B200", 2250, 2250, 4500, 75, 183359, 7700, 900, kPcieGen5,
-                      "NVIDIA HGX B200 datasheet (per GPU, 1000 W): 4.5 / 9 PFLOPS BF16 / FP8 "
-                      "with sparsity (2250 / 4500 dense), 75 FP32 (80 on GB200 at 1200 W), "
-                      "180 GB HBM3e 7.7 TB/s, NVLink5 1.8 TB/s, PCIe Gen5 x16 128 GB/s "
-                      "bidirectional; nvidia-smi 183359 MiB"));
+  gpus.push_back(
+      with_fp4(9000, make("B200", 2250, 2250, 4500, 75, 183359, 7700, 900, kPcieGen5,
+                          "NVIDIA HGX B200 datasheet (per GPU, 1000 W): 4.5 / 9 PFLOPS BF16 / FP8 "
+                          "with sparsity (2250 / 4500 dense), 75 FP32 (80 on GB200 at 1200 W), "
+                          "180 GB HBM3e 7.7 TB/s, NVLink5 1.8 TB/s, PCIe Gen5 x16 128 GB/s "
+                          "bidirectional; nvidia-smi 183359 MiB")));
   // Rack-scale Blackwell: the per-GPU figures of the NVL72 rack datasheets (rack totals / 72).
   // Their NVLink domain is the whole rack (cluster nvlink_domain_gpus: 72), not the tray.
-  gpus.push_back(make("GB200", 2500, 2500, 5000, 80, 186 * 1e3 / 1.048576, 8000, 900,
-                      kPcieGen5,
-                      "NVIDIA GB200 NVL72 datasheet (per rack of 72 GPUs at 1200 W): FP4 1,440 / "
-                      "FP8 720 / BF16 360 PFLOPS with sparsity (per GPU dense: 10 / 5 / 2.5 "
-                      "PFLOPS), 80 FP32 per GPU, 13.4 TB HBM3e 576 TB/s (186 GB, 8 TB/s per "
-                      "GPU), NVLink5 130 TB/s (1.8 TB/s per GPU, 900 per direction); memory is "
-                      "the datasheet capacity, not yet an nvidia-smi reading"));
-  gpus.push_back(make("B300", 2250, 2250, 4500, 75, 288 * 1e3 / 1.048576, 8000, 900, kPcieGen6,
-                      "NVIDIA HGX B300 datasheet (8 Blackwell Ultra GPUs): FP4 144 PFLOPS sparse "
-                      "/ 108 dense, FP8 72 / BF16 36 PFLOPS with sparsity (per GPU dense: 13.5 "
-                      "FP4, 4.5 FP8, 2.25 BF16, as B200), 2.1 TB HBM3e (288 GB per GPU) 8 TB/s "
-                      "per GPU, NVLink5 1.8 TB/s per GPU, PCIe Gen6 (ConnectX-8); memory is the "
-                      "datasheet capacity, not yet an nvidia-smi reading"));
-  gpus.push_back(make("GB300", 2500, 2500, 5000, 75, 288 * 1e3 / 1.048576, 8000, 900, kPcieGen6,
-                      "NVIDIA GB300 NVL72 datasheet (per rack of 72 Blackwell Ultra GPUs): FP4 "
-                      "1,440 PFLOPS sparse / 1,080 dense, FP8 720 / BF16 360 PFLOPS with sparsity "
-                      "(per GPU dense: 15 FP4, 5 FP8, 2.5 BF16), 20.7 TB HBM3e 576 TB/s (288 GB, "
-                      "8 TB/s per GPU), NVLink5 130 TB/s (900 GB/s per GPU per direction); memory "
-                      "is the datasheet capacity, not yet an nvidia-smi reading"));
+  gpus.push_back(with_fp4(
+      10000, make("GB200", 2500, 2500, 5000, 80, 186 * 1e3 / 1.048576, 8000, 900, kPcieGen5,
+                  "NVIDIA GB200 NVL72 datasheet (per rack of 72 GPUs at 1200 W): FP4 1,440 / "
+                  "FP8 720 / BF16 360 PFLOPS with sparsity (per GPU dense: 10 / 5 / 2.5 "
+                  "PFLOPS), 80 FP32 per GPU, 13.4 TB HBM3e 576 TB/s (186 GB, 8 TB/s per "
+                  "GPU), NVLink5 130 TB/s (1.8 TB/s per GPU, 900 per direction); memory is "
+                  "the datasheet capacity, not yet an nvidia-smi reading")));
+  gpus.push_back(with_fp4(
+      13500, make("B300", 2250, 2250, 4500, 75, 288 * 1e3 / 1.048576, 8000, 900, kPcieGen6,
+                  "NVIDIA HGX B300 datasheet (8 Blackwell Ultra GPUs): FP4 144 PFLOPS sparse "
+                  "/ 108 dense, FP8 72 / BF16 36 PFLOPS with sparsity (per GPU dense: 13.5 "
+                  "FP4, 4.5 FP8, 2.25 BF16, as B200), 2.1 TB HBM3e (288 GB per GPU) 8 TB/s "
+                  "per GPU, NVLink5 1.8 TB/s per GPU, PCIe Gen6 (ConnectX-8); memory is the "
+                  "datasheet capacity, not yet an nvidia-smi reading")));
+  gpus.push_back(with_fp4(
+      15000, make("GB300", 2500, 2500, 5000, 75, 288 * 1e3 / 1.048576, 8000, 900, kPcieGen6,
+                  "NVIDIA GB300 NVL72 datasheet (per rack of 72 Blackwell Ultra GPUs): FP4 "
+                  "1,440 PFLOPS sparse / 1,080 dense, FP8 720 / BF16 360 PFLOPS with sparsity "
+                  "(per GPU dense: 15 FP4, 5 FP8, 2.5 BF16), 20.7 TB HBM3e 576 TB/s (288 GB, "
+                  "8 TB/s per GPU), NVLink5 130 TB/s (900 GB/s per GPU per direction); memory "
+                  "is the datasheet capacity, not yet an nvidia-smi reading")));
   gpus.push_back(make("MI300X", 1307.4, 1307.4, 2614.9, 163.4, 196288, 5300, 448, kPcieGen5,
                       "AMD Instinct MI300X datasheet: 1307.4 TFLOPS BF16/FP16 dense, 2614.9 FP8 "
                       "dense, 163.4 FP32 vector, 192 GB HBM3 5.3 TB/s, 7 Infinity Fabric links x "
                       "128 GB/s bidirectional = 896 GB/s (448 per direction), PCIe Gen5 x16; "
                       "rocm-smi VRAM total 205822885888 bytes (196288 MiB)"));
-  // Dense FP4 peaks (datasheets above); no plan precision uses them yet.
-  for (GpuSpec& gpu : gpus) {
-    if (gpu.name == "B200") gpu.peak_fp4_flops = tflops(9000);
-    if (gpu.name == "GB200") gpu.peak_fp4_flops = tflops(10000);
-    if (gpu.name == "B300") gpu.peak_fp4_flops = tflops(13500);
-    if (gpu.name == "GB300") gpu.peak_fp4_flops = tflops(15000);
-  }
   for (GpuSpec& gpu : gpus) gpu.kernels = kernels_for(gpu.name);
   return gpus;
 }

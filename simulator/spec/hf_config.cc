@@ -12,9 +12,20 @@ namespace {
 
 // Model types whose MLP is gated (SwiGLU) and whose norm is RMSNorm.
 const std::vector<std::string> kLlamaLike = {"llama", "mistral", "qwen2", "mixtral"};
-const std::vector<std::string> kSupported = {"llama",     "mistral",  "qwen2",       "mixtral",
-                                             "gpt2",      "gpt_neox", "deepseek_v3", "qwen3",
-                                             "qwen3_moe", "gpt_oss"};
+const std::vector<std::string> kSupported = {
+    "llama", "mistral",   "qwen2",   "mixtral", "gpt2",   "gpt_neox",    "deepseek_v3",
+    "qwen3", "qwen3_moe", "gpt_oss", "gemma2",  "gemma3", "gemma3_text", "phi3"};
+
+// The sequence length a config without a recorded pre-training length defaults to: 4,096, the
+// pre-training context of Llama 2 (Touvron et al. 2023, section 2.2) and the common short
+// pre-training stage before a long-context extension (Qwen2.5 technical report, section 4:
+// 4,096 then 32,768; Gemma 3 technical report, section 2.3: 32K then 128K). A config's
+// max_position_embeddings is its longest supported context, which is often the extended one.
+constexpr int64_t kDefaultPretrainingContext = 4096;
+
+// Largest integer a config field may hold: model_spec.cc's bound on widths, sequences and
+// counts (docs/limits.md), so products of fields cannot overflow downstream.
+constexpr int64_t kMaxField = int64_t{1} << 24;
 
 // Reads an integer field that must be present and positive.
 int64_t positive(const nlohmann::json& json, const std::string& key, const std::string& source) {
@@ -22,20 +33,20 @@ int64_t positive(const nlohmann::json& json, const std::string& key, const std::
     throw InputError(source, "/" + key,
                      "required HuggingFace field is missing (expected a positive integer)");
   }
-  return json_element_int(json[key], source, "/" + key, 1);
+  return json_element_int(json[key], source, "/" + key, 1, kMaxField);
 }
 
 int64_t positive_or(const nlohmann::json& json, const std::string& key, int64_t fallback,
                     const std::string& source) {
   if (!json.contains(key) || json[key].is_null()) return fallback;
-  return json_element_int(json[key], source, "/" + key, 1);
+  return json_element_int(json[key], source, "/" + key, 1, kMaxField);
 }
 
 // Reads an integer field that may be absent or null (fallback) and may be zero.
 int64_t nonnegative_or(const nlohmann::json& json, const std::string& key, int64_t fallback,
                        const std::string& source) {
   if (!json.contains(key) || json[key].is_null()) return fallback;
-  return json_element_int(json[key], source, "/" + key, 0);
+  return json_element_int(json[key], source, "/" + key, 0, kMaxField);
 }
 
 bool bool_or(const nlohmann::json& json, const std::string& key, bool fallback,
@@ -66,6 +77,10 @@ std::string model_type(const nlohmann::json& json, const std::string& source) {
     if (arch.rfind("Qwen3Moe", 0) == 0) return "qwen3_moe";
     if (arch.rfind("Qwen3", 0) == 0) return "qwen3";
     if (arch.rfind("GptOss", 0) == 0) return "gpt_oss";
+    if (arch.rfind("Gemma2For", 0) == 0) return "gemma2";
+    if (arch == "Gemma3ForConditionalGeneration") return "gemma3";
+    if (arch.rfind("Gemma3For", 0) == 0) return "gemma3_text";
+    if (arch.rfind("Phi3For", 0) == 0) return "phi3";
     throw InputError(source, "/architectures/0",
                      fmt::format("unsupported architecture '{}'; ppsim reads {} configs", arch,
                                  join_names(kSupported)));
@@ -73,30 +88,54 @@ std::string model_type(const nlohmann::json& json, const std::string& source) {
   throw InputError(source, "/model_type", "expected a string naming the model type");
 }
 
-int64_t pretraining_context(const nlohmann::json& json, const std::string& source) {
+// The default training sequence length: the pre-training context the config records
+// (original_max_position_embeddings, top level as Phi-3 writes it or inside rope_scaling as
+// Llama 3.1 does), else the longest context capped at kDefaultPretrainingContext with a note.
+// `fallback_positions` is the family's default max_position_embeddings (0: the key is required).
+int64_t pretraining_context(const nlohmann::json& json, const std::string& source,
+                            ModelSpec& model, int64_t fallback_positions = 0) {
+  if (json.contains("original_max_position_embeddings") &&
+      !json["original_max_position_embeddings"].is_null()) {
+    return json_element_int(json["original_max_position_embeddings"], source,
+                            "/original_max_position_embeddings", 1);
+  }
   if (json.contains("rope_scaling") && json["rope_scaling"].is_object() &&
       json["rope_scaling"].contains("original_max_position_embeddings")) {
     return json_element_int(json["rope_scaling"]["original_max_position_embeddings"], source,
                             "/rope_scaling/original_max_position_embeddings", 1);
   }
-  return positive(json, "max_position_embeddings", source);
+  int64_t longest = fallback_positions > 0
+                        ? positive_or(json, "max_position_embeddings", fallback_positions, source)
+                        : positive(json, "max_position_embeddings", source);
+  if (longest <= kDefaultPretrainingContext) return longest;
+  model.notes.push_back(fmt::format(
+      "{}: the config records no pre-training length (original_max_position_embeddings), so "
+      "the default sequence length is {}, not max_position_embeddings = {}; give seq=N in "
+      "--plan to train longer",
+      source, kDefaultPretrainingContext, longest));
+  return kDefaultPretrainingContext;
 }
 
 // The fields every rope, RMSNorm, SwiGLU decoder shares (Llama and its descendants).
-void read_llama_like(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+void read_llama_like(const nlohmann::json& json, const std::string& source, ModelSpec& model,
+                     int64_t fallback_positions = 0) {
   model.num_layers = positive(json, "num_hidden_layers", source);
   model.hidden_size = positive(json, "hidden_size", source);
   model.ffn_hidden_size = positive(json, "intermediate_size", source);
   model.num_attention_heads = positive(json, "num_attention_heads", source);
   model.num_kv_heads = positive_or(json, "num_key_value_heads", model.num_attention_heads, source);
   model.vocab_size = positive(json, "vocab_size", source);
-  model.seq_length = pretraining_context(json, source);
+  model.seq_length = pretraining_context(json, source, model, fallback_positions);
   model.head_dim =
       positive_or(json, "head_dim", model.hidden_size / model.num_attention_heads, source);
   model.tied_embeddings = bool_or(json, "tie_word_embeddings", false, source);
   model.activation = Activation::kSwiglu;
   model.norm = Norm::kRmsNorm;
   model.position_embedding = PositionEmbedding::kRope;
+  if (json.contains("rope_theta") && json["rope_theta"].is_number() &&
+      json["rope_theta"].get<double>() > 0) {
+    model.rope_theta = json["rope_theta"].get<double>();  // HF default (absent): 10000.
+  }
 }
 
 // top_k must not exceed the experts; `key` is the config's name for top_k.
@@ -163,6 +202,86 @@ void read_sliding_window(const nlohmann::json& json, const std::string& source,
   model.sliding_window_pattern = pattern;
 }
 
+// Mistral and Phi-3: one window on every layer ("sliding_window", null or absent = none).
+void read_uniform_sliding_window(const nlohmann::json& json, const std::string& source,
+                                 ModelSpec& model) {
+  model.sliding_window = nonnegative_or(json, "sliding_window", 0, source);
+  model.sliding_window_pattern = 0;
+}
+
+// Qwen2 and Qwen3: with use_sliding_window, layers from max_window_layers on slide; expressible
+// only as all layers or none.
+void read_qwen_sliding_window(const nlohmann::json& json, const std::string& source,
+                              ModelSpec& model) {
+  if (!bool_or(json, "use_sliding_window", false, source)) return;
+  int64_t from = nonnegative_or(json, "max_window_layers", model.num_layers, source);
+  if (from == 0) {
+    model.sliding_window = positive(json, "sliding_window", source);
+  } else if (from < model.num_layers) {
+    throw InputError(source, "/max_window_layers",
+                     fmt::format("sliding windows on layers {}..{} only cannot be expressed "
+                                 "(ppsim slides every layer or a periodic pattern)",
+                                 from, model.num_layers - 1));
+  }
+}
+
+// Gemma 2 and Gemma 3 (text): GeGLU MLP, tied embeddings, head_dim 256 by default, a sandwich of
+// four RMSNorms per layer, local (sliding) and global attention layers. `defaults` are the
+// transformers config class's defaults for keys a config may leave out.
+struct GemmaDefaults {
+  int64_t vocab_size = 0;               // 0: required.
+  int64_t max_position_embeddings = 0;  // 0: required.
+  int64_t sliding_window = 0;
+  int64_t sliding_window_pattern = 0;   // Every n-th layer global.
+};
+void read_gemma(const nlohmann::json& json, const std::string& source, bool gemma3,
+                const GemmaDefaults& defaults, ModelSpec& model) {
+  model.num_layers = positive(json, "num_hidden_layers", source);
+  model.hidden_size = positive(json, "hidden_size", source);
+  model.ffn_hidden_size = positive(json, "intermediate_size", source);
+  model.num_attention_heads = positive(json, "num_attention_heads", source);
+  model.num_kv_heads = positive_or(json, "num_key_value_heads", model.num_attention_heads, source);
+  model.vocab_size = defaults.vocab_size > 0
+                         ? positive_or(json, "vocab_size", defaults.vocab_size, source)
+                         : positive(json, "vocab_size", source);
+  model.seq_length = pretraining_context(json, source, model, defaults.max_position_embeddings);
+  model.head_dim = positive_or(json, "head_dim", 256, source);  // Gemma2Config/Gemma3TextConfig.
+  model.tied_embeddings = bool_or(json, "tie_word_embeddings", true, source);
+  model.activation = Activation::kGeglu;  // hidden_activation gelu_pytorch_tanh, gated.
+  model.norm = Norm::kRmsNorm;
+  model.position_embedding = PositionEmbedding::kRope;
+  model.qk_norm = gemma3;
+  refuse_attention_bias(json, source);
+  // Gemma 3 names its period sliding_window_pattern; Gemma 2 alternates (even layers local).
+  int64_t pattern = gemma3 ? positive_or(json, "sliding_window_pattern",
+                                         defaults.sliding_window_pattern, source)
+                           : 2;
+  nlohmann::json windowed = json;
+  if (!windowed.contains("sliding_window") || windowed["sliding_window"].is_null()) {
+    windowed["sliding_window"] = defaults.sliding_window;
+  }
+  read_sliding_window(windowed, source, pattern, model);
+  model.notes.push_back(fmt::format(
+      "{}: Gemma's post-attention and post-MLP RMSNorms (2 x {} parameters a layer), the "
+      "attention and final logit soft-capping are not counted",
+      source, model.hidden_size));
+}
+
+// Phi-3 (Phi3ForCausalLM): the llama fields with fused qkv and gate/up projections (the same
+// parameters), no biases, one sliding window on every layer.
+void read_phi3(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  read_llama_like(json, source, model);
+  refuse_attention_bias(json, source);
+  read_uniform_sliding_window(json, source, model);
+  if (json.contains("partial_rotary_factor") && json["partial_rotary_factor"].is_number() &&
+      json["partial_rotary_factor"].get<double>() != 1.0) {
+    model.notes.push_back(fmt::format(
+        "{}: partial_rotary_factor {} is priced as rotary on the whole head (an elementwise "
+        "cost)",
+        source, json["partial_rotary_factor"].get<double>()));
+  }
+}
+
 // DeepSeek-V3 (and V2): MLA attention, MoE past the first dense layers, shared experts, MTP.
 void read_deepseek_v3(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
   read_llama_like(json, source, model);
@@ -205,18 +324,7 @@ void read_qwen3(const nlohmann::json& json, const std::string& source, bool is_m
   read_llama_like(json, source, model);
   refuse_attention_bias(json, source);
   model.qk_norm = true;
-  if (bool_or(json, "use_sliding_window", false, source)) {
-    // Qwen slides layers from max_window_layers on; expressible only as all or none.
-    int64_t from = nonnegative_or(json, "max_window_layers", model.num_layers, source);
-    if (from == 0) {
-      model.sliding_window = positive(json, "sliding_window", source);
-    } else if (from < model.num_layers) {
-      throw InputError(source, "/max_window_layers",
-                       fmt::format("sliding windows on layers {}..{} only cannot be expressed "
-                                   "(ppsim slides every layer or a periodic pattern)",
-                                   from, model.num_layers - 1));
-    }
-  }
+  read_qwen_sliding_window(json, source, model);
   if (!is_moe) return;
   MoeSpec moe;
   moe.num_experts = positive(json, "num_experts", source);
@@ -298,6 +406,15 @@ ModelSpec parse_hf_config(const nlohmann::json& json, const std::string& source,
   model.source = "HuggingFace config (" + type + "): " + source;
   if (std::find(kLlamaLike.begin(), kLlamaLike.end(), type) != kLlamaLike.end()) {
     read_llama_like(json, source, model);
+    if (type == "qwen2") {
+      // Qwen2Attention: q_proj, k_proj and v_proj carry biases, o_proj and the MLP do not.
+      model.qkv_bias = true;
+      read_qwen_sliding_window(json, source, model);
+    } else {
+      // LlamaAttention's attention_bias puts biases on q, k, v and o: not expressible.
+      refuse_attention_bias(json, source);
+    }
+    if (type == "mistral" || type == "mixtral") read_uniform_sliding_window(json, source, model);
     if (type == "mixtral") {
       MoeSpec moe;
       moe.num_experts = positive(json, "num_local_experts", source);
@@ -312,6 +429,36 @@ ModelSpec parse_hf_config(const nlohmann::json& json, const std::string& source,
     read_qwen3(json, source, type == "qwen3_moe", model);
   } else if (type == "gpt_oss") {
     read_gpt_oss(json, source, model);
+  } else if (type == "gemma2") {
+    // Gemma2Config's defaults (transformers models/gemma2/configuration_gemma2.py).
+    read_gemma(json, source, /*gemma3=*/false,
+               GemmaDefaults{256000, 8192, /*sliding_window=*/4096, /*pattern=*/2}, model);
+  } else if (type == "gemma3" || type == "gemma3_text") {
+    // Gemma3TextConfig's defaults (transformers models/gemma3/configuration_gemma3.py): the
+    // published config.json files leave vocab_size, head_dim, max_position_embeddings and
+    // sliding_window_pattern to them.
+    const GemmaDefaults defaults{262208, 131072, /*sliding_window=*/4096, /*pattern=*/6};
+    if (type == "gemma3_text") {
+      read_gemma(json, source, /*gemma3=*/true, defaults, model);
+    } else {
+      // Gemma3ForConditionalGeneration: the language model is text_config; the SigLIP vision
+      // tower and the projector are not simulated.
+      if (!json.contains("text_config") || !json["text_config"].is_object()) {
+        throw InputError(source, "/text_config",
+                         "expected the language model's config object (Gemma 3 multimodal)");
+      }
+      try {
+        read_gemma(json["text_config"], source, /*gemma3=*/true, defaults, model);
+      } catch (const InputError& error) {
+        throw InputError(error.source(), "/text_config" + error.json_path(), error.message());
+      }
+      model.notes.push_back(fmt::format(
+          "{}: Gemma 3 multimodal: the text model (text_config) is simulated; the vision tower "
+          "(vision_config) and its projector are not",
+          source));
+    }
+  } else if (type == "phi3") {
+    read_phi3(json, source, model);
   } else if (type == "gpt2") {
     model.num_layers = positive(json, "n_layer", source);
     model.hidden_size = positive(json, "n_embd", source);
@@ -333,7 +480,7 @@ ModelSpec parse_hf_config(const nlohmann::json& json, const std::string& source,
     model.num_attention_heads = positive(json, "num_attention_heads", source);
     model.num_kv_heads = model.num_attention_heads;
     model.vocab_size = positive(json, "vocab_size", source);
-    model.seq_length = positive(json, "max_position_embeddings", source);
+    model.seq_length = pretraining_context(json, source, model);
     model.head_dim = model.hidden_size / model.num_attention_heads;
     model.tied_embeddings = bool_or(json, "tie_word_embeddings", false, source);
     model.linear_bias = true;

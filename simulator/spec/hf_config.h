@@ -2,16 +2,18 @@
 //
 // Supported model_type values (or, without model_type, the architectures[0] prefix:
 // LlamaForCausalLM, MistralFor..., MixtralFor..., Qwen2For..., GPT2..., GPTNeoX...,
-// DeepseekV3For..., Qwen3MoeFor..., Qwen3For..., GptOssFor...) and the fields read:
+// DeepseekV3For..., Qwen3MoeFor..., Qwen3For..., GptOssFor..., Gemma2For...,
+// Gemma3ForConditionalGeneration, Gemma3For... (text), Phi3For...) and the fields read:
 //   llama, mistral, qwen2, mixtral: num_hidden_layers, hidden_size, intermediate_size,
-//     num_attention_heads, num_key_value_heads (default = heads), vocab_size,
-//     max_position_embeddings (or rope_scaling.original_max_position_embeddings when the
-//     context was extended after pretraining), head_dim, tie_word_embeddings (default false),
-//     hidden_act (silu -> swiglu); mixtral adds num_local_experts, num_experts_per_tok
-//     (intermediate_size is then the expert width). qwen2 has q/k/v biases only; they are
-//     ignored (under 0.01% of parameters).
-//   gpt2: n_layer, n_embd, n_head, n_inner (default 4*n_embd), vocab_size, n_positions;
-//     gelu, layernorm, tied, learned positions, biases.
+//     num_attention_heads, num_key_value_heads (default = heads), vocab_size, head_dim,
+//     tie_word_embeddings (default false), hidden_act (silu -> swiglu); mixtral adds
+//     num_local_experts, num_experts_per_tok (intermediate_size is then the expert width).
+//     qwen2's q/k/v projections carry biases (qkv_bias, counted); its use_sliding_window with
+//     max_window_layers is read as for qwen3. mistral and mixtral read sliding_window (null =
+//     none) as one window on every layer. attention_bias true (biases on q, k, v and o) is
+//     refused for llama, mistral and mixtral.
+//   gpt2: n_layer, n_embd, n_head, n_inner (default 4*n_embd), vocab_size, n_positions (also the
+//     sequence length: a learned table); gelu, layernorm, tied, learned positions, biases.
 //   gpt_neox: num_hidden_layers, hidden_size, intermediate_size, num_attention_heads,
 //     vocab_size, max_position_embeddings, tie_word_embeddings (default false); gelu,
 //     layernorm, rope, biases.
@@ -32,9 +34,27 @@
 //     layer_types (every layer sliding, or every n-th layer full; default alternating);
 //     biases everywhere (attention_bias false is refused: the experts keep theirs). The
 //     attention sinks (one scalar per head and layer) are not counted.
-// The context is rope_scaling.original_max_position_embeddings when present, else
-// max_position_embeddings. A top-k above the expert count, or a shape the spec cannot
-// express, is an InputError naming the file and the key.
+//   gemma2 (Gemma2ForCausalLM): the llama fields with Gemma2Config's defaults (head_dim 256,
+//     vocab_size 256000, tie_word_embeddings true, sliding_window 4096); even layers slide,
+//     odd layers are global (sliding_window_pattern 2), or layer_types when given.
+//   gemma3_text (Gemma3ForCausalLM) and gemma3 (Gemma3ForConditionalGeneration, whose
+//     text_config is read; errors name /text_config/...): the gemma2 fields with
+//     Gemma3TextConfig's defaults (vocab_size 262208, head_dim 256, max_position_embeddings
+//     131072, sliding_window 4096, sliding_window_pattern 6: layers 5, 11, ... global), plus
+//     qk_norm. The vision tower is not simulated (a note says so).
+//   For both Gemmas the GeGLU MLP is priced as swiglu (same matrices and GEMM FLOPs) and the
+//     post-attention/post-MLP norms (2h a layer, 0.003% of Gemma 2 9B) are not counted.
+//   phi3 (Phi3ForCausalLM): the llama fields; sliding_window on every layer (Phi-3-mini-4k:
+//     2047); original_max_position_embeddings is the pre-training length.
+// The default sequence length is the pre-training length when the config records it:
+// original_max_position_embeddings (top level, as Phi-3 writes it) or
+// rope_scaling.original_max_position_embeddings (Llama 3.1, DeepSeek-V3, GPT-OSS). Otherwise it
+// is max_position_embeddings capped at 4,096, and a ModelSpec note says so when the cap applied
+// (max_position_embeddings is the longest context, often reached only after a long-context
+// extension: Qwen2.5-7B says 131,072). A plan's seq=N overrides it.
+// Notes on what an import assumed or left out go to ModelSpec::notes (printed by the commands as
+// "ppsim: note: ..."). A top-k above the expert count, or a shape the spec cannot express, is an
+// InputError naming the file and the key.
 // HuggingFace configs carry many fields ppsim does not need; those are ignored, not rejected.
 #pragma once
 

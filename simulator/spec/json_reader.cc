@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <utility>
 #include <sstream>
 
 #include "simulator/spec/error.h"
@@ -24,36 +25,203 @@ std::string escape_pointer_token(const std::string& key) {
 }
 
 std::string show_value(const nlohmann::json& value) {
-  std::string text = value.dump();
+  // Replace, not throw, on bytes that are not UTF-8 (a message must never fail to form).
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return text;
 }
 
-}  // namespace
+// Line and column (1-based) of byte `offset` of `text`.
+std::pair<size_t, size_t> line_and_column(const std::string& text, size_t offset) {
+  offset = std::min(offset, text.size());
+  size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
+  size_t line_start = offset == 0 ? std::string::npos : text.rfind('\n', offset - 1);
+  size_t column = line_start == std::string::npos ? offset + 1 : offset - line_start;
+  return {line, column};
+}
 
-nlohmann::json parse_json_text(const std::string& text, const std::string& source) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
-    // Translate the byte offset into a line and column a user can find.
-    size_t offset = std::min<size_t>(error.byte == 0 ? 0 : error.byte - 1, text.size());
-    size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
-    size_t line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
-    size_t column = line_start == std::string::npos ? offset + 1 : offset - line_start;
+// Builds the DOM like nlohmann's own parser, and on top of it keeps the JSON pointer of the
+// value being read, so that a duplicate key, a nesting deeper than kMaxJsonDepth or a number
+// out of range is an InputError with its path. Throws from the callbacks; the partial DOM is
+// released by the caller's unwinding.
+class StrictDomBuilder {
+ public:
+  using json = nlohmann::json;
+  StrictDomBuilder(json& root, const std::string& text, const std::string& source)
+      : dom_(root, true), text_(text), source_(source) {}
+
+  bool null() { return value(), dom_.null(); }
+  bool boolean(bool v) { return value(), dom_.boolean(v); }
+  bool number_integer(json::number_integer_t v) { return value(), dom_.number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return value(), dom_.number_unsigned(v); }
+  bool number_float(json::number_float_t v, const json::string_t& s) {
+    return value(), dom_.number_float(v, s);
+  }
+  bool string(json::string_t& v) { return value(), dom_.string(v); }
+  bool binary(json::binary_t& v) { return value(), dom_.binary(v); }
+  bool start_object(size_t n) {
+    value();
+    enter();
+    levels_.push_back(Level{true, {}, {}, 0});
+    return dom_.start_object(n);
+  }
+  bool key(json::string_t& k) {
+    Level& level = levels_.back();
+    if (!level.keys.insert(k).second) {
+      level.key = k;
+      auto [line, column] = line_and_column(text_, position_hint());
+      throw InputError(source_, path(),
+                       fmt::format("duplicate key '{}' (line {}, column {}); each key may appear "
+                                   "once in an object (remove one of the two)",
+                                   k, line, column));
+    }
+    level.key = k;
+    return dom_.key(k);
+  }
+  bool end_object() { return levels_.pop_back(), dom_.end_object(); }
+  bool start_array(size_t n) {
+    value();
+    enter();
+    levels_.push_back(Level{false, {}, {}, 0});
+    return dom_.start_array(n);
+  }
+  bool end_array() { return levels_.pop_back(), dom_.end_array(); }
+
+  bool parse_error(size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception& error) {
+    auto [line, column] = line_and_column(text_, position == 0 ? 0 : position - 1);
+    if (error.id == 406) {  // out_of_range.406: a number beyond double's range.
+      throw InputError(source_, pending_path(),
+                       fmt::format("number {} at line {}, column {} is out of range (a JSON "
+                                   "number must be finite, within about ±1.8e308)",
+                                   last_token, line, column));
+    }
     std::string what = error.what();
     size_t detail = what.find("syntax error");
     if (detail != std::string::npos) what = what.substr(detail);
-    throw InputError(source, "",
+    throw InputError(source_, "",
                      fmt::format("invalid JSON at line {}, column {}: {}", line, column, what));
   }
+
+ private:
+  struct Level {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;   // Object: the key whose value is being read.
+    size_t count;      // Array: elements started so far.
+  };
+
+  // A value (scalar or container) starts at the current position.
+  void value() {
+    if (!levels_.empty() && !levels_.back().object) ++levels_.back().count;
+  }
+  void enter() {
+    if (levels_.size() >= kMaxJsonDepth) {
+      throw InputError(source_, path(),
+                       fmt::format("JSON nested deeper than {} levels; ppsim's specs need a "
+                                   "handful (docs/limits.md)",
+                                   kMaxJsonDepth));
+    }
+  }
+  // Pointer of the value most recently started (for arrays, the last element).
+  std::string path() const {
+    std::string text;
+    for (const Level& level : levels_) {
+      text += "/" + (level.object ? escape_pointer_token(level.key)
+                                  : std::to_string(level.count == 0 ? 0 : level.count - 1));
+    }
+    return text.empty() ? "/" : text;
+  }
+  // Pointer of a value that has not started yet (a number the lexer refused).
+  std::string pending_path() const {
+    std::string text;
+    for (const Level& level : levels_) {
+      text += "/" + (level.object ? escape_pointer_token(level.key) : std::to_string(level.count));
+    }
+    return text.empty() ? "/" : text;
+  }
+  // nlohmann does not pass the position to key(); the duplicate is reported at the first
+  // occurrence of the key's quoted text after the previous one, good enough to find it.
+  size_t position_hint() const {
+    const std::string& key = levels_.back().key;
+    std::string quoted = "\"" + key + "\"";
+    size_t first = text_.find(quoted);
+    size_t second = first == std::string::npos ? first : text_.find(quoted, first + 1);
+    return second == std::string::npos ? 0 : second;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  const std::string& text_;
+  const std::string& source_;
+  std::vector<Level> levels_;
+};
+
+}  // namespace
+
+std::optional<size_t> invalid_utf8_offset(std::string_view text) {
+  size_t i = 0;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  while (i < text.size()) {
+    unsigned char c = bytes[i];
+    size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return i;
+    uint32_t code = length == 1 ? c : length == 2 ? (c & 0x1F) : length == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k < length; ++k) {
+      if ((bytes[i + k] & 0xC0) != 0x80) return i;
+      code = (code << 6) | (bytes[i + k] & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points above U+10FFFF are not UTF-8.
+    static constexpr uint32_t kMinimum[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kMinimum[length] || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return i;
+    i += length;
+  }
+  return std::nullopt;
+}
+
+void require_utf8(std::string_view text, const std::string& source, const std::string& what) {
+  if (std::optional<size_t> offset = invalid_utf8_offset(text)) {
+    throw InputError(source, "",
+                     fmt::format("{} is not valid UTF-8 (byte {} is 0x{:02X}); ppsim reads "
+                                 "UTF-8 text",
+                                 what, *offset, static_cast<unsigned char>(text[*offset])));
+  }
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& source) {
+  // nlohmann's lexer takes a NUL byte for the end of input, so text after one would be
+  // ignored silently: refuse it.
+  size_t nul = text.find('\0');
+  if (nul != std::string::npos) {
+    auto [line, column] = line_and_column(text, nul);
+    throw InputError(source, "",
+                     fmt::format("invalid JSON at line {}, column {}: a NUL byte (\\0); JSON "
+                                 "text has none (a truncated or binary file?)",
+                                 line, column));
+  }
+  nlohmann::json root;
+  StrictDomBuilder builder(root, text, source);
+  // Strict: anything but whitespace after the value is a syntax error.
+  nlohmann::json::sax_parse(text, &builder, nlohmann::json::input_format_t::json, true);
+  return root;
 }
 
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open file (check the path and its permissions)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  // Read at most kMaxInputFileBytes + 1 bytes, so that /dev/zero or a huge file is refused
+  // without exhausting memory.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes) {
+      throw InputError(path, "",
+                       fmt::format("the file is larger than {} MiB, more than any spec, profile "
+                                   "or table ppsim reads (docs/limits.md)",
+                                   kMaxInputFileBytes >> 20));
+    }
+  }
+  return text;
 }
 
 std::string describe_json_type(const nlohmann::json& value) {

@@ -14,14 +14,34 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppsim {
 
-// Parses JSON text; a syntax error becomes an InputError naming the line and column.
+// Deepest nesting of objects and arrays a JSON text may have (the specs need at most 5);
+// deeper input is refused as it is read, before anything recursive can overflow the stack.
+inline constexpr size_t kMaxJsonDepth = 64;
+
+// Parses JSON text strictly: a syntax error, trailing bytes after the value or a NUL byte
+// anywhere is an InputError naming the line and column; a duplicate key, nesting deeper than
+// kMaxJsonDepth or a number beyond double's range (1e999) is an InputError naming its JSON
+// pointer. Strings must be valid UTF-8 (nlohmann checks them).
 nlohmann::json parse_json_text(const std::string& text, const std::string& source);
 
-// Reads a whole file; a missing or unreadable file is an InputError naming the path.
+// Offset of the first byte of `text` that does not start a valid UTF-8 sequence (overlong
+// forms and surrogates included), or nullopt when all of it is UTF-8.
+std::optional<size_t> invalid_utf8_offset(std::string_view text);
+// Throws InputError (source, "<what> is not valid UTF-8 (byte N is 0xFF) ...") unless `text`
+// is UTF-8.
+void require_utf8(std::string_view text, const std::string& source, const std::string& what);
+
+// Largest input file read_text_file accepts: 256 MiB (the largest shipped input, a profile, is
+// under 1 MiB).
+inline constexpr size_t kMaxInputFileBytes = size_t{256} << 20;
+
+// Reads a whole file; a missing or unreadable file, or one above kMaxInputFileBytes, is an
+// InputError naming the path.
 std::string read_text_file(const std::string& path);
 
 // A short description of a JSON value's type for messages: "a string", "an array", ...

@@ -6,24 +6,43 @@
 #include "simulator/spec/json_reader.h"
 
 namespace ppsim {
+
+const char* activation_name(Activation activation) {
+  switch (activation) {
+    case Activation::kSwiglu:
+      return "swiglu";
+    case Activation::kGeglu:
+      return "geglu";
+    case Activation::kGelu:
+      return "gelu";
+  }
+  return "gelu";
+}
+
 namespace {
 
-constexpr int64_t kMaxDimension = int64_t{1} << 40;  // Guards products against overflow.
+// Upper bounds (docs/limits.md) so that products of dimensions (hidden * ffn * layers *
+// sequence * batch) stay inside 64-bit integers and doubles' exact range: 2^24 = 16,777,216
+// for widths, vocabularies, sequences and expert counts (the largest real ones: 10M-token
+// contexts, 262k vocabularies, 53k FFN widths), and 2^16 layers (real models: under 200).
+constexpr int64_t kMaxDimension = int64_t{1} << 24;
+constexpr int64_t kMaxLayers = int64_t{1} << 16;
 
 ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& source) {
   JsonReader reader(json, source);
   ModelSpec model;
   model.name = reader.required_string("name");
-  model.num_layers = reader.required_int("num_layers", 1, kMaxDimension);
+  model.num_layers = reader.required_int("num_layers", 1, kMaxLayers);
   model.hidden_size = reader.required_int("hidden_size", 1, kMaxDimension);
   model.ffn_hidden_size = reader.required_int("ffn_hidden_size", 1, kMaxDimension);
   model.num_attention_heads = reader.required_int("num_attention_heads", 1, kMaxDimension);
   model.num_kv_heads = reader.required_int("num_kv_heads", 1, kMaxDimension);
   model.vocab_size = reader.required_int("vocab_size", 1, kMaxDimension);
   model.seq_length = reader.required_int("seq_length", 1, kMaxDimension);
-  model.activation = reader.required_choice("activation", {"swiglu", "gelu"}) == "swiglu"
-                         ? Activation::kSwiglu
-                         : Activation::kGelu;
+  const std::string activation = reader.required_choice("activation", {"swiglu", "geglu", "gelu"});
+  model.activation = activation == "swiglu"  ? Activation::kSwiglu
+                     : activation == "geglu" ? Activation::kGeglu
+                                             : Activation::kGelu;
   model.norm = reader.required_choice("norm", {"rmsnorm", "layernorm"}) == "rmsnorm"
                    ? Norm::kRmsNorm
                    : Norm::kLayerNorm;
@@ -37,6 +56,7 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
           : PositionEmbedding::kRope;
   model.max_position_embeddings =
       reader.optional_int("max_position_embeddings", 1, kMaxDimension).value_or(model.seq_length);
+  model.rope_theta = reader.optional_number("rope_theta", 1.0, 1e12).value_or(10000.0);
   model.source = reader.optional_string("source").value_or("");
   if (std::optional<JsonReader> moe_reader = reader.optional_object("moe")) {
     MoeSpec moe;
@@ -82,6 +102,7 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
   }
   model.mtp_layers = reader.optional_int("mtp_layers", 0, 1024).value_or(0);
   model.qk_norm = reader.optional_bool("qk_norm").value_or(false);
+  model.qkv_bias = reader.optional_bool("qkv_bias").value_or(false);
   model.sliding_window = reader.optional_int("sliding_window", 0, kMaxDimension).value_or(0);
   model.sliding_window_pattern =
       reader.optional_int("sliding_window_pattern", 0, kMaxDimension).value_or(0);
@@ -125,6 +146,10 @@ void validate_model_spec(const ModelSpec& model, const std::string& source) {
   }
   if (model.head_dim <= 0) {
     throw InputError(source, "/head_dim", "expected a positive head size");
+  }
+  if (model.qkv_bias && model.mla) {
+    throw InputError(source, "/qkv_bias",
+                     "MLA attention has no Q, K, V projections to bias (set qkv_bias false)");
   }
 }
 

@@ -2,29 +2,39 @@
 //
 // JSON keys (models/*.json; DESIGN.md "Specs"):
 //   {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
-//    "num_kv_heads", "vocab_size", "seq_length", "activation": "swiglu|gelu",
+//    "num_kv_heads", "vocab_size", "seq_length", "activation": "swiglu|geglu|gelu",
 //    "norm": "rmsnorm|layernorm", "tied_embeddings": bool,
 //    "moe": {"num_experts", "top_k", "expert_ffn_hidden_size", "every_n_layers"?,
 //            "num_shared_experts"?, "shared_expert_ffn_hidden_size"?, "first_k_dense"?,
 //            "imbalance"?, "capacity_factor"?}?,
 //    "mla": {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-//            "v_head_dim"}?, "mtp_layers"?, "qk_norm"?, "sliding_window"?,
+//            "v_head_dim"}?, "mtp_layers"?, "qk_norm"?, "qkv_bias"?, "sliding_window"?,
 //    "sliding_window_pattern"?}
 // plus optional keys beside them: "head_dim" (default hidden_size / num_attention_heads),
 // "linear_bias" (default false), "position_embedding": "rope|learned" (default "rope"),
-// "max_position_embeddings" (default seq_length; sizes the learned table), "source" (a
-// citation string). A HuggingFace config.json (Llama, Mistral, Mixtral, Qwen2, GPT-2,
-// GPT-NeoX) is accepted wherever a model is; see hf_config.h.
+// "max_position_embeddings" (default seq_length; sizes the learned table), "rope_theta"
+// (default 10000; Megatron --rotary-base), "source" (a
+// citation string). "qkv_bias" (default false): the query, key and value projections carry
+// biases and nothing else does (Qwen2/Qwen2.5; Megatron --add-qkv-bias); with linear_bias true
+// it adds nothing. A HuggingFace config.json (Llama, Mistral, Mixtral, Qwen2/3, Gemma 2/3,
+// Phi-3, GPT-2, GPT-NeoX, DeepSeek-V3, GPT-OSS) is accepted wherever a model is; see
+// hf_config.h.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ppsim {
 
-enum class Activation { kSwiglu, kGelu };
+// The MLP's activation. SwiGLU (Llama, Qwen, Mistral) and GeGLU (Gemma: a tanh-GELU gate) are
+// gated: a gate and an up projection, three weight matrices in all; GELU (GPT) has two.
+enum class Activation { kSwiglu, kGelu, kGeglu };
+inline bool is_gated(Activation activation) { return activation != Activation::kGelu; }
+// The spec's name of an activation: "swiglu", "gelu" or "geglu".
+const char* activation_name(Activation activation);
 enum class Norm { kRmsNorm, kLayerNorm };
 enum class PositionEmbedding { kRope, kLearned };
 
@@ -85,22 +95,30 @@ struct ModelSpec {
   int64_t vocab_size = 0;        // V (unpadded). Required.
   int64_t seq_length = 0;        // Default training sequence length s. Required.
   int64_t head_dim = 0;          // Per-head size; JSON "head_dim", default h / a.
-  Activation activation = Activation::kSwiglu;  // Required: "swiglu" or "gelu".
+  Activation activation = Activation::kSwiglu;  // Required: "swiglu", "geglu" or "gelu".
   Norm norm = Norm::kRmsNorm;                   // Required: "rmsnorm" or "layernorm".
   bool tied_embeddings = false;  // Output layer shares the input embedding. Required.
   bool linear_bias = false;      // Linear layers carry biases (GPT-2/3, NeoX). Default false.
   PositionEmbedding position_embedding = PositionEmbedding::kRope;  // Default rope.
   int64_t max_position_embeddings = 0;  // Learned position table rows; default seq_length.
+  // RoPE base frequency theta (HF "rope_theta", Megatron --rotary-base); JSON "rope_theta",
+  // default 10000 (Su et al. 2021, Llama 1/2, Megatron's default). Not used by the cost model;
+  // the launcher exports write it.
+  double rope_theta = 10000;
   std::optional<MoeSpec> moe;    // Absent for dense models.
   std::optional<MlaSpec> mla;    // Multi-head latent attention; absent for standard attention.
   int64_t mtp_layers = 0;        // Multi-token prediction layers after the last (DeepSeek-V3: 1).
-  bool qk_norm = false;          // RMSNorm on each query and key head (Qwen3, OLMo 2).
+  bool qk_norm = false;          // RMSNorm on each query and key head (Qwen3, OLMo 2, Gemma 3).
+  bool qkv_bias = false;         // Biases on the Q, K, V projections only (Qwen2). Default false.
   // Sliding-window attention: keys within `sliding_window` tokens (0 = full causal). With
   // sliding_window_pattern n > 0, every n-th layer (index % n == n - 1) keeps full attention
   // and the rest slide (GPT-OSS: 2); with 0, every layer slides (Mistral 7B).
   int64_t sliding_window = 0;
   int64_t sliding_window_pattern = 0;
   std::string source;            // Where the numbers come from (citation). Optional.
+  // What an import assumed or left out (HuggingFace configs: the default sequence length, parts
+  // not counted); the commands print each as "ppsim: note: ..." on stderr. Not a JSON key.
+  std::vector<std::string> notes;
 
   bool is_moe() const { return moe.has_value(); }
   // True when layer `index` (0-based) has an MoE feed-forward block.

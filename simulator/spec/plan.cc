@@ -21,20 +21,20 @@ const std::vector<std::string> kRecomputeNames = {"none", "selective", "full"};
 const std::vector<std::string> kPrecisionNames = {"bf16", "fp16", "fp8"};
 
 std::vector<int64_t> read_int_list(const nlohmann::json& array, const JsonReader& reader,
-                                   const std::string& key, int64_t min) {
+                                   const std::string& key, int64_t min, int64_t max) {
   std::vector<int64_t> values;
   for (size_t i = 0; i < array.size(); ++i) {
     values.push_back(json_element_int(array[i], reader.source(),
-                                      reader.path_of(key) + "/" + std::to_string(i), min));
+                                      reader.path_of(key) + "/" + std::to_string(i), min, max));
   }
   return values;
 }
 
 // Reads a key that has a short form ("micro_batch_size" or "mbs"); both at once is an error.
 std::optional<int64_t> read_int_with_alias(JsonReader& reader, const std::string& key,
-                                           const std::string& alias, int64_t min) {
-  std::optional<int64_t> long_form = reader.optional_int(key, min);
-  std::optional<int64_t> short_form = reader.optional_int(alias, min);
+                                           const std::string& alias, int64_t min, int64_t max) {
+  std::optional<int64_t> long_form = reader.optional_int(key, min, max);
+  std::optional<int64_t> short_form = reader.optional_int(alias, min, max);
   if (long_form && short_form) {
     reader.fail(alias,
                 fmt::format("'{}' and '{}' are the same setting; give only one", key, alias));
@@ -45,23 +45,35 @@ std::optional<int64_t> read_int_with_alias(JsonReader& reader, const std::string
 Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   JsonReader reader(json, source);
   Plan plan;
-  plan.tp = reader.optional_int("tp", 1).value_or(1);
-  plan.pp = reader.optional_int("pp", 1).value_or(1);
-  plan.dp = reader.optional_int("dp", 1).value_or(1);
-  plan.cp = reader.optional_int("cp", 1).value_or(1);
-  plan.ep = reader.optional_int("ep", 1).value_or(1);
-  plan.etp = reader.optional_int("etp", 1).value_or(0);
+  plan.tp = reader.optional_int("tp", 1, kMaxPlanDegree).value_or(1);
+  plan.pp = reader.optional_int("pp", 1, kMaxPlanDegree).value_or(1);
+  plan.dp = reader.optional_int("dp", 1, kMaxPlanDegree).value_or(1);
+  plan.cp = reader.optional_int("cp", 1, kMaxPlanDegree).value_or(1);
+  plan.ep = reader.optional_int("ep", 1, kMaxPlanDegree).value_or(1);
+  plan.etp = reader.optional_int("etp", 1, kMaxPlanDegree).value_or(0);
+  // The GPUs tp*pp*dp*cp, each factor at most 2^24: the product needs 128 bits, so it is
+  // checked step by step.
+  int64_t gpus = 1;
+  for (auto [key, degree] : {std::pair<const char*, int64_t>{"tp", plan.tp}, {"pp", plan.pp},
+                             {"dp", plan.dp}, {"cp", plan.cp}}) {
+    if (__builtin_mul_overflow(gpus, degree, &gpus) || gpus > kMaxPlanGpus) {
+      reader.fail(key, fmt::format("tp*pp*dp*cp = {}*{}*{}*{} is more than {} GPUs "
+                                   "(docs/limits.md)",
+                                   plan.tp, plan.pp, plan.dp, plan.cp, kMaxPlanGpus));
+    }
+  }
   plan.moe_a2a_overlap = reader.optional_bool("moe_a2a_overlap").value_or(false);
-  std::optional<int64_t> vpp = reader.optional_int("vpp", 1);
-  plan.micro_batch_size = read_int_with_alias(reader, "micro_batch_size", "mbs", 1).value_or(1);
-  std::optional<int64_t> gbs = read_int_with_alias(reader, "global_batch_size", "gbs", 1);
+  std::optional<int64_t> vpp = reader.optional_int("vpp", 1, kMaxPlanDegree);
+  plan.micro_batch_size =
+      read_int_with_alias(reader, "micro_batch_size", "mbs", 1, kMaxBatch).value_or(1);
+  std::optional<int64_t> gbs = read_int_with_alias(reader, "global_batch_size", "gbs", 1, kMaxBatch);
   if (!gbs) {
     reader.fail("",
                 "required key 'global_batch_size' (or 'gbs') is missing: the sequences per "
                 "optimizer step, e.g. \"global_batch_size\": 512");
   }
   plan.global_batch_size = *gbs;
-  plan.seq_length = read_int_with_alias(reader, "seq_length", "seq", 1);
+  plan.seq_length = read_int_with_alias(reader, "seq_length", "seq", 1, kMaxPlanSequence);
   plan.schedule =
       *find_schedule(reader.optional_choice("schedule", schedule_names()).value_or("1f1b"));
   std::string recompute = reader.optional_choice("recompute", kRecomputeNames).value_or("none");
@@ -93,17 +105,18 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
                    : precision == "fp16" ? Precision::kFp16
                                          : Precision::kBf16;
   if (const nlohmann::json* layers = reader.optional_array("stage_layers")) {
-    plan.stage_layers = read_int_list(*layers, reader, "stage_layers", 0);
+    plan.stage_layers = read_int_list(*layers, reader, "stage_layers", 0, kMaxPlanDegree);
   }
-  plan.first_stage_layers = reader.optional_int("first_stage_layers", 0).value_or(0);
-  plan.last_stage_layers = reader.optional_int("last_stage_layers", 0).value_or(0);
+  plan.first_stage_layers =
+      reader.optional_int("first_stage_layers", 0, kMaxPlanDegree).value_or(0);
+  plan.last_stage_layers = reader.optional_int("last_stage_layers", 0, kMaxPlanDegree).value_or(0);
   if ((plan.first_stage_layers > 0 || plan.last_stage_layers > 0) && !plan.stage_layers.empty()) {
     reader.fail(plan.first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers",
                 "give either stage_layers (every stage) or first_stage_layers/last_stage_layers "
                 "(the middle stages split the rest), not both");
   }
   if (const nlohmann::json* placement = reader.optional_array("placement")) {
-    plan.placement = read_int_list(*placement, reader, "placement", 0);
+    plan.placement = read_int_list(*placement, reader, "placement", 0, kMaxPlanDegree);
   }
   const nlohmann::json* shares = reader.optional_array("replica_microbatches");
   const nlohmann::json* short_shares = reader.optional_array("rmb");
@@ -112,13 +125,21 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   }
   if (shares || short_shares) {
     plan.replica_microbatches = read_int_list(shares ? *shares : *short_shares, reader,
-                                              shares ? "replica_microbatches" : "rmb", 1);
+                                              shares ? "replica_microbatches" : "rmb", 1,
+                                              kMaxBatch);
   }
   plan.runtime = *find_runtime(
       reader.optional_choice("runtime", runtime_names()).value_or(runtime_name(kDefaultRuntime)));
   if (std::optional<std::string> attention =
           reader.optional_choice("attention", attention_kernel_names())) {
     plan.attention = find_attention_kernel(*attention);
+  }
+  if (reader.has("training")) {
+    reader.allow("training");
+    if (!json["training"].is_object()) {
+      reader.fail("training", "expected an object such as {\"tokens\": \"15.6T\"}");
+    }
+    plan.training = parse_training_spec(json["training"], source, reader.path_of("training"));
   }
   reader.finish();
   // V-shaped schedules hold two chunks per rank by definition.
@@ -292,6 +313,8 @@ std::string plan_to_json(const Plan& plan) {
   if (!plan.replica_microbatches.empty()) json["replica_microbatches"] = plan.replica_microbatches;
   json["runtime"] = runtime_name(plan.runtime);
   if (plan.attention) json["attention"] = attention_kernel_name(*plan.attention);
+  if (plan.training)
+    json["training"] = nlohmann::ordered_json::parse(training_spec_to_json(*plan.training));
   return json.dump();
 }
 

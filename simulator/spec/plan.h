@@ -5,7 +5,7 @@
 //    "schedule","recompute":"none|selective|full","sequence_parallel","zero_stage":0-3,
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
-//    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?}
+//    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"training"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
 // (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
@@ -13,7 +13,8 @@
 //   tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=interleaved-1f1b,vpp=2,precision=fp8
 // "runtime" (megatron-core, megatron-lm, deepspeed, torchtitan, pytorch-fsdp; runtime.h) names
 // the code base that runs the plan; "attention" (unfused, flash2, fused) overrides the kernel
-// that runtime runs by default.
+// that runtime runs by default. "training" (JSON only; training_spec.h) is the run the plan is
+// asked to finish: tokens, a batch ramp, the checkpoint interval (docs/time-to-train.md).
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,20 @@
 #include "simulator/spec/model_spec.h"
 #include "simulator/spec/runtime.h"
 #include "simulator/spec/schedule_kind.h"
+#include "simulator/spec/training_spec.h"
 
 namespace ppsim {
+
+// Parse-time bounds (docs/limits.md), so that every count and product downstream fits the
+// integer types used (32-bit schedule indices, 64-bit GPU and token counts):
+//   each degree (tp, pp, dp, cp, ep, etp, vpp), stage layer count and placement index <= 2^24;
+//   tp*pp*dp*cp <= 2^24 GPUs (the largest cluster, cluster_spec.h kMaxClusterGpus);
+//   micro_batch_size, global_batch_size and each replica_microbatches entry <= 2^31 - 1;
+//   seq_length <= 2^24 (model_spec.cc's bound).
+inline constexpr int64_t kMaxPlanDegree = int64_t{1} << 24;
+inline constexpr int64_t kMaxPlanGpus = int64_t{1} << 24;
+inline constexpr int64_t kMaxBatch = (int64_t{1} << 31) - 1;
+inline constexpr int64_t kMaxPlanSequence = int64_t{1} << 24;
 
 enum class Recompute { kNone, kSelective, kFull };
 
@@ -75,6 +88,8 @@ struct Plan {
   Runtime runtime = kDefaultRuntime;  // The code base that runs it (runtime.h). Default megatron-core.
   // The attention kernel, when the plan names one; else the runtime's (attention_kernel()).
   std::optional<AttentionKernel> attention;
+  // The training run (tokens, batch ramp, checkpoint interval); JSON "training", default none.
+  std::optional<TrainingSpec> training;
 
   int64_t num_gpus() const { return tp * pp * dp * cp; }
   // The expert tensor-parallel degree in force: etp, or tp when not given.

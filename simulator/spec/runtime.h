@@ -29,9 +29,13 @@
 // Thread-safety: pure functions over a constant table.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/schedule_kind.h"
 
 namespace ppsim {
 
@@ -94,6 +98,55 @@ const std::vector<Runtime>& all_runtimes();
 //                               (bucket_cap_mb = 25) / `gradient_bytes` per parameter
 double gradient_bucket_parameters(Runtime runtime, int64_t dp, int zero_stage,
                                   double gradient_bytes, double layer_parameters);
+
+// ---------------------------------------------------------------------------------------------
+// What each runtime can run: the one table the planner (planner/plan_candidates.h) searches
+// within and `ppsim export` checks a plan against (docs/export.md prints it, one row per
+// runtime, each with the launcher source that shows it; runtime_support.h checks plans against
+// it). A plan that needs a feature its
+// runtime lacks would launch a different step from the one ppsim simulated, or not launch.
+//
+// How a runtime offloads optimizer states to the host.
+enum class OffloadForm {
+  kNone,  // No optimizer offload.
+  // Any fraction of the optimizer states and update on the host, the rest on the GPU
+  // (Megatron-Core HybridDeviceOptimizer, --optimizer-offload-fraction); needs the distributed
+  // optimizer (ZeRO >= 1: --use-precision-aware-optimizer raises without it).
+  kAnyFraction,
+  // ZeRO-Offload: the whole optimizer under ZeRO 1-3; a partial "ratio" only under ZeRO-3
+  // (DeepSpeed zero/config.py: "Partial offloading only supported for ZeRO Stage 3").
+  kWholeOrPartialAtZero3,
+  // FSDP's CPUOffloadPolicy: parameters, gradients and optimizer states of the whole model on
+  // the host (fraction 1 only), and only where FSDP shards (ZeRO >= 2 over dp*cp > 1): without
+  // FSDP the flag does nothing.
+  kWholeWithFsdp,
+};
+
+// A runtime's capabilities. Bit sets are indexed by the enum value (bit 1 << value).
+struct RuntimeSupport {
+  bool tensor_parallel = true;    // tp > 1.
+  bool pipeline = true;           // pp > 1.
+  uint32_t schedules = 0;         // Pipeline schedules it runs when pp > 1 (ScheduleKind bits).
+  bool context_parallel = true;   // Ring-attention cp > 1.
+  bool expert_parallel = true;    // ep > 1.
+  bool expert_tp_any = true;      // Any expert tensor-parallel degree; else only 1 or tp.
+  uint32_t zero_stages = 0;       // ZeRO stages (bits 0-3) with dp*cp > 1 ranks to shard over.
+  uint32_t zero_stages_pipelined = 0;  // The same when pp > 1.
+  // ZeRO-0 (no sharding) with dp*cp > 1 only without other parallelism (torchtitan applies DDP
+  // only to pure data parallelism: "DDP has not supported > 1D parallelism").
+  bool replicated_only_pure_dp = false;
+  OffloadForm offload = OffloadForm::kNone;
+  bool uneven_layers = true;              // Per-stage layer counts that differ.
+  bool sequence_parallel_optional = true;  // tp > 1 without sequence parallelism.
+  // ep > 1 with tp > 1 needs sequence parallelism (Megatron's model_parallel_config.py).
+  bool expert_tp_needs_sequence_parallel = false;
+  uint32_t precisions = 0;                 // Precision bits (gpu_catalog.h order: bf16, fp16, fp8).
+  const char* source = "";                 // Launcher source files that show each fact.
+};
+
+const RuntimeSupport& runtime_support(Runtime runtime);
+
+// The checks of a plan against this table: runtime_support.h.
 
 std::string attention_kernel_name(AttentionKernel kernel);  // "unfused", "flash2", "fused"
 const std::vector<std::string>& attention_kernel_names();

@@ -72,11 +72,23 @@ std::optional<int64_t> to_index(const std::string& text) {
 
 // Fails unless factor is in (0, 1].
 void check_factor(double factor, const std::function<void(const std::string&)>& fail) {
-  if (!(factor > 0 && factor <= 1)) {
+  if (!(factor >= kMinStragglerFactor && factor <= 1)) {
     fail(
-        fmt::format("factor {} is outside (0, 1]: a straggler runs at that fraction of its "
-                    "nominal speed or bandwidth",
-                    factor));
+        fmt::format("factor {} is outside [{:g}, 1]: a straggler runs at that fraction of its "
+                    "nominal speed or bandwidth (a part a million times slower is a dead one; "
+                    "docs/limits.md)",
+                    factor, kMinStragglerFactor));
+  }
+}
+
+// The jitter parameter's upper bound (straggler_spec.h kMaxJitter*), or an error.
+void check_jitter_parameter(const JitterSpec& jitter,
+                            const std::function<void(const std::string&)>& fail) {
+  double max = jitter.kind == JitterKind::kLognormal ? kMaxJitterSigma : kMaxJitterSlowdown;
+  if (!(jitter.parameter > 0 && jitter.parameter <= max)) {
+    fail(fmt::format("{} {} is outside (0, {:g}] (docs/limits.md: larger jitter is a broken "
+                     "machine, not noise)",
+                     jitter_parameter_key(jitter.kind), jitter.parameter, max));
   }
 }
 
@@ -111,14 +123,16 @@ Straggler parse_link_flag(const std::string& text, const std::string& body,
     const std::string& part = parts[i];
     if (!part.empty() && part[0] == '+') {
       std::optional<double> latency = to_number(part.substr(1));
-      if (!latency || *latency < 0) {
-        fail(
-            fmt::format("'{}': expected +LATENCY_US, a non-negative number of microseconds", part));
+      if (!latency || *latency < 0 || *latency > kMaxLatencyUs) {
+        fail(fmt::format("'{}': expected +LATENCY_US, microseconds in [0, {:g}]", part,
+                         kMaxLatencyUs));
       }
       straggler.extra_latency = *latency * kMicrosecond;
     } else if (part.rfind("period=", 0) == 0) {
       period = to_number(part.substr(7));
-      if (!period) fail(fmt::format("'{}': expected period=MS, milliseconds", part));
+      if (!period || *period > 1e9) {
+        fail(fmt::format("'{}': expected period=MS, milliseconds up to 1e9", part));
+      }
     } else if (part.rfind("duty=", 0) == 0) {
       duty = to_number(part.substr(5));
       if (!duty) fail(fmt::format("'{}': expected duty=FRAC, a fraction in (0, 1]", part));
@@ -154,6 +168,9 @@ JitterSpec parse_jitter_text(const std::string& text,
         fmt::format("'{}': {} needs a positive {}", text, name, jitter_parameter_key(jitter.kind)));
   }
   jitter.parameter = parameter.value();
+  check_jitter_parameter(jitter, [&](const std::string& message) {
+    fail(fmt::format("'{}': {}", text, message));
+  });
   return jitter;
 }
 
@@ -197,8 +214,8 @@ Straggler parse_straggler_object(JsonReader& reader) {
     }
     straggler.factor = reader.optional_number("factor").value_or(1.0);
     straggler.extra_latency =
-        reader.optional_number("extra_latency_us", 0).value_or(0) * kMicrosecond;
-    std::optional<double> period = reader.optional_number("period_ms");
+        reader.optional_number("extra_latency_us", 0, kMaxLatencyUs).value_or(0) * kMicrosecond;
+    std::optional<double> period = reader.optional_number("period_ms", 0, 1e9);
     std::optional<double> duty = reader.optional_number("duty");
     if (period.has_value() != duty.has_value()) {
       reader.fail(period ? "period_ms" : "duty",
@@ -222,6 +239,9 @@ JitterSpec parse_jitter_object(JsonReader& reader) {
   auto it = std::find(jitter_names().begin(), jitter_names().end(), name);
   jitter.kind = static_cast<JitterKind>(it - jitter_names().begin());
   jitter.parameter = reader.required_number(jitter_parameter_key(jitter.kind), 1e-300);
+  check_jitter_parameter(jitter, [&](const std::string& message) {
+    reader.fail(jitter_parameter_key(jitter.kind), message);
+  });
   reader.finish();
   jitter.source = reader.source();
   jitter.json_path = reader.path();

@@ -55,6 +55,14 @@ struct Straggler {
   std::string json_path;
 };
 
+// Range limits (docs/limits.md), so that no straggler turns a step into years of simulated
+// time: a factor in [kMinStragglerFactor, 1]; lognormal sigma at most kMaxJitterSigma (e^(2*5)
+// = 22,000x at five sigma); a uniform MAX or exponential MEAN slowdown at most kMaxJitterSlowdown
+// (101x nominal at the uniform's top).
+inline constexpr double kMinStragglerFactor = 1e-6;
+inline constexpr double kMaxJitterSigma = 2.0;
+inline constexpr double kMaxJitterSlowdown = 100.0;
+
 enum class JitterKind : uint8_t { kLognormal, kUniform, kExponential };
 
 // Random slowdown of every compute action.

@@ -23,6 +23,15 @@ inline constexpr double kMillisecond = 1e-3;
 inline constexpr double kMicrosecond = 1e-6;
 inline constexpr double kHour = 3600.0;
 
+// Physical bounds on link inputs (docs/limits.md): a latency above one second or a bandwidth
+// outside [1 MB/s, 1 PB/s] is no interconnect, but a typo; refused at parse time, so that the
+// simulated times stay far inside a double's exact range.
+inline constexpr double kMaxLatencyUs = 1e6;
+inline constexpr double kMinLinkGBps = 1e-3;
+inline constexpr double kMaxLinkGBps = 1e6;
+// Fabric oversubscription: 1 (non-blocking) up to 1000:1.
+inline constexpr double kMaxOversubscription = 1e3;
+
 // Bits to bytes: a NIC's "400 Gb/s" is 400e9 / 8 bytes/s.
 inline constexpr double kBitsPerByte = 8.0;
 

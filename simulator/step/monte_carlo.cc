@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "simulator/engine/engine.h"
+#include "simulator/engine/thread_pool.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/units.h"
 #include "simulator/step/straggler_effects.h"
@@ -13,29 +15,57 @@
 namespace ppsim {
 namespace {
 
+// Iteration 0's faulted graph and timeline, kept for the report. `graph` is empty when the
+// faults left the built graph as it was (has_iteration_faults false): no copy was made.
+struct FirstIteration {
+  std::optional<TaskGraph> graph;
+  Timeline timeline;
+};
+
 // Step times of `iterations` iterations of `step` under `model`'s per-iteration faults. When
-// `first` is given, iteration 0's faulted graph and timeline are kept there.
+// `first` is given, iteration 0's faulted graph and timeline are kept there (by the process
+// that owns iteration 0). Without a flapping link an iteration does not depend on when it
+// starts, so the iterations are shared by `split` and run on `threads` threads (each writes
+// its own slot; the result is the same for any number of threads or processes).
 std::vector<double> run_iterations(const Step& step, const StragglerModel& model, uint64_t seed,
-                                   int64_t iterations, MonteCarloResult* first) {
-  std::vector<double> times;
-  times.reserve(iterations);
-  double start = 0;
+                                   int64_t iterations, FirstIteration* first, int threads,
+                                   const WorkSplit* split) {
+  std::vector<double> times(iterations, 0.0);
   bool varies = model.stochastic();
-  for (int64_t k = 0; k < iterations; ++k) {
-    if (k > 0 && !varies) {
-      times.push_back(times.front());  // Every iteration is the same step.
-      continue;
+  bool flapping = false;
+  for (const Straggler& straggler : model.stragglers) flapping = flapping || straggler.flapping;
+  const bool faulted = has_iteration_faults(model);
+  auto one = [&](int64_t k, double start) {
+    if (!faulted) {  // The graph as built: simulated in place, not copied.
+      Timeline timeline = simulate_graph(step.lowered.graph);
+      times[k] = timeline.makespan;
+      if (k == 0 && first != nullptr) first->timeline = std::move(timeline);
+      return;
     }
     TaskGraph graph = step.lowered.graph;
     apply_iteration_faults(graph, step, model, seed, k, start);
     Timeline timeline = simulate_graph(graph);
-    times.push_back(timeline.makespan);
-    start += timeline.makespan;
+    times[k] = timeline.makespan;
     if (k == 0 && first != nullptr) {
-      first->step.lowered.graph = std::move(graph);
+      first->graph = std::move(graph);
       first->timeline = std::move(timeline);
     }
+  };
+  int64_t simulated = varies ? iterations : 1;
+  if (flapping || simulated == 1) {
+    double start = 0;
+    for (int64_t k = 0; k < simulated; ++k) {
+      one(k, start);
+      start += times[k];
+    }
+  } else {
+    ThreadPool pool(static_cast<int>(std::min<int64_t>(resolve_thread_count(threads), simulated)));
+    run_split(
+        split, pool, simulated, [&](int64_t k) { one(k, 0.0); },
+        [&](int64_t k) { return value_bytes(times[k]); },
+        [&](int64_t k, std::string_view bytes) { times[k] = bytes_value<double>(bytes); });
   }
+  for (int64_t k = simulated; k < iterations; ++k) times[k] = times.front();  // The same step.
   return times;
 }
 
@@ -69,9 +99,14 @@ MonteCarloResult run_monte_carlo(const ModelSpec& model, const ClusterSpec& clus
   };
   MonteCarloResult result;
   result.step = build(stragglers);
-  Step nominal = result.step;  // Unfaulted graph, reused by the link and jitter variants.
+  // result.step's graph stays unfaulted (the link and jitter variants reuse it) until the end,
+  // when iteration 0's faulted graph takes its place.
+  const Step& nominal = result.step;
+  FirstIteration first;
   result.step_times_s =
-      run_iterations(nominal, stragglers, options.seed, options.iterations, &result);
+      run_iterations(nominal, stragglers, options.seed, options.iterations, &first,
+                     options.threads, options.split);
+  result.timeline = std::move(first.timeline);
   result.percentiles.p50 = nearest_rank_percentile(result.step_times_s, 50);
   result.percentiles.p90 = nearest_rank_percentile(result.step_times_s, 90);
   result.percentiles.p99 = nearest_rank_percentile(result.step_times_s, 99);
@@ -87,7 +122,10 @@ MonteCarloResult run_monte_carlo(const ModelSpec& model, const ClusterSpec& clus
           result.mean_s / kMillisecond));
     }
   }
-  if (!options.fault_costs) return result;
+  if (!options.fault_costs) {
+    if (first.graph) result.step.lowered.graph = std::move(*first.graph);
+    return result;
+  }
   size_t faults = stragglers.stragglers.size();
   for (size_t i = 0; i <= faults; ++i) {
     if (i == faults && !stragglers.jitter) break;
@@ -106,13 +144,16 @@ MonteCarloResult run_monte_carlo(const ModelSpec& model, const ClusterSpec& clus
     // Link faults and jitter act on the graph: the built step serves; GPU speeds need a build.
     bool rebuild = i < faults && stragglers.stragglers[i].kind != StragglerKind::kLink;
     std::vector<double> times =
-        rebuild ? run_iterations(build(without), without, options.seed, options.iterations, nullptr)
-                : run_iterations(nominal, without, options.seed, options.iterations, nullptr);
+        rebuild ? run_iterations(build(without), without, options.seed, options.iterations, nullptr,
+                                 options.threads, options.split)
+                : run_iterations(nominal, without, options.seed, options.iterations, nullptr,
+                                 options.threads, options.split);
     std::vector<double> saved(times.size());
     for (size_t k = 0; k < times.size(); ++k) saved[k] = result.step_times_s[k] - times[k];
     cost.cost_s = mean(saved);
     result.fault_costs.push_back(std::move(cost));
   }
+  if (first.graph) result.step.lowered.graph = std::move(*first.graph);
   return result;
 }
 

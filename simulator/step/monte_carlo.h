@@ -16,7 +16,14 @@
 // Deterministic: the same inputs and seed give the same numbers; the draws of iteration k do
 // not depend on N, so percentiles converge as N grows.
 //
-// Thread-safety: pure functions (each call builds its own steps).
+// Several processes (options.split, work_split.h): the iterations of every run (the step times,
+// then each fault's leave-one-out) are shared out by index and exchanged, so every process
+// gets the same step times, percentiles and fault costs as one process; iteration 0's step and
+// timeline are simulated by process 0 only (the others keep an empty timeline and graph). With
+// a flapping link the iterations run in order, so every process runs them all.
+//
+// Thread-safety: pure functions (each call builds its own steps; with options.threads != 1 it
+// runs its iterations on its own ThreadPool).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +31,7 @@
 #include <vector>
 
 #include "simulator/engine/timeline.h"
+#include "simulator/engine/work_split.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
 #include "simulator/spec/plan.h"
@@ -36,6 +44,13 @@ struct MonteCarloOptions {
   int64_t iterations = 1;    // N >= 1.
   uint64_t seed = 0;         // --seed; default 0, so output is deterministic without one.
   bool fault_costs = false;  // Also compute each fault's leave-one-out cost (N more steps each).
+  // Threads the iterations run on (0 = one per hardware thread). Iterations are independent
+  // unless a link flaps (then iteration k starts where k - 1 ended, so they run in order); the
+  // numbers do not depend on the thread count.
+  int threads = 1;
+  // The processes sharing the iterations (null: this one alone). Not owned; must outlive the
+  // call, and every process of the split makes the same call.
+  const WorkSplit* split = nullptr;
 };
 
 struct StepPercentiles {
@@ -52,8 +67,10 @@ struct FaultCost {
 };
 
 struct MonteCarloResult {
-  Step step;          // Iteration 0's step, its graph with iteration 0's faults applied.
-  Timeline timeline;  // Iteration 0's timeline (the report's breakdown comes from it).
+  // Iteration 0's step, its graph with iteration 0's faults applied (its graph is empty on a
+  // process of a split other than 0).
+  Step step;
+  Timeline timeline;  // Iteration 0's timeline (the report's breakdown comes from it); process 0.
   std::vector<double> step_times_s;  // Per iteration, in iteration order.
   StepPercentiles percentiles;
   double mean_s = 0;

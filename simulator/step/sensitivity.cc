@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "simulator/engine/engine.h"
+#include "simulator/engine/thread_pool.h"
 #include "simulator/spec/error.h"
 #include "simulator/step/straggler_effects.h"
 
@@ -52,7 +54,8 @@ std::string embedded_kinds(const Plan& plan, const ModelSpec& model) {
 }  // namespace
 
 Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
-                             const StepOptions& base, const StragglerModel& stragglers) {
+                             const StepOptions& base, const StragglerModel& stragglers,
+                             int threads, const WorkSplit* split) {
   StragglerModel fixed = fixed_faults(stragglers);
   StepOptions options = straggler_step_options(base, fixed, cluster);
   auto build = [&](const StepOptions& step_options) {
@@ -65,14 +68,21 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
   result.base_step_time_s = simulate_graph(step.lowered.graph).makespan;
   const TaskGraph& graph = step.lowered.graph;
   const std::vector<TaskInfo>& info = step.lowered.info;
-  auto add = [&](std::string component, double time) {
-    double increase = 100.0 * (time - result.base_step_time_s) / result.base_step_time_s;
-    result.entries.push_back(SensitivityEntry{std::move(component), time, increase});
+  // The components are collected first, in report order, then simulated on the thread pool;
+  // each job writes its own slot, so the entries do not depend on the thread count.
+  std::vector<std::string> names;
+  std::vector<std::function<std::optional<double>()>> jobs;
+  auto add = [&](std::string component, std::function<std::optional<double>()> job) {
+    names.push_back(std::move(component));
+    jobs.push_back(std::move(job));
   };
   // A component acting on the built graph: `change` edits a copy; nothing changed, no entry.
-  auto graph_component = [&](std::string component, const std::function<bool(TaskGraph&)>& change) {
-    TaskGraph copy = graph;
-    if (change(copy)) add(std::move(component), simulate_graph(copy).makespan);
+  auto graph_component = [&](std::string component, std::function<bool(TaskGraph&)> change) {
+    add(std::move(component), [&graph, change = std::move(change)]() -> std::optional<double> {
+      TaskGraph copy = graph;
+      if (!change(copy)) return std::nullopt;
+      return simulate_graph(copy).makespan;
+    });
   };
 
   // Each stage's GPUs, as a gpu_speed of 0.9 would slow them (step_builder.cc): compute tasks
@@ -85,7 +95,7 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
             ? fmt::format("GPUs {}-{}", slot.first_gpu, slot.first_gpu + slot.num_gpus - 1)
             : fmt::format("{} GPUs, {} per replica", slot.num_gpus * step.layout.replicas,
                           slot.num_gpus);
-    graph_component(fmt::format("stage {} GPUs ({})", stage, gpus), [&](TaskGraph& copy) {
+    graph_component(fmt::format("stage {} GPUs ({})", stage, gpus), [&, stage](TaskGraph& copy) {
       for (TaskId id = 0; id < copy.num_tasks(); ++id) {
         if (info[id].worker < 0) continue;
         int32_t layout_index = step.layout_worker[info[id].worker];
@@ -108,7 +118,9 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
   if (!options.ideal_links) {
     StepOptions intra = options;
     intra.collective.intra_bandwidth *= kSensitivitySpeed;
-    add("NVLink (intra-node links)", simulate_graph(build(intra).lowered.graph).makespan);
+    add("NVLink (intra-node links)", [&build, intra]() -> std::optional<double> {
+      return simulate_graph(build(intra).lowered.graph).makespan;
+    });
     bool spans_nodes = false;
     for (const WorkerSlot& slot : step.layout.workers) {
       spans_nodes = spans_nodes || slot.spans_nodes || slot.node != step.layout.workers[0].node;
@@ -116,7 +128,9 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
     if (spans_nodes) {
       StepOptions inter = options;
       inter.collective.inter_bandwidth *= kSensitivitySpeed;
-      add("NICs (inter-node links)", simulate_graph(build(inter).lowered.graph).makespan);
+      add("NICs (inter-node links)", [&build, inter]() -> std::optional<double> {
+        return simulate_graph(build(inter).lowered.graph).makespan;
+      });
     }
   }
 
@@ -128,7 +142,7 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
     }
     graph_component(fmt::format("PP link stage {}-{} ({})", stage, stage + 1,
                                 cross_node ? "cross-node" : "NVLink"),
-                    [&](TaskGraph& copy) {
+                    [&, stage](TaskGraph& copy) {
                       bool any = false;
                       for (TaskId id = 0; id < copy.num_tasks(); ++id) {
                         if (!is_send(info[id]) || send_ranks(step, info[id]).first != stage)
@@ -139,8 +153,8 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
                       return any;
                     });
   }
-  auto role_component = [&](std::string component, const std::function<bool(const TaskInfo&)>& is) {
-    graph_component(std::move(component), [&](TaskGraph& copy) {
+  auto role_component = [&](std::string component, std::function<bool(const TaskInfo&)> is) {
+    graph_component(std::move(component), [&, is](TaskGraph& copy) {
       bool any = false;
       for (TaskId id = 0; id < copy.num_tasks(); ++id) {
         if (!is(info[id])) continue;
@@ -167,6 +181,21 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
       }
       return any;
     });
+  }
+  std::vector<std::optional<double>> times(jobs.size());
+  ThreadPool pool(static_cast<int>(
+      std::min<int64_t>(resolve_thread_count(threads), static_cast<int64_t>(jobs.size()))));
+  // Bytes of a result: none for "no entry", else the step time's 8 bytes.
+  run_split(
+      split, pool, static_cast<int64_t>(jobs.size()), [&](int64_t i) { times[i] = jobs[i](); },
+      [&](int64_t i) { return times[i] ? value_bytes(*times[i]) : std::string(); },
+      [&](int64_t i, std::string_view bytes) {
+        if (!bytes.empty()) times[i] = bytes_value<double>(bytes);
+      });
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!times[i]) continue;
+    double increase = 100.0 * (*times[i] - result.base_step_time_s) / result.base_step_time_s;
+    result.entries.push_back(SensitivityEntry{names[i], *times[i], increase});
   }
   std::stable_sort(result.entries.begin(), result.entries.end(),
                    [](const SensitivityEntry& a, const SensitivityEntry& b) {

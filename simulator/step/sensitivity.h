@@ -26,12 +26,16 @@
 // order above. The base step is built once and each graph-level component reuses it (a copy
 // of its graph, faulted, then simulated); the two link classes rebuild.
 //
-// Thread-safety: pure function.
+// Several processes (`split`, work_split.h): the components are shared out by index and their
+// step times exchanged, so every process returns the same Sensitivity as one process.
+//
+// Thread-safety: pure function (with threads != 1 it runs on its own ThreadPool).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "simulator/engine/work_split.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
 #include "simulator/spec/plan.h"
@@ -55,7 +59,11 @@ struct Sensitivity {
 };
 
 // REQUIRES: a valid plan; validate_straggler_model(stragglers, cluster).
+// `threads`: the components' simulations run on that many threads (0 = one per hardware
+// thread); the result does not depend on it. `split`: the processes sharing the components
+// (null: this one alone); every process of the split makes the same call.
 Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
-                             const StepOptions& base, const StragglerModel& stragglers);
+                             const StepOptions& base, const StragglerModel& stragglers,
+                             int threads = 1, const WorkSplit* split = nullptr);
 
 }  // namespace ppsim

@@ -18,6 +18,7 @@
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
 #include "simulator/spec/plan.h"
+#include "simulator/step/work_estimate.h"
 
 namespace ppsim {
 
@@ -43,6 +44,9 @@ struct StepOptions {
   // roofline and alpha-beta only. Not owned; must outlive build_step.
   const ProfileTable* profile = nullptr;
   std::string profile_path;  // The file `profile` came from, for reports. "" without one.
+  // build_step refuses (InputError naming --max-tasks/--max-memory) a step whose estimated
+  // work exceeds this (work_estimate.h). Default: the documented budget.
+  WorkBudget budget;
 };
 
 // One training step of a plan, built (build_step) and ready to simulate: its schedule, workers,

@@ -174,12 +174,16 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
   Step step;
   step.plan = plan;
   int32_t p = static_cast<int32_t>(plan.pp);
+  // The budget first, before anything is sized by the microbatches (the layout is per worker).
+  check_work_budget(plan, estimate_step_work(plan, 1), options.budget);
   std::vector<int64_t> shares = replica_microbatch_counts(plan);
   int32_t m = static_cast<int32_t>(shares[0]);
-  step.schedule = build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp));
   step.layout = build_worker_layout(plan, cluster);
   bool dedup = options.deduplicate_replicas && replicas_identical(plan, step.layout, options);
   step.simulated_replicas = dedup ? 1 : static_cast<int32_t>(plan.dp);
+  const WorkEstimate work = estimate_step_work(plan, step.simulated_replicas);
+  check_work_budget(plan, work, options.budget);
+  step.schedule = build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp));
   std::vector<double> speed;
   for (int32_t d = 0; d < step.simulated_replicas; ++d) {
     step.replica_schedules.push_back(
@@ -204,6 +208,7 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
     }
   }
   TaskGraph graph;
+  graph.reserve_tasks(static_cast<int64_t>(work.tasks));  // The estimate (work_estimate.h).
   NetworkModel network(cluster, step.layout, graph, options.collective, dedup);
   StepCosts costs(model, cluster, plan, options, step, &network);
   step.lowered = lower_schedule(step.replica_schedules, speed, costs, std::move(graph));

@@ -22,16 +22,32 @@ double mean_peak_flops(const ClusterSpec& cluster, const Step& step, Precision p
   return gpus > 0 ? total / gpus : 0;
 }
 
-// Walks back from the last task through the predecessor that ended exactly when it started.
+// Walks back from the last task through the predecessor that ended exactly when it started. A
+// collective's members start together when the last is ready, so a member's predecessors are
+// those of every member of its group: the walk follows the member that was ready last.
 std::vector<TaskId> critical_tasks(const Step& step, const Timeline& timeline) {
   const TaskGraph& graph = step.lowered.graph;
   int32_t n = graph.num_tasks();
   if (n == 0) return {};
   std::vector<std::vector<TaskId>> predecessors(n);
   for (const auto& [before, after] : graph.dependencies()) predecessors[after].push_back(before);
-  TaskId current = 0;
-  for (TaskId id = 1; id < n; ++id) {
-    if (timeline.end[id] > timeline.end[current]) current = id;
+  std::vector<std::vector<TaskId>> group_members(graph.num_groups());
+  for (TaskId id = 0; id < n; ++id) {
+    if (graph.task(id).group >= 0) group_members[graph.task(id).group].push_back(id);
+  }
+  // The last task; of tasks ending together (replicas released by one collective), the one on
+  // the lowest worker, so the choice does not hang on rounding and a fast replica that waited
+  // for a slow one is the one described.
+  double last_end = 0;
+  for (TaskId id = 0; id < n; ++id) last_end = std::max(last_end, timeline.end[id]);
+  const double tie = 1e-12 * std::max(1.0, last_end);
+  TaskId current = -1;
+  for (TaskId id = 0; id < n; ++id) {
+    if (timeline.end[id] < last_end - tie) continue;
+    if (current < 0 || static_cast<uint32_t>(step.lowered.info[id].worker) <
+                           static_cast<uint32_t>(step.lowered.info[current].worker)) {
+      current = id;
+    }
   }
   std::vector<TaskId> path{current};
   while (true) {
@@ -46,6 +62,13 @@ std::vector<TaskId> critical_tasks(const Step& step, const Timeline& timeline) {
     };
     consider(graph.stream_predecessor(current));
     for (TaskId before : predecessors[current]) consider(before);
+    if (graph.task(current).group >= 0) {
+      for (TaskId member : group_members[graph.task(current).group]) {
+        if (member == current) continue;
+        consider(graph.stream_predecessor(member));
+        for (TaskId before : predecessors[member]) consider(before);
+      }
+    }
     if (best < 0 || timeline.end[best] < start - 1e-9 * std::max(1.0, start)) break;
     path.push_back(best);
     current = best;
@@ -53,6 +76,36 @@ std::vector<TaskId> critical_tasks(const Step& step, const Timeline& timeline) {
   }
   std::reverse(path.begin(), path.end());
   return path;
+}
+
+// How much later worker `worker`'s gradient reductions finished than they would have had every
+// replica been ready when it was: its reductions replayed alone, in order, each starting when its
+// own dependencies (its gradient buckets) had ended and the one before it had finished, with
+// their simulated durations. The difference is time spent waiting for another replica to join
+// the collectives, directly or through the backlog that wait left on its reduction stream.
+double peer_wait(const Step& step, const Timeline& timeline,
+                 const std::vector<std::vector<TaskId>>& predecessors, int32_t worker) {
+  const TaskGraph& graph = step.lowered.graph;
+  std::vector<TaskId> reduces;
+  for (TaskId id = 0; id < graph.num_tasks(); ++id) {
+    const TaskInfo& info = step.lowered.info[id];
+    if (info.worker == worker && info.role == TaskInfo::Role::kGradientReduce &&
+        graph.task(id).group >= 0) {
+      reduces.push_back(id);
+    }
+  }
+  if (reduces.empty()) return 0;
+  std::stable_sort(reduces.begin(), reduces.end(),
+                   [&](TaskId a, TaskId b) { return timeline.start[a] < timeline.start[b]; });
+  double alone = 0;   // When the replayed reduction before this one ends.
+  double actual = 0;  // When the simulated ones end.
+  for (TaskId id : reduces) {
+    double ready = 0;
+    for (TaskId before : predecessors[id]) ready = std::max(ready, timeline.end[before]);
+    alone = std::max(alone, ready) + (timeline.end[id] - timeline.start[id]);
+    actual = std::max(actual, timeline.end[id]);
+  }
+  return std::max(0.0, actual - alone);
 }
 
 }  // namespace
@@ -142,7 +195,14 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
   double dp_wait = optimizer_start[critical] >= 0
                        ? std::max(0.0, optimizer_start[critical] - last_backward_end[critical])
                        : 0.0;
-  breakdown.exposed_comm = comm[critical] + dp_wait + gather[critical];
+  if (dp_wait > 0) {
+    std::vector<std::vector<TaskId>> predecessors(graph.num_tasks());
+    for (const auto& [before, after] : graph.dependencies()) predecessors[after].push_back(before);
+    breakdown.straggler_wait = std::min(dp_wait, peer_wait(step, timeline, predecessors, critical));
+    // Replicas alike still differ by rounding in their ready times: below a nanosecond is none.
+    if (breakdown.straggler_wait < 1e-9) breakdown.straggler_wait = 0;
+  }
+  breakdown.exposed_comm = comm[critical] + dp_wait - breakdown.straggler_wait + gather[critical];
   breakdown.optimizer = optimizer[critical];
   metrics.offload = offload_traffic(model, cluster, step, timeline);
   if (metrics.offload && !metrics.offload->host.fits) metrics.fits = false;
@@ -153,8 +213,9 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
           std::max(0.0, timeline.end[offload.h2d] - timeline.end[offload.gpu_update]);
     }
   }
-  breakdown.bubble = std::max(0.0, timeline.makespan - breakdown.compute - breakdown.exposed_comm -
-                                       breakdown.optimizer);
+  breakdown.bubble =
+      std::max(0.0, timeline.makespan - breakdown.compute - breakdown.exposed_comm -
+                        breakdown.straggler_wait - breakdown.optimizer);
   std::vector<double> stage_peaks;
   for (const StageResult& stage : metrics.stages) stage_peaks.push_back(stage.peak_memory_bytes);
   metrics.gpu_types = gpu_type_use(cluster, step, timeline, stage_peaks);

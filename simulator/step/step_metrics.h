@@ -9,11 +9,21 @@
 //   breakdown_s           on the critical worker (the one holding the step's last task):
 //     compute       its F/B/I/W task time less the communication exposed inside them
 //     exposed_comm  communication inside its tasks (TP, EP, CP, ZeRO-3 excess) plus the wait from
-//                   its last backward to its optimizer (DP reduction not hidden) plus the
-//                   parameter all-gather after the optimizer
+//                   its last backward to its optimizer (DP reduction not hidden) less
+//                   straggler_wait, plus the parameter all-gather after the optimizer
+//     straggler_wait the part of that wait spent on other replicas: how much later its gradient
+//                   reductions ended than if each had started as soon as its own buckets and
+//                   the reduction before it allowed (replayed alone with the simulated
+//                   durations), at most the wait; a slower replica (a straggler GPU, jitter)
+//                   holds the collectives back. 0 when the replicas are alike
 //     optimizer     its optimizer step; with optimizer offload, the GPU's part plus the host
 //                   part's exposed time (offload_traffic.h) on that worker
-//     bubble        iteration_time_s - compute - exposed_comm - optimizer (pipeline idle time)
+//     bubble        iteration_time_s - compute - exposed_comm - straggler_wait - optimizer
+//                   (pipeline idle time)
+//   critical_path         from the step's last task back through, at each task, the dependency
+//                   or stream predecessor that ended when it started; a collective (a DP
+//                   gradient reduction) starts when its last member is ready, so the walk
+//                   continues through that member's worker (the slow replica)
 //   stages[i].busy_s      = sum of compute-task durations of stage i (replica 0)
 //   stages[i].peak_memory_bytes = static memory (weights, gradients, optimizer, workspace,
 //                           transients) + the timeline's activation peak of stage i (replica 0;
@@ -54,6 +64,7 @@ struct Breakdown {
   double compute = 0;
   double bubble = 0;
   double exposed_comm = 0;
+  double straggler_wait = 0;
   double optimizer = 0;
 };
 

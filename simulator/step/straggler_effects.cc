@@ -126,6 +126,14 @@ double jitter_slowdown(const JitterSpec& jitter, SeededRandom& random) {
   return 1.0;
 }
 
+bool has_iteration_faults(const StragglerModel& model) {
+  if (model.jitter) return true;
+  for (const Straggler& straggler : model.stragglers) {
+    if (straggler.kind == StragglerKind::kLink) return true;
+  }
+  return false;
+}
+
 void apply_iteration_faults(TaskGraph& graph, const Step& step, const StragglerModel& model,
                             uint64_t seed, int64_t iteration, double start_s) {
   for (const Straggler& straggler : model.stragglers) {

@@ -60,6 +60,11 @@ StepOptions straggler_step_options(const StepOptions& base, const StragglerModel
 // Whether link fault `straggler` is slow in an iteration starting at `start_s` seconds.
 bool link_fault_active(const Straggler& straggler, double start_s);
 
+// Whether apply_iteration_faults can change a graph under `model` (jitter or a link fault);
+// slow GPUs and nodes act at build time (straggler_step_options), so without these every
+// iteration simulates the graph as built.
+bool has_iteration_faults(const StragglerModel& model);
+
 // Applies the link faults active at `start_s` and the jitter draws of `iteration` to `graph`,
 // a copy of `step`'s graph. REQUIRES: `step` was built with straggler_step_options(.., model, ..)
 // (or with a model that differs only in link faults or jitter).

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <tuple>
 
 #include "simulator/cost/collective_timing.h"
 #include "simulator/cost/optimizer_step_cost.h"
@@ -81,9 +83,12 @@ void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, i
     double bytes =
         std::min(bucket, cost.parameters - k * bucket) * gradient_bytes_per_param(plan_.precision);
     Task task = collective_task(graph, worker, kind, bytes, group_size, group);
-    task.group = group_id(
-        graph, fmt::format("sync/{}/{}/{}", step_.layout.workers[step_.layout_worker[worker]].stage,
-                           chunk, k));
+    // One collective group per (stage, chunk, bucket): the replicas' reductions of that bucket.
+    const auto key =
+        std::make_tuple(step_.layout.workers[step_.layout_worker[worker]].stage, chunk, k);
+    auto group = sync_groups_.find(key);
+    if (group == sync_groups_.end()) group = sync_groups_.emplace(key, graph.new_group()).first;
+    task.group = group->second;
     TaskId id = graph.add_task(task);
     info.resize(graph.num_tasks());
     info[id] =
@@ -201,16 +206,19 @@ RouteId UpdateTasks::inter_node_route(TaskGraph& graph, int32_t worker) {
   if (it != inter_routes_.end()) return it->second;
   const WorkerLayout& layout = step_.layout;
   int32_t stage = layout.workers[layout_index].stage;
-  // Distinct nodes of the stage's replicas, in replica order: the ring.
-  std::vector<int32_t> ring;
-  for (int32_t d = 0; d < layout.replicas; ++d) {
-    int32_t node = layout.at(d, stage).node;
-    if (std::find(ring.begin(), ring.end(), node) == ring.end()) ring.push_back(node);
+  // Distinct nodes of the stage's replicas, in replica order: the ring (once per stage: every
+  // worker of the stage shares it).
+  std::map<int32_t, int32_t>& ring_next = ring_next_[stage];
+  if (ring_next.empty()) {
+    std::vector<int32_t> ring;
+    std::set<int32_t> seen;
+    for (int32_t d = 0; d < layout.replicas; ++d) {
+      int32_t node = layout.at(d, stage).node;
+      if (seen.insert(node).second) ring.push_back(node);
+    }
+    for (size_t i = 0; i < ring.size(); ++i) ring_next[ring[i]] = ring[(i + 1) % ring.size()];
   }
-  auto next = [&ring](int32_t node) {
-    size_t i = std::find(ring.begin(), ring.end(), node) - ring.begin();
-    return ring[(i + 1) % ring.size()];
-  };
+  auto next = [&ring_next](int32_t node) { return ring_next.at(node); };
   std::vector<std::pair<int32_t, int32_t>> twins;
   if (step_.simulated_replicas == 1) {
     for (int32_t d = 0; d < layout.replicas; ++d) {

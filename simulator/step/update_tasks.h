@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -72,7 +73,11 @@ class UpdateTasks {
   NetworkModel* network_;
   StepPrices& prices_;
   std::map<int32_t, RouteId> inter_routes_;
+  // Per stage (built on first use): the ring's next node after each node of the stage's
+  // replicas (distinct nodes in replica order, the last wrapping to the first).
+  std::map<int32_t, std::map<int32_t, int32_t>> ring_next_;
   std::map<std::string, int32_t> groups_;
+  std::map<std::tuple<int32_t, int32_t, int64_t>, int32_t> sync_groups_;  // (stage, chunk, bucket)
   std::map<int32_t, TaskId> last_sync_;  // Per worker: its last gradient reduction task.
   std::map<TaskId, double> task_bytes_;
   std::vector<StreamId> dp_streams_;

@@ -217,7 +217,27 @@ TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the
   const double balanced = moe_layer_forward(model, cluster, plan);
   model.moe->imbalance = 2.0;
   const double hot = moe_layer_forward(model, cluster, plan);
+  // The critical rank holds one expert at 2x beside 3 average ones (64 experts / ep 16):
+  // 1 + (2 - 1) / 4 = 1.25x the mean tokens, so its dispatch bytes and expert FLOPs grow by
+  // exactly 1.25 and the layer (attention unchanged) by more than 1 and at most 1.25.
+  auto expert_totals = [&](const ModelSpec& m) {
+    double flops = 0, a2a = 0;
+    for (const Op& op : layer_ops(m, op_shape(plan, m), 0)) {
+      a2a += op.all_to_all_bytes;
+      if (op.name.rfind("moe_expert", 0) == 0 && op.op_class == OpClass::kGemm)
+        flops += op.flops_fwd;
+    }
+    return std::pair{flops, a2a};
+  };
+  ModelSpec even = model;
+  even.moe->imbalance = 1.0;
+  const auto [hot_flops, hot_a2a] = expert_totals(model);
+  const auto [even_flops, even_a2a] = expert_totals(even);
+  REQUIRE(even_flops > 0);
+  CHECK(hot_flops / even_flops == Approx(1.25));
+  CHECK(hot_a2a / even_a2a == Approx(1.25));
   CHECK(hot > balanced);
+  CHECK(hot <= 1.25 * balanced);
   model.moe->imbalance = 1.0;
   // The same 16 GPUs as one 16-GPU NVLink domain: the ep all-to-all never crosses a NIC.
   ClusterSpec rack = cluster;

@@ -23,6 +23,38 @@ Task transfer(StreamId stream, double bytes, RouteId route, double latency = 0) 
   return task;
 }
 
+TEST_CASE("Engine: flows late in simulated time finish (time never stops advancing)") {
+  // At t = 1e24 s a double's step is ~1.7e8 s, so a 1e-3 s transfer adds no representable
+  // time: the flow must count as done, not be rechecked at the same instant forever (the
+  // pre-fix engine cycled in drain_flows here). Two flows share the link, ending together.
+  TaskGraph graph;
+  StreamId gpu = graph.add_stream(0, "gpu0");
+  StreamId other = graph.add_stream(1, "gpu1");
+  LinkId link = graph.add_link(1e9, "link");
+  RouteId route = graph.add_route({link});
+  TaskId slow = graph.add_task(compute(gpu, 1e24));
+  TaskId send = graph.add_task(transfer(gpu, 1e6, route));
+  TaskId also = graph.add_task(transfer(other, 3e5, route, 1e24));
+  graph.add_dependency(slow, send);
+  Timeline timeline = simulate_graph(graph);
+  CHECK(timeline.end[send] == 1e24);
+  CHECK(timeline.end[also] == 1e24);
+  CHECK(timeline.events < 20);
+}
+
+TEST_CASE("Engine: flows at 1e8 s still advance by their own duration") {
+  // At 1e8 s the step is ~1.5e-8 s: a 1 MB transfer at 1 GB/s (1e-3 s) is still resolved.
+  TaskGraph graph;
+  StreamId gpu = graph.add_stream(0, "gpu0");
+  LinkId link = graph.add_link(1e9, "link");
+  RouteId route = graph.add_route({link});
+  TaskId slow = graph.add_task(compute(gpu, 1e8));
+  TaskId send = graph.add_task(transfer(gpu, 1e6, route));
+  graph.add_dependency(slow, send);
+  Timeline timeline = simulate_graph(graph);
+  CHECK(timeline.end[send] == Approx(1e8 + 1e-3).epsilon(1e-15));
+}
+
 TEST_CASE("Engine: a stream runs its tasks in order, back to back") {
   TaskGraph graph;
   StreamId gpu = graph.add_stream(0, "gpu0");

@@ -66,6 +66,23 @@ TEST_CASE("LayerOps: a dense layer lists Megatron's kernels in forward order") {
   CHECK(gelu_ops.find("gelu_act") != nullptr);
 }
 
+TEST_CASE("LayerOps: geglu has swiglu's GEMMs and bytes; its tanh-GELU gate costs more FLOPs") {
+  ModelSpec geglu = tiny_dense_model();
+  geglu.activation = Activation::kGeglu;
+  OpList swiglu_ops = layer_ops(tiny_dense_model(), shape_of(2, 32), 0);
+  OpList geglu_ops = layer_ops(geglu, shape_of(2, 32), 0);
+  CHECK(geglu_ops.find("swiglu_act") == nullptr);
+  const Op& swiglu_act = op_named(swiglu_ops, "swiglu_act");
+  const Op& geglu_act = op_named(geglu_ops, "geglu_act");
+  CHECK(op_named(geglu_ops, "mlp_up_gate").flops_fwd ==
+        op_named(swiglu_ops, "mlp_up_gate").flops_fwd);
+  CHECK(geglu_act.bytes_fwd == swiglu_act.bytes_fwd);
+  CHECK(geglu_act.bytes_b == swiglu_act.bytes_b);
+  // T = 64 tokens x F = 256 outputs: 9 FLOPs each (tanh GELU 8, times up 1) against SiLU's 5.
+  CHECK(geglu_act.flops_fwd == 9.0 * 64 * 256);
+  CHECK(swiglu_act.flops_fwd == 5.0 * 64 * 256);
+}
+
 TEST_CASE("LayerOps: GEMM FLOPs are 2mnk, the same in F, B and W") {
   // tiny: h 64, 4 heads x 16, 2 kv heads, F 256; b 2, s 32 -> T = 64 tokens.
   OpList ops = layer_ops(tiny_dense_model(), shape_of(2, 32), 0);

@@ -162,6 +162,7 @@ PlannerOptions single_gpu_search() {
   options.space.global_batch_size = 8;
   options.space.seq_length = 4096;
   options.space.max_micro_batch_size = 1;
+  options.space.memory_margin = 0;  // "Fits" as the memory model says, to the byte.
   options.top = 3;
   options.threads = 2;
   return options;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "simulator/planner/planner.h"
+#include "tests/planner/small_search_space.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {
@@ -12,23 +13,9 @@ namespace {
 // 16 equal layers, negligible embedding and head: stage time follows its layer count.
 ModelSpec sixteen_layers() { return testing::uniform_model(16); }
 
-// A small space: tp 8 on two 8-GPU nodes, so pp 1 x dp 2 or pp 2 x dp 1, 1F1B, the knobs that
-// matter here fixed.
+// The small search (small_search_space.h) with ZeRO-1 only.
 PlannerOptions small_space(Objective objective) {
-  PlannerOptions options;
-  options.objective = objective;
-  options.space.global_batch_size = 16;
-  options.space.tp = {8};
-  options.space.schedules = {ScheduleKind::kOneFOneB};
-  options.space.max_micro_batch_size = 1;
-  options.space.recompute = {Recompute::kNone};
-  options.space.sequence_parallel = {true};
-  options.space.zero_stages = {1};
-  options.space.offload_fractions = {0};
-  options.space.smallest_fitting_offload = false;
-  options.top = 3;
-  options.threads = 1;
-  return options;
+  return testing::small_search_space(objective, {1});
 }
 
 TEST_CASE("p90 planning: a slow node gets fewer layers, and the p90-best differs from time-best") {

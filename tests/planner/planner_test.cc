@@ -9,6 +9,7 @@
 
 #include "simulator/engine/engine.h"
 #include "simulator/spec/model_file.h"
+#include "simulator/spec/runtime_support.h"
 #include "simulator/spec/units.h"
 #include "tests/test_helpers.h"
 
@@ -103,10 +104,14 @@ BruteForce brute_force(const ModelSpec& model, const ClusterSpec& cluster,
 
 // The planner's top plans equal the brute force's (dominated plans aside: they tie or lose).
 void check_planner_matches(const ModelSpec& model, const ClusterSpec& cluster,
-                           const SearchSpace& space, int64_t top) {
+                           const SearchSpace& given, int64_t top) {
+  // The brute force ranks by step time alone against the whole GPU: no margin, no min gain.
+  SearchSpace space = given;
+  space.memory_margin = 0;
   BruteForce brute = brute_force(model, cluster, space);
   REQUIRE(!brute.fitting.empty());
   PlannerOptions options;
+  options.min_gain = 0;
   options.space = space;
   options.top = top;
   options.threads = 2;
@@ -270,8 +275,8 @@ TEST_CASE("Planner: nothing fits names the closest plan") {
   REQUIRE(result.closest.has_value());
   CHECK(result.closest->memory.over_bytes > 0);
   CHECK_FALSE(result.closest->memory.fits);
-  // It is the least-over plan of the space.
-  PlanScreen screen(model, cluster, StepOptions{});
+  // It is the least-over plan of the space (over the margin the search keeps free).
+  PlanScreen screen(model, cluster, StepOptions{}, options.space.memory_margin);
   double least = std::numeric_limits<double>::infinity();
   for (const Plan& shape : enumerate_shapes(model, cluster, options.space, screen)) {
     ShapeScreen shape_screen(screen, shape);
@@ -317,6 +322,126 @@ TEST_CASE("Planner: canonical order puts lighter knobs first") {
   b.stage_layers = {1, 1};
   CHECK(canonical_before(a, b));  // The default split first.
   CHECK_FALSE(canonical_before(a, a));
+}
+
+}  // namespace
+}  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("Planner: the memory margin is what the screen keeps free, to the byte") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
+  Plan plan = parse_plan("tp=2,pp=2,dp=2,mbs=1,gbs=16,seq=4096,schedule=1f1b,zero_stage=1", "t");
+  PlanScreen whole(model, cluster, StepOptions{});
+  MemoryScreen full = ShapeScreen(whole, plan).memory(plan);
+  REQUIRE(full.fits);
+  const double gpu = full.capacity_bytes[0];
+  // The margin at which the worst stage just fits: 1 - peak / capacity.
+  const double exact = 1 - full.peak_bytes / gpu;
+  PlanScreen below(model, cluster, StepOptions{}, exact * 0.999);
+  MemoryScreen fits = ShapeScreen(below, plan).memory(plan);
+  CHECK(fits.fits);
+  CHECK(fits.capacity_bytes[0] == Approx(gpu * (1 - exact * 0.999)));
+  PlanScreen above(model, cluster, StepOptions{}, exact * 1.001 + 1e-9);
+  CHECK_FALSE(ShapeScreen(above, plan).memory(plan).fits);
+}
+
+TEST_CASE("Planner: every plan it returns leaves the memory margin free") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
+  for (double margin : {0.0, 0.05, 0.2}) {
+    PlannerOptions options;
+    options.space.global_batch_size = 32;
+    options.space.seq_length = 8192;
+    options.space.memory_margin = margin;
+    options.top = 5;
+    options.threads = 2;
+    PlanSearchResult result = search_plans(model, cluster, options);
+    REQUIRE(!result.plans.empty());
+    for (const RankedPlan& ranked : result.plans) {
+      INFO(margin << " " << plan_to_inline(ranked.plan));
+      for (const StageResult& stage : ranked.metrics.stages) {
+        CHECK(stage.peak_memory_bytes <= (1 - margin) * stage.capacity_bytes * (1 + 1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("Planner: plan_complexity orders offload, recompute and schedules") {
+  auto complexity = [](const std::string& text) {
+    return plan_complexity(parse_plan(text, "t"));
+  };
+  const std::string base = "tp=1,pp=4,dp=2,mbs=1,gbs=64";
+  CHECK(complexity(base + ",schedule=1f1b") == std::make_tuple(0.0, 0, 0, int64_t{1}));
+  CHECK(complexity(base + ",schedule=interleaved-1f1b,vpp=2") ==
+        std::make_tuple(0.0, 0, 1, int64_t{2}));
+  CHECK(complexity(base + ",schedule=zb-h1") == std::make_tuple(0.0, 0, 2, int64_t{1}));
+  CHECK(complexity(base + ",schedule=zbv") == std::make_tuple(0.0, 0, 3, int64_t{2}));
+  CHECK(complexity(base + ",recompute=selective") == std::make_tuple(0.0, 1, 0, int64_t{1}));
+  CHECK(complexity(base + ",zero_stage=1,offload=0.25") ==
+        std::make_tuple(0.25, 0, 0, int64_t{1}));
+  CHECK(complexity(base + ",schedule=zbv") < complexity(base + ",recompute=selective"));
+}
+
+TEST_CASE("Planner: within --min-gain the simpler plan ranks first; ties go to it") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
+  PlannerOptions options;
+  options.space.global_batch_size = 64;
+  options.space.seq_length = 8192;
+  options.space.runtime_limits = false;  // Every schedule, so complex ones compete.
+  options.top = 60;
+  options.threads = 2;
+  options.min_gain = 0;
+  PlanSearchResult raw = search_plans(model, cluster, options);
+  options.top = 5;
+  REQUIRE(raw.plans.size() >= 2);
+  for (size_t i = 1; i < raw.plans.size(); ++i) {
+    CHECK(raw.plans[i - 1].objective <= raw.plans[i].objective);
+  }
+  for (double gain : {0.002, 0.01}) {
+    options.min_gain = gain;
+    PlanSearchResult ranked = search_plans(model, cluster, options);
+    REQUIRE(!ranked.plans.empty());
+    // The first is the simplest of every plan within (1 + gain) of the fastest (raw ranking,
+    // whose top 60 covers that window here).
+    const double fastest = raw.plans[0].objective;
+    REQUIRE(raw.plans.back().objective > fastest * (1 + gain));
+    auto simplest = plan_complexity(raw.plans[0].plan);
+    for (const RankedPlan& plan : raw.plans) {
+      if (plan.objective <= fastest * (1 + gain)) {
+        simplest = std::min(simplest, plan_complexity(plan.plan));
+      }
+    }
+    INFO(gain << ": " << plan_to_inline(ranked.plans[0].plan));
+    CHECK(plan_complexity(ranked.plans[0].plan) == simplest);
+    CHECK(ranked.plans[0].objective <= fastest * (1 + gain));
+  }
+}
+
+TEST_CASE("Planner: a runtime's search holds only plans it runs; any holds more") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
+  for (Runtime runtime : {Runtime::kMegatronCore, Runtime::kDeepSpeed, Runtime::kTorchtitan}) {
+    INFO(runtime_name(runtime));
+    PlannerOptions options;
+    options.space.global_batch_size = 32;
+    options.space.seq_length = 4096;
+    options.space.runtime = runtime;
+    options.top = 20;
+    options.threads = 2;
+    PlanSearchResult limited = search_plans(model, cluster, options);
+    REQUIRE(!limited.plans.empty());
+    for (const RankedPlan& plan : limited.plans) {
+      INFO(plan_to_inline(plan.plan));
+      CHECK_FALSE(runtime_plan_problem(plan.plan, model));
+    }
+    options.space.runtime_limits = false;
+    PlanSearchResult any = search_plans(model, cluster, options);
+    CHECK(any.stats.considered > limited.stats.considered);
+  }
 }
 
 }  // namespace

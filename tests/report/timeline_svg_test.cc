@@ -1,13 +1,17 @@
 // The pipeline timeline SVG: well-formed XML with escaped text, one task box per compute task of
-// replica 0, optimizer boxes and reduce bars, chunk shades, byte-identical output.
+// replica 0, optimizer boxes and reduce bars, chunk shades, byte-identical output; the wrapped
+// title, microbatch labels, tooltips with units, windows and the long-plan summary; and the
+// memory-over-time SVG.
 #include "simulator/report/timeline_svg.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
 
 #include "simulator/engine/engine.h"
+#include "simulator/report/memory_svg.h"
 #include "simulator/schedule/schedule_study.h"
 
 namespace ppsim {
@@ -202,6 +206,176 @@ TEST_CASE("TimelineSvg: replica 0 only, with optimizer boxes and reduce bars") {
   CHECK(count(svg, "<rect class=\"reduce\"") == 2);
   CHECK(svg.find("gradient reduce") != std::string::npos);
   CHECK(svg.find("optimizer step") != std::string::npos);
+}
+
+// Every match of `pattern`'s first group in `svg`.
+std::vector<std::string> matches(const std::string& svg, const std::string& pattern) {
+  std::vector<std::string> out;
+  std::regex re(pattern);
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator();
+       ++it) {
+    out.push_back((*it)[1]);
+  }
+  return out;
+}
+
+TEST_CASE("TimelineSvg: wrap_line breaks after spaces and commas within the width") {
+  CHECK(wrap_line("a bb ccc dddd", 6) == std::vector<std::string>{"a bb", "ccc", "dddd"});
+  CHECK(wrap_line("abcdefghij", 4) == std::vector<std::string>{"abcd", "efgh", "ij"});
+  CHECK(wrap_line("", 4).empty());
+  CHECK(wrap_line("one", 10) == std::vector<std::string>{"one"});
+  CHECK(wrap_line("m: tp=8,pp=4,dp=1,mbs=1", 12) ==
+        std::vector<std::string>{"m: tp=8,", "pp=4,dp=1,", "mbs=1"});
+}
+
+TEST_CASE("TimelineSvg: a long title wraps onto lines that fit the width") {
+  ScheduleStudy a = study(ScheduleKind::kOneFOneB, 1, 0);
+  TimelineSvgOptions options;
+  options.plot_width = 400;  // 500 px wide with the labels and margin: 52 characters a line.
+  options.title =
+      "llama3-70b on dgx-h100-4: tp=8,pp=4,dp=1,cp=1,ep=1,mbs=1,gbs=64,schedule=1f1b,"
+      "recompute=selective,sequence_parallel=true and more words to wrap";
+  std::string svg = timeline_svg(a.schedule, a.lowered, a.timeline, options);
+  CHECK(xml_problem(svg) == "");
+  std::vector<std::string> lines = matches(svg, R"re(<text class="title"[^>]*>([^<]*)</text>)re");
+  REQUIRE(lines.size() >= 3);
+  std::string joined;
+  for (const std::string& line : lines) {
+    CHECK(line.size() * 9.0 <= 500 - 24);  // 9 px a character, 12 px margins.
+    joined += line;
+  }
+  // Nothing lost: the lines are the title less the spaces at the breaks.
+  auto no_spaces = [](std::string text) {
+    text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
+    return text;
+  };
+  CHECK(no_spaces(joined) == no_spaces(options.title));
+  // The rows start below the last title line.
+  std::vector<std::string> ys = matches(svg, R"re(<text class="title" x="[^"]*" y="([^"]*)")re");
+  std::vector<std::string> rows = matches(svg, R"re(<rect class="row" x="[^"]*" y="([^"]*)")re");
+  CHECK(std::stod(rows.front()) > std::stod(ys.back()) + 10);
+}
+
+TEST_CASE("TimelineSvg: every box wide enough carries its microbatch; tooltips have units") {
+  ScheduleStudy a = study(ScheduleKind::kOneFOneB, 1, 0);
+  TimelineSvgOptions options;
+  options.axis_unit = "ms";
+  std::string svg = timeline_svg(a.schedule, a.lowered, a.timeline, options);
+  // 4 ranks x 8 microbatches x (F + B), each box 1000/makespan px wide: all are labelled.
+  std::vector<std::string> labels =
+      matches(svg, R"re(<text class="microbatch"[^>]*>([0-9]+)</text>)re");
+  CHECK(labels.size() == 64);
+  CHECK(std::count(labels.begin(), labels.end(), "7") == 8);
+  // F0 on rank 0 runs from 0 to 1 (unit costs): the tooltip says so with the unit.
+  CHECK(svg.find("<title>F0 chunk 0 microbatch 0: 0 ms .. 1 ms (1 ms)</title>") !=
+        std::string::npos);
+  // Narrow boxes: 8 px type down to 2 characters in about 12 px, then none.
+  options.plot_width = 180;  // A box of 1 unit is 180/22 = 8.2 px: too narrow for "0" at 10 px.
+  svg = timeline_svg(a.schedule, a.lowered, a.timeline, options);
+  CHECK(count(svg, "font-size=\"8\"") == 64);
+  options.plot_width = 40;
+  svg = timeline_svg(a.schedule, a.lowered, a.timeline, options);
+  CHECK(count(svg, "class=\"microbatch\"") == 0);
+}
+
+TEST_CASE("TimelineSvg: a window draws only its part, cut at its edges") {
+  ScheduleStudy a = study(ScheduleKind::kGpipe, 1, 0);
+  // GPipe, p 4, m 8, tf 1, tb 1: rank 0's forwards run 0..8; the makespan is 2 x (8 + 3) = 22.
+  REQUIRE(a.timeline.makespan == Approx(22));
+  TimelineSvgOptions options;
+  options.axis_unit = "s";
+  options.window_start = 2.5;
+  options.window_end = 5;
+  std::string svg = timeline_svg(a.schedule, a.lowered, a.timeline, options);
+  CHECK(xml_problem(svg) == "");
+  // Rank r runs F k at r + k .. r + k + 1. Rank 0: F2 (2..3, cut to 2.5..3), F3, F4 (F5 starts
+  // at the window's end: not drawn); rank 1: F1 (cut), F2, F3; rank 2: F0 (cut), F1, F2;
+  // rank 3: F0 (3..4), F1 (4..5).
+  CHECK(count(svg, "<rect class=\"task\"") == 3 + 3 + 3 + 2);
+  // Boxes start at the plot's left edge or later and end by its right edge.
+  for (const std::string& x : matches(svg, R"re(<rect class="task" x="([^"]*)")re")) {
+    CHECK(std::stod(x) >= 80 - 1e-9);
+  }
+  CHECK(svg.find("window 2.5 .. 5 of a 22 s step") != std::string::npos);
+  // The axis counts from the window's start: its first tick is 2.5 (ticks of 0.5).
+  CHECK(svg.find(">2.5</text>") != std::string::npos);
+  CHECK(svg.find(">0.0</text>") == std::string::npos);
+}
+
+TEST_CASE("TimelineSvg: long plans get a per-stage summary") {
+  ScheduleStudyInput input;
+  input.schedule = ScheduleKind::kOneFOneB;
+  input.stages = 2;
+  input.microbatches = 40;
+  input.costs.assign(2, StageCosts{1, 2, 0});
+  ScheduleStudy a = run_schedule_study(input);
+  TimelineSvgOptions options;
+  options.row_names = {"stage 0", "stage 1"};
+  options.long_plan_hint = "Draw a part with --svg-window.";
+  std::string svg = timeline_svg(a.schedule, a.lowered, a.timeline, options);
+  CHECK(xml_problem(svg) == "");
+  std::vector<std::string> lines =
+      matches(svg, R"re(<text class="summary"[^>]*>([^<]*)</text>)re");
+  REQUIRE(lines.size() == 5);  // Heading, columns, two stages, the hint.
+  CHECK(lines[0].find("40 microbatches: per-stage summary") != std::string::npos);
+  // Stage 0: 40 F and 40 B, busy 40 x 3 = 120 of a makespan of 40 x 3 + 3 = 123.
+  REQUIRE(a.timeline.makespan == Approx(123));
+  CHECK(lines[2].find("stage 0") == 0);
+  CHECK(lines[2].find("    40     40      0            120   97.6              3") !=
+        std::string::npos);
+  CHECK(lines[4] == "Draw a part with --svg-window.");
+  // 32 microbatches or fewer: no summary.
+  input.microbatches = 32;
+  ScheduleStudy b = run_schedule_study(input);
+  svg = timeline_svg(b.schedule, b.lowered, b.timeline, options);
+  CHECK(count(svg, "class=\"summary\"") == 0);
+}
+
+TEST_CASE("MemorySvg: the curve and the picture per stage") {
+  ScheduleStudyInput input;
+  input.schedule = ScheduleKind::kOneFOneB;
+  input.stages = 2;
+  input.microbatches = 4;
+  input.costs.assign(2, StageCosts{1, 1, 0});
+  ScheduleStudy a = run_schedule_study(input);
+  // The study's graph allocates 1 per microbatch; make it 1 GiB.
+  for (TaskId id = 0; id < a.lowered.graph.num_tasks(); ++id) {
+    a.lowered.graph.mutable_task(id).alloc_bytes *= 1024.0 * 1024 * 1024;
+    a.lowered.graph.mutable_task(id).free_bytes *= 1024.0 * 1024 * 1024;
+  }
+  // 1F1B, p 2: stage 0 holds at most 2 microbatches, stage 1 one.
+  MemoryCurve curve = memory_curve(a.lowered, a.timeline, 0, 3.0 * 1024 * 1024 * 1024);
+  CHECK(curve.peak_bytes == Approx(5.0 * 1024 * 1024 * 1024));
+  CHECK(*std::min_element(curve.bytes.begin(), curve.bytes.end()) ==
+        Approx(3.0 * 1024 * 1024 * 1024));  // Never below the static memory.
+  CHECK(curve.bytes.back() == Approx(3.0 * 1024 * 1024 * 1024));  // All freed at the end.
+  // The same peaks as the engine's (in microbatches, before the scaling above).
+  CHECK(curve.peak_bytes - 3.0 * 1024 * 1024 * 1024 ==
+        Approx(a.timeline.peak_memory[0] * 1024.0 * 1024 * 1024));
+  CHECK(memory_curve(a.lowered, a.timeline, 1, 0).peak_bytes ==
+        Approx(a.timeline.peak_memory[1] * 1024.0 * 1024 * 1024));
+
+  MemorySvgOptions options;
+  options.title = "memory";
+  options.static_bytes = {3.0 * 1024 * 1024 * 1024, 3.0 * 1024 * 1024 * 1024};
+  options.capacity_bytes = {8.0 * 1024 * 1024 * 1024, 80.0 * 1024 * 1024 * 1024};
+  options.axis_unit = "s";
+  std::string svg = memory_svg(a.lowered, a.timeline, options);
+  CHECK(xml_problem(svg) == "");
+  CHECK(count(svg, "<path class=\"memory\"") == 2);
+  CHECK(count(svg, "<rect class=\"static\"") == 2);
+  // Stage 0's 8 GiB is within twice the highest peak (5 GiB): drawn; stage 1's 80 GiB is not.
+  CHECK(count(svg, "<line class=\"capacity\"") == 1);
+  CHECK(svg.find("stage 0: peak 5.00 GiB at") != std::string::npos);
+  CHECK(svg.find("(3.00 static + 2.00 activations) of 8.00 GiB (dashed)") != std::string::npos);
+  CHECK(svg.find("(3.00 static + 1.00 activations) of 80.00 GiB (off the scale)") !=
+        std::string::npos);
+  CHECK(svg == memory_svg(a.lowered, a.timeline, options));  // Deterministic.
+  options.window_start = 1;
+  options.window_end = 3;
+  svg = memory_svg(a.lowered, a.timeline, options);
+  CHECK(xml_problem(svg) == "");
+  CHECK(svg.find("window 1 .. 3 of a") != std::string::npos);
 }
 
 }  // namespace

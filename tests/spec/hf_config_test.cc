@@ -16,25 +16,6 @@
 namespace ppsim {
 namespace {
 
-std::string fixture(const std::string& name) {
-  return testing::test_data("hf/" + name + "/config.json");
-}
-
-// The fixture's JSON, for edits.
-nlohmann::json fixture_json(const std::string& name) {
-  return parse_json_text(read_text_file(fixture(name)), fixture(name));
-}
-
-// The InputError message of importing `json` as "bad/config.json", or "" when it imports.
-std::string import_error(const nlohmann::json& json) {
-  try {
-    parse_model_spec(json.dump(), "bad/config.json");
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "";
-}
-
 // Every field that shapes the parameters and FLOPs agrees (seq_length is checked apart).
 void check_same_shape(const ModelSpec& imported, const ModelSpec& zoo) {
   CHECK(imported.num_layers == zoo.num_layers);
@@ -82,14 +63,14 @@ TEST_CASE("HfConfig: MoE, MLA and Qwen3 configs import as their zoo models") {
   struct Case {
     const char* fixture;
     const char* zoo;
-    int64_t seq_length;  // rope_scaling's original context, else max_position_embeddings.
+    int64_t seq_length;  // rope_scaling's original context, else 4,096 (with a note).
   };
   for (const Case& c :
-       {Case{"DeepSeek-V3", "deepseek-v3", 4096}, Case{"Qwen3-30B-A3B", "qwen3-30b-a3b", 40960},
-        Case{"Qwen3-235B-A22B", "qwen3-235b-a22b", 40960}, Case{"Qwen3-8B", "qwen3-8b", 40960},
+       {Case{"DeepSeek-V3", "deepseek-v3", 4096}, Case{"Qwen3-30B-A3B", "qwen3-30b-a3b", 4096},
+        Case{"Qwen3-235B-A22B", "qwen3-235b-a22b", 4096}, Case{"Qwen3-8B", "qwen3-8b", 4096},
         Case{"gpt-oss-20b", "gpt-oss-20b", 4096}, Case{"gpt-oss-120b", "gpt-oss-120b", 4096}}) {
     INFO(c.fixture);
-    ModelSpec imported = load_model_spec(fixture(c.fixture));
+    ModelSpec imported = load_model_spec(testing::hf_fixture(c.fixture));
     CHECK(imported.name == c.fixture);  // The directory names the model.
     CHECK(imported.seq_length == c.seq_length);
     check_same_shape(imported, load_model_spec(c.zoo));
@@ -99,7 +80,7 @@ TEST_CASE("HfConfig: MoE, MLA and Qwen3 configs import as their zoo models") {
 TEST_CASE("HfConfig: the architectures list alone selects the importer") {
   for (const char* name : {"DeepSeek-V3", "Qwen3-30B-A3B", "Qwen3-8B", "gpt-oss-20b"}) {
     INFO(name);
-    nlohmann::json json = fixture_json(name);
+    nlohmann::json json = testing::hf_fixture_json(name);
     ModelSpec with_type = parse_model_spec(json.dump(), "a/config.json");
     json.erase("model_type");
     ModelSpec from_architecture = parse_model_spec(json.dump(), "a/config.json");
@@ -108,7 +89,7 @@ TEST_CASE("HfConfig: the architectures list alone selects the importer") {
 }
 
 TEST_CASE("HfConfig: GPT-OSS reads experts_per_token and the sliding layer types") {
-  nlohmann::json json = fixture_json("gpt-oss-20b");
+  nlohmann::json json = testing::hf_fixture_json("gpt-oss-20b");
   json.erase("num_experts_per_tok");
   json["experts_per_token"] = 2;
   ModelSpec model = parse_model_spec(json.dump(), "a/config.json");
@@ -128,7 +109,7 @@ TEST_CASE("HfConfig: GPT-OSS reads experts_per_token and the sliding layer types
 }
 
 TEST_CASE("HfConfig: a Qwen3-MoE dense prefix in mlp_only_layers is first_k_dense") {
-  nlohmann::json json = fixture_json("Qwen3-30B-A3B");
+  nlohmann::json json = testing::hf_fixture_json("Qwen3-30B-A3B");
   json["mlp_only_layers"] = {0, 1};
   ModelSpec model = parse_model_spec(json.dump(), "a/config.json");
   CHECK(model.moe->first_k_dense == 2);
@@ -137,74 +118,78 @@ TEST_CASE("HfConfig: a Qwen3-MoE dense prefix in mlp_only_layers is first_k_dens
 }
 
 TEST_CASE("HfConfig: shapes ppsim cannot express are clear errors naming file and key") {
-  nlohmann::json deepseek = fixture_json("DeepSeek-V3");
+  nlohmann::json deepseek = testing::hf_fixture_json("DeepSeek-V3");
   deepseek["num_experts_per_tok"] = 300;
-  CHECK(import_error(deepseek) ==
+  CHECK(testing::model_import_error(deepseek) ==
         "bad/config.json: /num_experts_per_tok: num_experts_per_tok=300 exceeds the 256 routed "
         "experts");
-  deepseek = fixture_json("DeepSeek-V3");
+  deepseek = testing::hf_fixture_json("DeepSeek-V3");
   deepseek["num_key_value_heads"] = 8;
-  CHECK(import_error(deepseek) ==
+  CHECK(testing::model_import_error(deepseek) ==
         "bad/config.json: /num_key_value_heads: MLA attention has a key and value per head: "
         "expected 128 (num_attention_heads), got 8");
-  deepseek = fixture_json("DeepSeek-V3");
+  deepseek = testing::hf_fixture_json("DeepSeek-V3");
   deepseek.erase("kv_lora_rank");
-  CHECK(import_error(deepseek) ==
+  CHECK(testing::model_import_error(deepseek) ==
         "bad/config.json: /kv_lora_rank: required HuggingFace field is missing (expected a "
         "positive integer)");
 
-  nlohmann::json qwen = fixture_json("Qwen3-30B-A3B");
+  nlohmann::json qwen = testing::hf_fixture_json("Qwen3-30B-A3B");
   qwen["num_experts_per_tok"] = 129;
-  CHECK(import_error(qwen) ==
+  CHECK(testing::model_import_error(qwen) ==
         "bad/config.json: /num_experts_per_tok: num_experts_per_tok=129 exceeds the 128 routed "
         "experts");
-  qwen = fixture_json("Qwen3-30B-A3B");
+  qwen = testing::hf_fixture_json("Qwen3-30B-A3B");
   qwen["mlp_only_layers"] = {0, 5};
-  CHECK(import_error(qwen) ==
+  CHECK(testing::model_import_error(qwen) ==
         "bad/config.json: /mlp_only_layers/1: dense layers other than a prefix [0, 1, ..., k-1] "
         "cannot be expressed (ppsim's first_k_dense); write a ppsim model file instead");
-  qwen = fixture_json("Qwen3-30B-A3B");
+  qwen = testing::hf_fixture_json("Qwen3-30B-A3B");
   qwen["decoder_sparse_step"] = 2;
-  CHECK(import_error(qwen).rfind("bad/config.json: /decoder_sparse_step: only 1", 0) == 0);
-  qwen = fixture_json("Qwen3-8B");
+  CHECK(testing::model_import_error(qwen).rfind("bad/config.json: /decoder_sparse_step: only 1",
+                                                0) == 0);
+  qwen = testing::hf_fixture_json("Qwen3-8B");
   qwen["attention_bias"] = true;
-  CHECK(import_error(qwen).rfind("bad/config.json: /attention_bias: attention-only biases", 0) ==
-        0);
+  CHECK(testing::model_import_error(qwen).rfind(
+            "bad/config.json: /attention_bias: attention-only biases", 0) == 0);
   qwen["attention_bias"] = false;
   qwen["use_sliding_window"] = true;
   qwen["sliding_window"] = 4096;
   qwen["max_window_layers"] = 28;
-  CHECK(import_error(qwen).rfind("bad/config.json: /max_window_layers: sliding windows on layers "
-                                 "28..35 only cannot be expressed",
-                                 0) == 0);
+  CHECK(testing::model_import_error(qwen).rfind(
+            "bad/config.json: /max_window_layers: sliding windows on layers "
+            "28..35 only cannot be expressed",
+            0) == 0);
 
-  nlohmann::json gpt = fixture_json("gpt-oss-20b");
+  nlohmann::json gpt = testing::hf_fixture_json("gpt-oss-20b");
   gpt["num_experts_per_tok"] = 33;
   gpt["experts_per_token"] = 33;
-  CHECK(import_error(gpt) ==
+  CHECK(testing::model_import_error(gpt) ==
         "bad/config.json: /num_experts_per_tok: num_experts_per_tok=33 exceeds the 32 routed "
         "experts");
-  gpt = fixture_json("gpt-oss-20b");
+  gpt = testing::hf_fixture_json("gpt-oss-20b");
   gpt["experts_per_token"] = 2;
-  CHECK(import_error(gpt) ==
+  CHECK(testing::model_import_error(gpt) ==
         "bad/config.json: /experts_per_token: 2 disagrees with num_experts_per_tok=4");
-  gpt = fixture_json("gpt-oss-20b");
+  gpt = testing::hf_fixture_json("gpt-oss-20b");
   gpt["layer_types"][4] = "full_attention";
-  CHECK(import_error(gpt).rfind("bad/config.json: /layer_types/4: this layer mix cannot be "
-                                "expressed",
-                                0) == 0);
-  gpt = fixture_json("gpt-oss-20b");
+  CHECK(testing::model_import_error(gpt).rfind(
+            "bad/config.json: /layer_types/4: this layer mix cannot be "
+            "expressed",
+            0) == 0);
+  gpt = testing::hf_fixture_json("gpt-oss-20b");
   gpt["attention_bias"] = false;
-  CHECK(import_error(gpt).rfind("bad/config.json: /attention_bias: false cannot be expressed", 0) ==
-        0);
-  gpt = fixture_json("gpt-oss-20b");
+  CHECK(testing::model_import_error(gpt).rfind(
+            "bad/config.json: /attention_bias: false cannot be expressed", 0) == 0);
+  gpt = testing::hf_fixture_json("gpt-oss-20b");
   gpt.erase("model_type");
   gpt["architectures"] = {"GptOssForSomethingElse"};
-  CHECK(import_error(gpt).empty());  // A prefix match, as for the other families.
+  CHECK(testing::model_import_error(gpt).empty());  // A prefix match, as for the other families.
   gpt["architectures"] = {"GptOsForCausalLM"};
-  CHECK(import_error(gpt).rfind("bad/config.json: /architectures/0: unsupported architecture "
-                                "'GptOsForCausalLM'",
-                                0) == 0);
+  CHECK(testing::model_import_error(gpt).rfind(
+            "bad/config.json: /architectures/0: unsupported architecture "
+            "'GptOsForCausalLM'",
+            0) == 0);
 }
 
 }  // namespace

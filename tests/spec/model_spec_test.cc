@@ -6,6 +6,7 @@
 #include "simulator/model/model_stats.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/json_reader.h"
+#include "tests/test_helpers.h"
 
 namespace ppsim {
 namespace {
@@ -25,12 +26,6 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
 TEST_CASE("ModelSpec: parses ppsim's model format") {
   ModelSpec model = parse_model_spec(kTinyModel, "tiny.json");
   CHECK(model.name == "tiny");
@@ -41,25 +36,45 @@ TEST_CASE("ModelSpec: parses ppsim's model format") {
   CHECK_FALSE(model.is_moe());
 }
 
+TEST_CASE("ModelSpec: geglu is gated like swiglu: the same three MLP matrices") {
+  ModelSpec swiglu = parse_model_spec(kTinyModel, "tiny.json");
+  ModelSpec geglu =
+      parse_model_spec(testing::replace_once(kTinyModel, "\"swiglu\"", "\"geglu\""), "tiny.json");
+  ModelSpec gelu =
+      parse_model_spec(testing::replace_once(kTinyModel, "\"swiglu\"", "\"gelu\""), "tiny.json");
+  CHECK(geglu.activation == Activation::kGeglu);
+  CHECK(std::string(activation_name(geglu.activation)) == "geglu");
+  CHECK(is_gated(geglu.activation));
+  CHECK_FALSE(is_gated(gelu.activation));
+  // Per layer: 3 x 256 x 1024 MLP weights gated, 2 x 256 x 1024 not.
+  CHECK(count_parameters(geglu).total == count_parameters(swiglu).total);
+  CHECK(count_parameters(swiglu).total - count_parameters(gelu).total == 4.0 * 256 * 1024);
+}
+
 TEST_CASE("ModelSpec: errors name the file, the JSON path and what was expected") {
-  CHECK(error_of(replace(kTinyModel, "\"num_layers\": 4", "\"num_layers\": -3")) ==
-        "m.json: /num_layers: expected an integer in [1, 1099511627776], got -3");
-  CHECK(error_of(replace(kTinyModel, "\"hidden_size\": 256", "\"hidden_size\": \"256\"")) ==
+  CHECK(error_of(testing::replace_once(kTinyModel, "\"num_layers\": 4", "\"num_layers\": -3")) ==
+        "m.json: /num_layers: expected an integer in [1, 65536], got -3");
+  CHECK(error_of(testing::replace_once(kTinyModel, "\"hidden_size\": 256",
+                                       "\"hidden_size\": \"256\"")) ==
         "m.json: /hidden_size: expected an integer, got a string \"256\"");
-  CHECK(error_of(replace(kTinyModel, "\"activation\": \"swiglu\"", "\"activation\": \"swiglo\"")) ==
-        "m.json: /activation: unknown value 'swiglo'; expected one of swiglu, gelu (did you mean "
+  CHECK(error_of(testing::replace_once(kTinyModel, "\"activation\": \"swiglu\"",
+                                       "\"activation\": \"swiglo\"")) ==
+        "m.json: /activation: unknown value 'swiglo'; expected one of swiglu, geglu, gelu (did you "
+        "mean "
         "'swiglu'?)");
-  std::string unknown = error_of(replace(kTinyModel, "\"seq_length\"", "\"seq_len\": 1, \"seq_length\""));
-  CHECK(unknown.rfind("m.json: /seq_len: unknown key 'seq_len' (did you mean 'seq_length'?)", 0) == 0);
-  CHECK(error_of(replace(kTinyModel, "\"num_layers\": 4,", "")) ==
+  std::string unknown = error_of(
+      testing::replace_once(kTinyModel, "\"seq_length\"", "\"seq_len\": 1, \"seq_length\""));
+  CHECK(unknown.rfind("m.json: /seq_len: unknown key 'seq_len' (did you mean 'seq_length'?)", 0) ==
+        0);
+  CHECK(error_of(testing::replace_once(kTinyModel, "\"num_layers\": 4,", "")) ==
         "m.json: /num_layers: required key is missing (expected an integer)");
   CHECK(error_of("{\"name\": ") .rfind("m.json: invalid JSON at line 1", 0) == 0);
-  CHECK(error_of(replace(kTinyModel, "\"num_kv_heads\": 2", "\"num_kv_heads\": 3")) ==
+  CHECK(error_of(testing::replace_once(kTinyModel, "\"num_kv_heads\": 2", "\"num_kv_heads\": 3")) ==
         "m.json: /num_kv_heads: 3 key/value heads must divide the 8 attention heads");
 }
 
 TEST_CASE("ModelSpec: MoE block with every_n_layers") {
-  std::string text = replace(kTinyModel, "\"tied_embeddings\": false",
+  std::string text = testing::replace_once(kTinyModel, "\"tied_embeddings\": false",
                              "\"tied_embeddings\": false, \"moe\": {\"num_experts\": 8, \"top_k\": "
                              "2, \"expert_ffn_hidden_size\": 512, \"every_n_layers\": 2}");
   ModelSpec model = parse_model_spec(text, "moe.json");
@@ -67,7 +82,7 @@ TEST_CASE("ModelSpec: MoE block with every_n_layers") {
   CHECK(model.num_moe_layers() == 2);
   CHECK(model.is_moe_layer(0));
   CHECK_FALSE(model.is_moe_layer(1));
-  CHECK(error_of(replace(text, "\"top_k\": 2", "\"top_k\": 9")) ==
+  CHECK(error_of(testing::replace_once(text, "\"top_k\": 2", "\"top_k\": 9")) ==
         "m.json: /moe/top_k: top_k=9 exceeds num_experts=8");
 }
 
@@ -97,8 +112,8 @@ TEST_CASE("ModelSpec: HuggingFace configs give the published parameter counts") 
 TEST_CASE("ModelSpec: a HuggingFace config with an unsupported type is a clear error") {
   CHECK(error_of(R"({"model_type": "llamma", "hidden_size": 1})") ==
         "m.json: /model_type: unsupported model_type 'llamma'; ppsim reads llama, mistral, qwen2, "
-        "mixtral, gpt2, gpt_neox, deepseek_v3, qwen3, qwen3_moe, gpt_oss (did you mean "
-        "'llama'?)");
+        "mixtral, gpt2, gpt_neox, deepseek_v3, qwen3, qwen3_moe, gpt_oss, gemma2, gemma3, "
+        "gemma3_text, phi3 (did you mean 'llama'?)");
   CHECK(error_of(R"({"model_type": "llama", "hidden_size": 1})") ==
         "m.json: /num_hidden_layers: required HuggingFace field is missing (expected a positive "
         "integer)");

@@ -117,7 +117,7 @@ TEST_CASE("Plan: parse errors say where and what") {
         "optimizer step, e.g. \"global_batch_size\": 512");
   CHECK(error_of("tp=8,gbs=64,schedule=onefoneb").rfind(
             "--plan: /schedule: unknown value 'onefoneb'; expected one of gpipe, 1f1b", 0) == 0);
-  CHECK(error_of("tp=0,gbs=64") == "--plan: /tp: expected an integer at least 1, got 0");
+  CHECK(error_of("tp=0,gbs=64") == "--plan: /tp: expected an integer in [1, 16777216], got 0");
   CHECK(error_of("tpp=2,gbs=64").rfind("--plan: /tpp: unknown key 'tpp' (did you mean 'tp'?)", 0) == 0);
   CHECK(error_of("tp8,gbs=64") ==
         "--plan: 'tp8' is not KEY=VALUE; write the plan as tp=8,pp=4,dp=8,mbs=1,gbs=512,"

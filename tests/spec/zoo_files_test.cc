@@ -163,7 +163,8 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
                 "num_kv_heads", "vocab_size", "seq_length", "activation", "norm", "tied_embeddings",
                 "source"},
                {"moe", "head_dim", "linear_bias", "position_embedding", "max_position_embeddings",
-                "mla", "mtp_layers", "qk_norm", "sliding_window", "sliding_window_pattern"});
+                "mla", "mtp_layers", "qk_norm", "qkv_bias", "sliding_window", "sliding_window_pattern",
+                "rope_theta"});
     check_nonempty_string(model, "source");
     REQUIRE(model["name"].is_string());
     CHECK(model["name"].get<std::string>() == path.stem().string());
@@ -180,6 +181,11 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
     }
     if (model.contains("max_position_embeddings")) {
       check_positive_int(model, "max_position_embeddings");
+    }
+    if (model.contains("rope_theta")) {  // HF rope_theta: a positive base, rope models only.
+      CHECK(model["rope_theta"].is_number());
+      CHECK(model["rope_theta"].get<double>() >= 10000);
+      CHECK(model.value("position_embedding", "rope") == "rope");
     }
 
     const int64_t heads = model["num_attention_heads"].get<int64_t>();
@@ -228,6 +234,7 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
       CHECK(kv_heads == heads);  // MLA has a key and value per head.
     }
     if (model.contains("qk_norm")) CHECK(model["qk_norm"].is_boolean());
+    if (model.contains("qkv_bias")) CHECK(model["qkv_bias"].is_boolean());
     for (const char* key : {"mtp_layers", "sliding_window", "sliding_window_pattern"}) {
       if (model.contains(key)) check_positive_int(model, key);
     }

@@ -3,27 +3,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/test_helpers.h"
+
 namespace ppsim {
 namespace {
 
-ModelSpec small_model() {
-  ModelSpec model;
-  model.name = "small";
-  model.num_layers = 8;
-  model.hidden_size = 2048;
-  model.ffn_hidden_size = 8192;
-  model.num_attention_heads = 16;
-  model.num_kv_heads = 8;
-  model.head_dim = 128;
-  model.vocab_size = 128;
-  model.seq_length = 2048;
-  model.tied_embeddings = false;
-  return model;
-}
-
 MonteCarloResult run(const std::vector<std::string>& flags, const std::string& jitter,
                      int64_t iterations, uint64_t seed, bool costs = false,
-                     const char* plan_text = "tp=8,pp=2,dp=1,mbs=1,gbs=8,schedule=1f1b") {
+                     const char* plan_text = "tp=8,pp=2,dp=1,mbs=1,gbs=8,schedule=1f1b",
+                     int threads = 1) {
   ClusterSpec cluster = load_cluster_spec("dgx-h100-4");
   StragglerModel model;
   for (const std::string& flag : flags) model.stragglers.push_back(parse_straggler_flag(flag));
@@ -34,7 +22,8 @@ MonteCarloResult run(const std::vector<std::string>& flags, const std::string& j
   options.iterations = iterations;
   options.seed = seed;
   options.fault_costs = costs;
-  return run_monte_carlo(small_model(), cluster, plan, {}, model, options);
+  options.threads = threads;
+  return run_monte_carlo(testing::small_dense_model(), cluster, plan, {}, model, options);
 }
 
 TEST_CASE("Monte-Carlo: nearest-rank percentiles") {
@@ -64,6 +53,22 @@ TEST_CASE("Monte-Carlo: deterministic per seed; iteration k's draw does not depe
         a.step_times_s);
   CHECK(a.percentiles.p50 <= a.percentiles.p90);
   CHECK(a.percentiles.p90 <= a.percentiles.p99);
+}
+
+TEST_CASE("Monte-Carlo: the same numbers on one thread or several") {
+  const char* plan = "tp=2,pp=2,dp=8,mbs=1,gbs=32,schedule=1f1b";
+  MonteCarloResult one = run({"gpu=5:0.7", "link=0-1:0.5"}, "lognormal:0.1", 12, 3, true, plan, 1);
+  for (int threads : {2, 3, 0}) {
+    INFO(threads);
+    MonteCarloResult many =
+        run({"gpu=5:0.7", "link=0-1:0.5"}, "lognormal:0.1", 12, 3, true, plan, threads);
+    CHECK(many.step_times_s == one.step_times_s);
+    CHECK(many.timeline.end == one.timeline.end);
+    REQUIRE(many.fault_costs.size() == one.fault_costs.size());
+    for (size_t i = 0; i < one.fault_costs.size(); ++i) {
+      CHECK(many.fault_costs[i].cost_s == one.fault_costs[i].cost_s);
+    }
+  }
 }
 
 TEST_CASE("Monte-Carlo: percentiles converge as the iteration count grows") {

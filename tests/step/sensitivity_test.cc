@@ -22,10 +22,29 @@ ModelSpec model_with_vocab(int64_t vocab) {
 }
 
 Sensitivity sensitivity_of(const ModelSpec& model, const ClusterSpec& cluster,
-                           const char* plan_text, const StragglerModel& stragglers = {}) {
+                           const char* plan_text, const StragglerModel& stragglers = {},
+                           int threads = 1) {
   Plan plan = parse_plan(plan_text, "test");
   REQUIRE_FALSE(plan_problem(plan, model, cluster));
-  return step_sensitivity(model, cluster, plan, {}, stragglers);
+  return step_sensitivity(model, cluster, plan, {}, stragglers, threads);
+}
+
+TEST_CASE("Sensitivity: the same entries on one thread or several") {
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-4");
+  StragglerModel slow;
+  slow.stragglers.push_back(parse_straggler_flag("gpu=3:0.7"));
+  const char* plan = "tp=4,pp=2,dp=4,mbs=1,gbs=16,zero_stage=1";
+  Sensitivity one = sensitivity_of(model_with_vocab(128), cluster, plan, slow, 1);
+  for (int threads : {2, 5, 0}) {
+    INFO(threads);
+    Sensitivity many = sensitivity_of(model_with_vocab(128), cluster, plan, slow, threads);
+    CHECK(many.base_step_time_s == one.base_step_time_s);
+    REQUIRE(many.entries.size() == one.entries.size());
+    for (size_t i = 0; i < one.entries.size(); ++i) {
+      CHECK(many.entries[i].component == one.entries[i].component);
+      CHECK(many.entries[i].step_time_s == one.entries[i].step_time_s);
+    }
+  }
 }
 
 TEST_CASE("Sensitivity: the stage holding the loss ranks first when it is the slowest") {

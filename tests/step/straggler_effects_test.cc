@@ -6,6 +6,7 @@
 #include "simulator/engine/engine.h"
 #include "simulator/spec/units.h"
 #include "simulator/step/monte_carlo.h"
+#include "simulator/step/step_metrics.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {
@@ -191,6 +192,56 @@ TEST_CASE("Stragglers: per-stage speed for layer balance is the stage's slowest 
   REQUIRE(speed.size() == 2);
   CHECK(speed[0] == 0.5);
   CHECK(speed[1] == 0.8);
+}
+
+}  // namespace
+}  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("Stragglers: the breakdown names the wait for a slower replica, the path crosses to it") {
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
+  ModelSpec model = testing::uniform_model(8);
+  const std::string plan_text = "tp=2,pp=1,dp=4,mbs=1,gbs=32";
+  Plan plan = parse_plan(plan_text, "test");
+  MonteCarloResult nominal = run(model, cluster, plan_text, {});
+  StepMetrics calm = compute_metrics(model, cluster, plan, nominal.step, nominal.timeline);
+  CHECK(calm.breakdown_s.straggler_wait == 0);  // Alike replicas wait for nobody.
+  // Jitter: each replica draws its own slowdowns. Where the critical worker is not the slowest
+  // replica, it waited for it at the gradient reduction: that is straggler_wait, and the
+  // critical path crosses to the slowest replica.
+  int waited = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    INFO("seed " << seed);
+    MonteCarloResult jittered =
+        run(model, cluster, plan_text, model_of({}, "lognormal:0.3"), {}, seed);
+    StepMetrics metrics = compute_metrics(model, cluster, plan, jittered.step, jittered.timeline);
+    const Breakdown& b = metrics.breakdown_s;
+    // The parts add up to the step (bubble is the rest; pp = 1 leaves none).
+    CHECK(b.compute + b.bubble + b.exposed_comm + b.straggler_wait + b.optimizer ==
+          Approx(metrics.iteration_time_s).epsilon(1e-9));
+    REQUIRE(metrics.critical_path.size() > 2);
+    int32_t critical = metrics.critical_path.back().worker;
+    int32_t first = metrics.critical_path.front().worker;
+    // The path starts on the replica whose backwards ended last.
+    for (int32_t w = 0; w < 4; ++w) {
+      CHECK(last_end(jittered, first, ActionKind::kBackward) >=
+            last_end(jittered, w, ActionKind::kBackward));
+    }
+    if (first != critical) {
+      ++waited;
+      CHECK(b.straggler_wait > 0);
+      // The wait is about the time from the critical worker's last backward to the slowest
+      // replica's (plus the difference in their last gradient buckets' delays, a few percent).
+      CHECK(b.straggler_wait == Approx(last_end(jittered, first, ActionKind::kBackward) -
+                                       last_end(jittered, critical, ActionKind::kBackward))
+                                    .epsilon(0.1));
+    } else {
+      CHECK(b.straggler_wait == 0);
+    }
+  }
+  CHECK(waited > 0);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ const BadInput kBadInputs[] = {
     {"memory --model tests/data/bad/model_wrong_type.json --cluster dgx-h100-1 --plan gbs=8",
      "model_wrong_type.json: /hidden_size: expected an integer, got a string \"256\""},
     {"memory --model tests/data/bad/model_negative.json --cluster dgx-h100-1 --plan gbs=8",
-     "model_negative.json: /num_layers: expected an integer in [1, 1099511627776], got -4"},
+     "model_negative.json: /num_layers: expected an integer in [1, 65536], got -4"},
     {"memory --model tests/data/bad/model_unknown_key.json --cluster dgx-h100-1 --plan gbs=8",
      "model_unknown_key.json: /num_layer: unknown key 'num_layer' (did you mean 'num_layers'?)"},
     {"memory --model tests/data/bad/model_missing_key.json --cluster dgx-h100-1 --plan gbs=8",
@@ -40,7 +40,7 @@ const BadInput kBadInputs[] = {
     {"memory --model llama3-8b --cluster dgx-h100-1 --plan tp=8,gbs=8,schedule=onefoneb",
      "--plan: /schedule: unknown value 'onefoneb'"},
     {"memory --model llama3-8b --cluster dgx-h100-1 --plan tp=-2,gbs=8",
-     "--plan: /tp: expected an integer at least 1, got -2"},
+     "--plan: /tp: expected an integer in [1, 16777216], got -2"},
     // Impossible plans: the reason.
     {"memory --model llama3-8b --cluster dgx-h100-4 --plan tp=8,pp=4,dp=2,gbs=64",
      "tp*pp*dp*cp = 8*4*2*1 = 64 GPUs, but cluster 'dgx-h100-4' has 32"},

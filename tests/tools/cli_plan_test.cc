@@ -139,6 +139,35 @@ TEST_CASE("CLI plan: --emit writes the best plan's launcher file") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("CLI plan: several --gpus counts rank plans across them; the best is the better one") {
+  const std::string base =
+      "plan --model llama3-8b --cluster dgx-h100:2 --global-batch 32 --train-tokens 2B "
+      "--objective time-to-train --top 5 --json --gpus ";
+  auto run = [&base](const std::string& gpus) {
+    testing::CommandResult result = run_ppsim(base + gpus);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return nlohmann::json::parse(result.out);
+  };
+  nlohmann::json both = run("16,8");
+  CHECK(both["gpu_counts"] == nlohmann::json::array({8, 16}));  // Sorted, whatever the order typed.
+  CHECK(both["gpus"] == 16);
+  for (const nlohmann::json& entry : both["plans"]) {
+    const nlohmann::json& plan = entry["plan"];
+    int64_t cp = plan.value("cp", int64_t{1});
+    CHECK(entry["gpus"] == plan["tp"].get<int64_t>() * plan["pp"].get<int64_t>() *
+                               plan["dp"].get<int64_t>() * cp);
+  }
+  // The merged search's best is the better of the two searches' bests, by the objective.
+  double eight = run("8")["plans"][0]["objective"].get<double>();
+  double sixteen = run("16")["plans"][0]["objective"].get<double>();
+  CHECK(both["plans"][0]["objective"].get<double>() == std::min(eight, sixteen));
+  CHECK(both["plans"][0]["gpus"] == (eight < sixteen ? 8 : 16));
+  testing::CommandResult too_many = run_ppsim(base + "8,32");
+  CHECK(too_many.exit_code == 2);
+  CHECK_THAT(too_many.err, Catch::Contains("--gpus: 32 GPUs requested but cluster"));
+}
+
 TEST_CASE("CLI plan and simulate: the runtime is an input both read the same way") {
   const std::string base = "--model llama3-8b --cluster dgx-h100-1 ";
   testing::CommandResult titan =

@@ -20,23 +20,8 @@ namespace {
 
 using testing::temp_path;
 
-// Runs `ppsim <arguments>` under `mpirun -np <ranks>` from the repository root. CI runs as
-// root, which OpenMPI refuses unless both OMPI_ALLOW_RUN_AS_ROOT variables are set;
-// --oversubscribe lets 2 ranks start on a machine with fewer free slots.
 testing::CommandResult run_mpi(int ranks, const std::string& arguments) {
-  std::string out = temp_path("mpi_out"), err = temp_path("mpi_err");
-  std::string command = std::string("cd '") + PPSIM_SOURCE_DIR +
-                        "' && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 '" +
-                        PPSIM_MPIEXEC + "' -np " + std::to_string(ranks) + " --oversubscribe '" +
-                        PPSIM_BINARY + "' " + arguments + " >" + out + " 2>" + err + " </dev/null";
-  int status = std::system(command.c_str());
-  testing::CommandResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = testing::read_file(out);
-  result.err = testing::read_file(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return result;
+  return testing::run_ppsim_mpi(PPSIM_MPIEXEC, ranks, arguments);
 }
 
 // Every collective measured on group `group` (n ranks, g per node), with positive sane times

@@ -161,6 +161,29 @@ TEST_CASE("CLI schedule: --svg and --trace files") {
   std::remove(trace.c_str());
 }
 
+TEST_CASE("CLI schedule: --svg-window draws only the boxes inside the window") {
+  const std::string svg = testing::temp_path("schedule_window.svg");
+  auto boxes_in = [&svg](const std::string& window) {
+    testing::CommandResult result =
+        run_ppsim("schedule --stages 2 --microbatches 4 --schedule gpipe --tf 1 --tb 1 --tw 0 "
+                  "--svg " + svg + window);
+    REQUIRE(result.exit_code == 0);
+    std::string image = testing::read_file(svg);
+    size_t boxes = 0;
+    for (size_t at = image.find("class=\"task\""); at != std::string::npos;
+         at = image.find("class=\"task\"", at + 1)) {
+      ++boxes;
+    }
+    return boxes;
+  };
+  // GPipe, 2 stages, 4 microbatches, unit costs: stage 0 runs F0..F3 in [0, 4], stage 1
+  // F0..F3 in [1, 5]; backwards follow from 5. Over [0, 2]: F0 and F1 of stage 0, F0 of stage 1.
+  CHECK(boxes_in("") == 2 * 4 * 2);
+  CHECK(boxes_in(" --svg-window 0:2") == 3);
+  CHECK_THAT(testing::read_file(svg), Contains("window"));
+  std::remove(svg.c_str());
+}
+
 struct BadInput {
   const char* arguments;
   const char* expected;  // A part of stderr.
@@ -198,6 +221,14 @@ const BadInput kBadInputs[] = {
      "tests/data/no_such.json: cannot open file"},
     {"--stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1 --svg /no/such/dir/a.svg",
      "--svg: cannot write '/no/such/dir/a.svg'"},
+    {"--stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1 --svg-window 0:1",
+     "--svg-window: draws a part of --svg; give it"},
+    {"--stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1 --svg /tmp/w.svg "
+     "--svg-window 3:1",
+     "--svg-window: '3:1': expected START:END in input time units, 0 <= START < END (e.g. 10:20)"},
+    {"--stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1 --svg /tmp/w.svg "
+     "--svg-window 1000:2000",
+     "--svg-window: '1000:2000' starts after the schedule ends"},
 };
 
 TEST_CASE("CLI schedule: bad input exits 2 with the reason") {

@@ -35,6 +35,8 @@ MODEL_ARGS=(
   --seq-length 2048
   --max-position-embeddings 2048
   --position-embedding-type learned_absolute
+  --attention-dropout 0.0
+  --hidden-dropout 0.0
   --normalization LayerNorm
 )
 

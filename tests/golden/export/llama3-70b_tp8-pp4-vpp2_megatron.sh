@@ -37,6 +37,9 @@ MODEL_ARGS=(
   --seq-length 8192
   --max-position-embeddings 8192
   --position-embedding-type rope
+  --rotary-base 500000
+  --attention-dropout 0.0
+  --hidden-dropout 0.0
   --swiglu
   --normalization RMSNorm
   --untie-embeddings-and-output-weights

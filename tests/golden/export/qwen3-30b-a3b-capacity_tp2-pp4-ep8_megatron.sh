@@ -39,6 +39,9 @@ MODEL_ARGS=(
   --seq-length 4096
   --max-position-embeddings 4096
   --position-embedding-type rope
+  --rotary-base 10000
+  --attention-dropout 0.0
+  --hidden-dropout 0.0
   --swiglu
   --normalization RMSNorm
   --untie-embeddings-and-output-weights

@@ -1,0 +1,158 @@
+#include "simulator/spec/runtime_support.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ppsim {
+namespace {
+
+constexpr uint32_t bit(ScheduleKind kind) { return 1u << static_cast<unsigned>(kind); }
+constexpr uint32_t bit(Precision precision) { return 1u << static_cast<unsigned>(precision); }
+
+std::string feature_refusal(const Plan& plan, const std::string& feature) {
+  return fmt::format("runtime {} cannot run {} (its capabilities: docs/export.md \"What each "
+                     "runtime runs\"); choose a plan it runs, or another runtime",
+                     runtime_name(plan.runtime), feature);
+}
+
+}  // namespace
+
+std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSpec& model) {
+  const RuntimeSupport& support = runtime_support(plan.runtime);
+  auto refuse = [&plan](const std::string& feature) {
+    return std::optional<std::string>(feature_refusal(plan, feature));
+  };
+  if (plan.tp > 1 && !support.tensor_parallel) {
+    return refuse(fmt::format("tensor parallelism (tp={})", plan.tp));
+  }
+  if (plan.pp > 1) {
+    if (!support.pipeline) return refuse(fmt::format("pipeline parallelism (pp={})", plan.pp));
+    if ((support.schedules & bit(plan.schedule)) == 0) {
+      std::string runs;
+      for (ScheduleKind kind : all_schedule_kinds()) {
+        if (support.schedules & bit(kind)) runs += (runs.empty() ? "" : ", ") + schedule_name(kind);
+      }
+      return refuse(fmt::format("pipeline schedule {} (it runs {})", schedule_name(plan.schedule),
+                                runs));
+    }
+    if (!support.uneven_layers) {
+      std::vector<int64_t> layers = stage_layer_counts(plan, model);
+      if (!std::all_of(layers.begin(), layers.end(),
+                       [&](int64_t n) { return n == layers.front(); })) {
+        std::string split;
+        for (size_t i = 0; i < layers.size(); ++i)
+          split += (i ? ":" : "") + std::to_string(layers[i]);
+        return refuse(fmt::format("uneven pipeline stages (layers per stage {})", split));
+      }
+    }
+  }
+  if (plan.cp > 1 && !support.context_parallel) {
+    return refuse(fmt::format("ring context parallelism (cp={})", plan.cp));
+  }
+  if (plan.ep > 1 && !support.expert_parallel) {
+    return refuse(fmt::format("expert parallelism (ep={})", plan.ep));
+  }
+  if (model.is_moe() && !support.expert_tp_any && plan.expert_tp() != 1 &&
+      plan.expert_tp() != plan.tp) {
+    return refuse(fmt::format("expert tensor parallelism etp={} (only 1 or tp={})",
+                              plan.expert_tp(), plan.tp));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> runtime_knob_problem(const Plan& plan) {
+  const RuntimeSupport& support = runtime_support(plan.runtime);
+  auto refuse = [&plan](const std::string& feature) {
+    return std::optional<std::string>(feature_refusal(plan, feature));
+  };
+  const bool sharded = plan.dp * plan.cp > 1;
+  const uint32_t stages = plan.pp > 1 ? support.zero_stages_pipelined : support.zero_stages;
+  if (sharded && (stages & (1u << plan.zero_stage)) == 0) {
+    return refuse(fmt::format("ZeRO stage {}{}", plan.zero_stage,
+                              plan.pp > 1 ? " with pipeline parallelism" : ""));
+  }
+  if (sharded && plan.zero_stage == 0 && support.replicated_only_pure_dp &&
+      plan.tp * plan.pp * plan.cp * plan.ep > 1) {
+    return refuse(
+        "ZeRO stage 0 (replicated DDP) beside tensor, pipeline, context or expert parallelism");
+  }
+  const double fraction = offloaded_fraction(plan);
+  if (fraction > 0) {
+    switch (support.offload) {
+      case OffloadForm::kNone:
+        return refuse("optimizer CPU offload");
+      case OffloadForm::kAnyFraction:
+        if (plan.zero_stage == 0) {
+          return refuse("optimizer CPU offload without the distributed optimizer (ZeRO stage 0)");
+        }
+        break;
+      case OffloadForm::kWholeOrPartialAtZero3:
+        if (plan.zero_stage == 0) return refuse("optimizer CPU offload without ZeRO (stage 0)");
+        if (fraction < 1 && plan.zero_stage != 3) {
+          return refuse(fmt::format("a partial optimizer offload (fraction {:g}) with ZeRO stage "
+                                    "{} (partial offload needs ZeRO-3)",
+                                    fraction, plan.zero_stage));
+        }
+        break;
+      case OffloadForm::kWholeWithFsdp:
+        if (fraction < 1) {
+          return refuse(fmt::format("a partial optimizer offload (fraction {:g}; FSDP offloads "
+                                    "all or nothing)",
+                                    fraction));
+        }
+        if (!sharded || plan.zero_stage < 2) {
+          return refuse(fmt::format(
+              "optimizer CPU offload without FSDP sharding (dp*cp = {}, ZeRO stage {}; the "
+              "offload policy is applied only by fully_shard over dp*cp > 1 ranks)",
+              plan.dp * plan.cp, plan.zero_stage));
+        }
+        break;
+    }
+  }
+  if (plan.tp > 1 && !plan.sequence_parallel && !support.sequence_parallel_optional) {
+    return refuse("tensor parallelism without sequence parallelism");
+  }
+  if (plan.tp > 1 && plan.ep > 1 && !plan.sequence_parallel &&
+      support.expert_tp_needs_sequence_parallel) {
+    return refuse("expert and tensor parallelism without sequence parallelism");
+  }
+  if ((support.precisions & bit(plan.precision)) == 0) {
+    return refuse(fmt::format("precision {}", precision_name(plan.precision)));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpec& model) {
+  if (std::optional<std::string> problem = runtime_shape_problem(plan, model)) return problem;
+  if (std::optional<std::string> problem = runtime_knob_problem(plan)) return problem;
+  auto refuse = [&plan](const std::string& feature) {
+    return std::optional<std::string>(feature_refusal(plan, feature));
+  };
+  if (plan.moe_a2a_overlap && model.is_moe()) {
+    const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
+    std::string why;
+    switch (plan.runtime) {
+      case Runtime::kMegatronCore:
+        // TransformerConfig.__post_init__ asserts (transformer_config.py).
+        if (plan.pp > 1 && chunks == 1) why = "with pp > 1 without virtual pipeline stages";
+        else if (plan.recompute == Recompute::kFull) why = "with full recompute";
+        else if (model.mtp_layers > 1) why = "with more than one MTP layer";
+        break;
+      case Runtime::kTorchtitan:
+        // Only inside DualPipeV (pipeline_parallel_expert_parallel_overlap), without AC.
+        if (!(plan.pp > 1 && plan.ep > 1 && plan.schedule == ScheduleKind::kDualPipeV &&
+              plan.recompute == Recompute::kNone)) {
+          why = "outside a DualPipeV schedule with ep > 1 and no recompute";
+        }
+        break;
+      default:
+        why = "at all";
+        break;
+    }
+    if (!why.empty()) return refuse("MoE all-to-all overlap (moe_a2a_overlap) " + why);
+  }
+  return std::nullopt;
+}
+
+}  // namespace ppsim

@@ -1,0 +1,28 @@
+// Runtime support checks: whether a plan's runtime (plan.runtime, spec/runtime.h) can run it,
+// against the one capability table, runtime_support(). The planner searches only plans that pass
+// (planner/plan_candidates.h, unless `plan --runtime any`) and `ppsim export` refuses the others
+// (export/launcher_config.h), so a launcher file never runs a step other than the simulated one.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "simulator/spec/model_spec.h"
+#include "simulator/spec/plan.h"
+#include "simulator/spec/runtime.h"
+
+namespace ppsim {
+
+// Why `plan` cannot run on its runtime (plan.runtime), naming the feature and the runtime, or
+// nullopt. runtime_shape_problem checks what decides a plan's shape (tp, pp, schedule, vpp, cp,
+// ep, etp, layer split); runtime_knob_problem the knobs the planner varies per shape (ZeRO,
+// offload, sequence parallelism, precision); runtime_plan_problem both and moe_a2a_overlap.
+// Messages read "runtime R cannot run FEATURE (...)". REQUIRES: plan_problem(plan, model, ...)
+// is nullopt.
+std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSpec& model);
+std::optional<std::string> runtime_knob_problem(const Plan& plan);
+std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpec& model);
+
+}  // namespace ppsim

@@ -1,0 +1,86 @@
+// What each runtime runs: the capability table's rows and the plans each runtime refuses, with
+// the feature named.
+#include "simulator/spec/runtime_support.h"
+
+#include <catch2/catch.hpp>
+
+#include "simulator/spec/model_file.h"
+
+namespace ppsim {
+namespace {
+
+std::string runtime_refusal(const std::string& inline_plan, const std::string& model_name) {
+  Plan plan = parse_plan(inline_plan, "test");
+  ModelSpec model = load_model_spec(model_name);
+  std::optional<std::string> problem = runtime_plan_problem(plan, model);
+  return problem ? *problem : "";
+}
+
+TEST_CASE("Runtime support: every row cites its launcher sources") {
+  for (Runtime runtime : all_runtimes()) {
+    INFO(runtime_name(runtime));
+    CHECK(std::string(runtime_support(runtime).source).size() > 100);
+  }
+}
+
+TEST_CASE("Runtime support: schedules each runtime runs") {
+  auto runs = [](Runtime runtime, ScheduleKind kind) {
+    return (runtime_support(runtime).schedules & (1u << static_cast<unsigned>(kind))) != 0;
+  };
+  // Megatron: 1F1B and interleaved only (schedules.py get_forward_backward_func).
+  CHECK(runs(Runtime::kMegatronCore, ScheduleKind::kOneFOneB));
+  CHECK(runs(Runtime::kMegatronCore, ScheduleKind::kInterleaved1F1B));
+  for (ScheduleKind kind : {ScheduleKind::kGpipe, ScheduleKind::kZbH1, ScheduleKind::kZbH2,
+                            ScheduleKind::kZbv, ScheduleKind::kDualPipeV}) {
+    CHECK_FALSE(runs(Runtime::kMegatronCore, kind));
+  }
+  // DeepSpeed: its TrainSchedule (1F1B) only.
+  CHECK(runtime_support(Runtime::kDeepSpeed).schedules ==
+        1u << static_cast<unsigned>(ScheduleKind::kOneFOneB));
+  // torchtitan: torch.distributed.pipelining's classes; no ZB-H2 / ZB-2P.
+  CHECK(runs(Runtime::kTorchtitan, ScheduleKind::kZbv));
+  CHECK(runs(Runtime::kTorchtitan, ScheduleKind::kDualPipeV));
+  CHECK_FALSE(runs(Runtime::kTorchtitan, ScheduleKind::kZbH2));
+  CHECK_FALSE(runtime_support(Runtime::kPytorchFsdp).pipeline);
+}
+
+TEST_CASE("Runtime support: plans each runtime refuses, naming the feature") {
+  // Megatron-Core.
+  CHECK(runtime_refusal("tp=2,pp=4,gbs=16,schedule=zb-h1", "llama3-8b") ==
+        "runtime megatron-core cannot run pipeline schedule zb-h1 (it runs 1f1b, "
+        "interleaved-1f1b) (its capabilities: docs/export.md \"What each runtime runs\"); "
+        "choose a plan it runs, or another runtime");
+  CHECK(runtime_refusal("tp=2,pp=4,gbs=16,schedule=interleaved-1f1b,vpp=2", "llama3-8b") == "");
+  CHECK(runtime_refusal("dp=8,gbs=16,offload=0.5", "llama3-8b")
+            .find("offload without the distributed optimizer") != std::string::npos);
+  CHECK(runtime_refusal("dp=8,gbs=16,zero_stage=1,offload=0.5", "llama3-8b") == "");
+  CHECK(runtime_refusal("tp=2,dp=4,ep=2,gbs=16,seq=4096", "mixtral-8x7b")
+            .find("expert and tensor parallelism without sequence parallelism") !=
+        std::string::npos);
+  // DeepSpeed: partial offload needs ZeRO-3; ZeRO-2/3 not with a pipeline; no cp.
+  CHECK(runtime_refusal("dp=8,gbs=16,zero_stage=2,offload=0.5,runtime=deepspeed", "llama3-8b")
+            .find("partial offload needs ZeRO-3") != std::string::npos);
+  CHECK(runtime_refusal("dp=8,gbs=16,zero_stage=3,offload=0.5,runtime=deepspeed", "llama3-8b") ==
+        "");
+  CHECK(runtime_refusal("pp=2,dp=4,gbs=16,zero_stage=3,runtime=deepspeed", "llama3-8b")
+            .find("ZeRO stage 3 with pipeline parallelism") != std::string::npos);
+  CHECK(runtime_refusal("dp=4,cp=2,gbs=16,zero_stage=1,runtime=deepspeed", "llama3-8b")
+            .find("ring context parallelism (cp=2)") != std::string::npos);
+  // torchtitan: offload only with FSDP sharding, whole; no ZeRO-1; DDP only alone.
+  CHECK(runtime_refusal("tp=8,gbs=16,sequence_parallel=true,offload_optimizer=true,"
+                        "runtime=torchtitan",
+                        "llama3-8b")
+            .find("optimizer CPU offload without FSDP sharding (dp*cp = 1") != std::string::npos);
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=16,sequence_parallel=true,zero_stage=2,"
+                        "offload_optimizer=true,runtime=torchtitan",
+                        "llama3-8b") == "");
+  CHECK(runtime_refusal("dp=8,gbs=16,runtime=torchtitan", "llama3-8b") == "");  // DDP
+  CHECK(runtime_refusal("dp=8,gbs=16,zero_stage=1,runtime=torchtitan", "llama3-8b")
+            .find("ZeRO stage 1") != std::string::npos);
+  // PyTorch FSDP alone: no model parallelism.
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=16,runtime=pytorch-fsdp", "llama3-8b")
+            .find("tensor parallelism (tp=2)") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace ppsim
