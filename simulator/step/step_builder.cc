@@ -55,13 +55,13 @@ class StepCosts : public LoweringCosts {
         spec.seconds = cost.backward_weight;
         spec.free_bytes = cost.weight_stash_bytes;
         break;
-      default: PPSIM_CHECK(false, "not a compute action");
+      default:
+        PPSIM_CHECK(false, "not a compute action");
     }
     return spec;
   }
 
-  TransferSpec transfer(TaskGraph& graph, int32_t from, int32_t to,
-                        const Action& send) override {
+  TransferSpec transfer(TaskGraph& graph, int32_t from, int32_t to, const Action& send) override {
     TransferSpec spec;
     if (options_.ideal_links) return spec;
     int32_t a = step_.layout_worker[from];
@@ -75,10 +75,10 @@ class StepCosts : public LoweringCosts {
     // A measured sendrecv (one GPU to its peer, on one node or across two) sets the time.
     const NodeGroup& group =
         cluster_.nodes[step_.layout.workers[step_.layout_worker[from]].node_group];
-    PassCost measured = collective_time(
-        Collective::kSendRecv, per_gpu,
-        collective_group(2, network_->same_node(a, b) ? 2 : 1, group), options_.collective,
-        profile_for_gpu(options_.profile, group.gpu));
+    PassCost measured =
+        collective_time(Collective::kSendRecv, per_gpu,
+                        collective_group(2, network_->same_node(a, b) ? 2 : 1, group),
+                        options_.collective, profile_for_gpu(options_.profile, group.gpu));
     prices_.count_comm(measured);
     auto key = std::make_pair(a, b);
     auto it = routes_.find(key);
@@ -126,7 +126,7 @@ class StepCosts : public LoweringCosts {
   const MemoryReport& memory() const { return memory_; }
   const CostProvenance& provenance() const { return prices_.provenance(); }
   // Step::task_bytes of the tasks this provider added.
-  const std::map<TaskId, double>& task_bytes() const { return update_.task_bytes(); }
+  const std::vector<std::pair<TaskId, double>>& task_bytes() const { return update_.task_bytes(); }
 
   // Exposed communication inside a compute task of this action.
   double embedded_comm(int32_t worker, const Action& action) {
@@ -241,7 +241,8 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
     ActionKind kind = info.kind;
     if (kind == ActionKind::kForward || kind == ActionKind::kBackward ||
         kind == ActionKind::kBackwardInput) {
-      step.embedded_comm_seconds[id] = costs.embedded_comm(info.worker, Action{kind, info.chunk, info.microbatch});
+      step.embedded_comm_seconds[id] =
+          costs.embedded_comm(info.worker, Action{kind, info.chunk, info.microbatch});
     }
   }
   return step;

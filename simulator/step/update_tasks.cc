@@ -17,9 +17,9 @@ namespace {
 
 // Parameters per gradient bucket of a chunk, as the plan's runtime buckets them (runtime.h).
 double bucket_parameters(const Plan& plan, const ChunkPrice& chunk) {
-  return gradient_bucket_parameters(plan.runtime, plan.dp, plan.zero_stage,
-                                    gradient_bytes_per_param(plan.precision),
-                                    chunk.parameters / static_cast<double>(std::max<int64_t>(1, chunk.layers)));
+  return gradient_bucket_parameters(
+      plan.runtime, plan.dp, plan.zero_stage, gradient_bytes_per_param(plan.precision),
+      chunk.parameters / static_cast<double>(std::max<int64_t>(1, chunk.layers)));
 }
 
 }  // namespace
@@ -93,10 +93,11 @@ void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, i
     info.resize(graph.num_tasks());
     info[id] =
         TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
-    task_bytes_[id] = bytes;
+    task_bytes_.emplace_back(id, bytes);
     graph.add_dependency(delay_id, id);
+    if (last_sync_.empty()) last_sync_.assign(step_.layout_worker.size(), -1);
     last_sync_[worker] = id;
-    reduced_buckets_[{worker, chunk}].push_back(id);
+    if (offloaded_fraction(plan_) > 0) reduced_buckets_[{worker, chunk}].push_back(id);
   }
 }
 
@@ -276,10 +277,9 @@ TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info
   TaskId id = graph.add_task(task);
   info.resize(graph.num_tasks());
   info[id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kOptimizer};
-  task_bytes_[id] = shard * kStepAdamBytesPerParameter;
+  task_bytes_.emplace_back(id, shard * kStepAdamBytesPerParameter);
   if (after >= 0) graph.add_dependency(after, id);
-  auto sync = last_sync_.find(worker);
-  if (sync != last_sync_.end()) graph.add_dependency(sync->second, id);
+  if (TaskId sync = last_sync(worker); sync >= 0) graph.add_dependency(sync, id);
   TaskId barrier = id;
   TaskId host_done =
       offloaded_fraction(plan_) > 0 ? host_update(graph, info, worker, after, id) : -1;
@@ -293,7 +293,7 @@ TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info
     info.resize(graph.num_tasks());
     info[gather_id] =
         TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
-    task_bytes_[gather_id] = parameters * kStepParameterBytes;
+    task_bytes_.emplace_back(gather_id, parameters * kStepParameterBytes);
     graph.add_dependency(id, gather_id);
     if (host_done >= 0) graph.add_dependency(host_done, gather_id);
     barrier = gather_id;
@@ -317,8 +317,7 @@ TaskId UpdateTasks::host_update(TaskGraph& graph, std::vector<TaskInfo>& info, i
   info[adam_id] = TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kCpuAdam};
   if (after >= 0) graph.add_dependency(after, adam_id);
   for (TaskId copy : offload.d2h) graph.add_dependency(copy, adam_id);
-  auto sync = last_sync_.find(worker);
-  if (sync != last_sync_.end()) graph.add_dependency(sync->second, adam_id);
+  if (TaskId sync = last_sync(worker); sync >= 0) graph.add_dependency(sync, adam_id);
   Task copy;
   copy.kind = TaskKind::kTransfer;
   copy.stream = offload_stream(graph, worker, h2d_streams_, "pcie_h2d");

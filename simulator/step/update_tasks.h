@@ -42,8 +42,9 @@ class UpdateTasks {
   TaskId optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
                         StreamId compute_stream, TaskId after);
 
-  // Step::task_bytes of the tasks added: a collective's nccl-tests size, the Adam bytes.
-  const std::map<TaskId, double>& task_bytes() const { return task_bytes_; }
+  // Step::task_bytes of the tasks added, (task, bytes) in the order added: a collective's
+  // nccl-tests size, the Adam bytes.
+  const std::vector<std::pair<TaskId, double>>& task_bytes() const { return task_bytes_; }
 
  private:
   std::vector<TaskId> bucket_ready_delays(TaskGraph& graph, std::vector<TaskInfo>& info,
@@ -65,6 +66,10 @@ class UpdateTasks {
   RouteId inter_node_route(TaskGraph& graph, int32_t worker);
   RouteId intra_node_route(TaskGraph& graph, int32_t worker);
   int32_t group_id(TaskGraph& graph, const std::string& key);
+  // The worker's last gradient reduction task, or -1 when it has none.
+  TaskId last_sync(int32_t worker) const {
+    return last_sync_.empty() ? TaskId{-1} : last_sync_[worker];
+  }
 
   const ClusterSpec& cluster_;
   const Plan& plan_;
@@ -78,10 +83,11 @@ class UpdateTasks {
   std::map<int32_t, std::map<int32_t, int32_t>> ring_next_;
   std::map<std::string, int32_t> groups_;
   std::map<std::tuple<int32_t, int32_t, int64_t>, int32_t> sync_groups_;  // (stage, chunk, bucket)
-  std::map<int32_t, TaskId> last_sync_;  // Per worker: its last gradient reduction task.
-  std::map<TaskId, double> task_bytes_;
+  std::vector<TaskId> last_sync_;  // Per worker: its last gradient reduction task, or -1.
+  std::vector<std::pair<TaskId, double>> task_bytes_;
   std::vector<StreamId> dp_streams_;
   std::vector<StreamId> timer_streams_;
+  // Per (worker, chunk), kept only with optimizer offload (its gradient copies wait on them).
   std::map<std::pair<int32_t, int32_t>, std::vector<TaskId>> reduced_buckets_;
   std::vector<StreamId> d2h_streams_, h2d_streams_, host_streams_;
   std::vector<int64_t> gpus_per_node_;
