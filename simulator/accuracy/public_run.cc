@@ -357,6 +357,11 @@ struct Rate {
   double count = 1;
 };
 
+// The most NICs a node's text may state: published nodes carry 8 to 18 (DGX H100/B200: 8 compute
+// NICs; GB200 NVL72 trays: 4 per tray, 72 per rack). A larger "N x" is not a NIC count, and
+// would overflow the integer comparison below (found by public_runs_csv_fuzz).
+constexpr double kMaxNicsPerNode = 1024;
+
 std::vector<Rate> link_rates(const std::string& text) {
   std::vector<Rate> rates;
   std::string value = lower(text);
@@ -396,7 +401,7 @@ std::vector<Rate> link_rates(const std::string& text) {
         if (c_begin < c_end) {
           double count = 0;
           std::from_chars(value.data() + c_begin, value.data() + c_end, count);
-          if (count > 0) rate.count = count;
+          if (count > 0 && count <= kMaxNicsPerNode) rate.count = count;
         }
       }
       rates.push_back(rate);

@@ -177,6 +177,10 @@ TEST_CASE("PublicRun: interconnect texts give the NIC") {
   NicSpec roce = nic_of("1600 Gbps node-node interconnect (RoCE)");
   CHECK_FALSE(roce.per_gpu);
   CHECK(roce.link.bandwidth == Approx(gbps_to_bytes_per_s(1600)));
+  // A count past any node's NICs is not one (it overflowed a cast; public_runs_csv_fuzz).
+  NicSpec absurd = nic_of("88888888888888888888888888888888x400Gb/s");
+  CHECK(absurd.per_gpu);
+  CHECK(absurd.link.bandwidth == Approx(gbps_to_bytes_per_s(400)));
   NicSpec named = nic_of("NDR InfiniBand");
   CHECK(named.per_gpu);
   CHECK(named.link.bandwidth == Approx(gbps_to_bytes_per_s(400)));
