@@ -265,7 +265,7 @@ ClusterSpec load_cluster_file(const std::string& path) {
 
 ClusterSpec load_cluster_spec(const std::string& path_or_name) {
   namespace fs = std::filesystem;
-  if (fs::is_regular_file(path_or_name)) return load_cluster_file(path_or_name);
+  if (is_existing_file(path_or_name)) return load_cluster_file(path_or_name);
   std::string zoo_path = zoo_file(kClusterDir, path_or_name);
   if (!zoo_path.empty()) return load_cluster_file(zoo_path);
   size_t colon = path_or_name.rfind(':');

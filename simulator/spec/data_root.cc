@@ -29,7 +29,17 @@ std::string zoo_file(const std::string& relative_dir, const std::string& name) {
   namespace fs = std::filesystem;
   if (name.empty() || name.find('/') != std::string::npos) return "";
   fs::path path = fs::path(data_root()) / relative_dir / (name + ".json");
-  return fs::is_regular_file(path) ? path.string() : "";
+  return is_existing_file(path) ? path.string() : "";
+}
+
+bool is_existing_file(const std::filesystem::path& path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error);
+}
+
+bool is_existing_directory(const std::filesystem::path& path) {
+  std::error_code error;
+  return std::filesystem::is_directory(path, error);
 }
 
 }  // namespace ppsim

@@ -29,12 +29,12 @@ ModelSpec parse_model_spec(const std::string& text, const std::string& source) {
 
 ModelSpec load_model_spec(const std::string& path_or_name) {
   namespace fs = std::filesystem;
-  if (fs::is_directory(path_or_name) &&
-      fs::is_regular_file(fs::path(path_or_name) / "config.json")) {
+  if (is_existing_directory(path_or_name) &&
+      is_existing_file(fs::path(path_or_name) / "config.json")) {
     std::string path = (fs::path(path_or_name) / "config.json").string();
     return parse_model_spec(read_text_file(path), path);
   }
-  if (fs::is_regular_file(path_or_name)) {
+  if (is_existing_file(path_or_name)) {
     return parse_model_spec(read_text_file(path_or_name), path_or_name);
   }
   std::string zoo_path = zoo_file("models", path_or_name);

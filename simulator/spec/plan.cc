@@ -267,11 +267,11 @@ Plan load_plan(const std::string& path_or_inline) {
       path_or_inline.find('{') != std::string::npos) {
     return parse_plan(path_or_inline, "--plan");
   }
-  if (fs::is_regular_file(path_or_inline)) {
+  if (is_existing_file(path_or_inline)) {
     return parse_plan(read_text_file(path_or_inline), path_or_inline);
   }
   std::string shipped = plan_source_dir() + "/" + path_or_inline + ".json";
-  if (fs::is_regular_file(shipped)) return parse_plan(read_text_file(shipped), shipped);
+  if (is_existing_file(shipped)) return parse_plan(read_text_file(shipped), shipped);
   std::vector<std::string> names;
   if (fs::is_directory(plan_source_dir())) {
     for (const auto& entry : fs::directory_iterator(plan_source_dir())) {
