@@ -70,7 +70,6 @@ class Simulation {
     int32_t groups = graph.num_groups();
     group_size_.assign(groups, 0);
     group_arrived_.assign(groups, 0);
-    group_pending_.assign(groups, 0);
     group_offset_.assign(groups + 1, 0);
     for (TaskId id = 0; id < n; ++id) {
       if (graph.task(id).group >= 0) ++group_offset_[graph.task(id).group + 1];
@@ -82,17 +81,50 @@ class Simulation {
     group_members_.resize(group_offset_[groups]);
     std::vector<int32_t> group_fill(group_offset_.begin(), group_offset_.end() - 1);
     for (TaskId id = 0; id < n; ++id) {
-      if (graph.task(id).group >= 0) group_members_[group_fill[graph.task(id).group]++] = id;
+      if (graph.task(id).group >= 0) {
+        PPSIM_CHECK(graph.task(id).kind == TaskKind::kTransfer, "a collective group holds a compute task");
+        group_members_[group_fill[graph.task(id).group]++] = id;
+      }
     }
-    // Routes flattened: links and weights side by side, in CSR form.
-    route_offset_.assign(graph.num_routes() + 1, 0);
+    // Routes flattened: links and weights side by side, in CSR form; each group's lockstep
+    // route (header) after the graph's routes, as route num_routes() + group.
+    route_offset_.assign(1, 0);
     for (RouteId r = 0; r < graph.num_routes(); ++r) {
       const Route& route = graph.route(r);
-      route_offset_[r + 1] = route_offset_[r] + static_cast<int32_t>(route.links.size());
       for (size_t j = 0; j < route.links.size(); ++j) {
         route_link_.push_back(route.links[j]);
         route_weight_.push_back(route.weights.empty() ? 1.0 : route.weights[j]);
       }
+      route_offset_.push_back(static_cast<int32_t>(route_link_.size()));
+      route_cap_.push_back(route.rate_cap > 0 ? route.rate_cap : kInfinity);
+    }
+    group_latency_.assign(groups, 0.0);
+    group_work_.assign(groups, 0.0);
+    std::vector<int32_t> union_position(graph.links().size(), -1);
+    for (int32_t g = 0; g < groups; ++g) {
+      // The members' links, each once, weighted by how many member crossings it carries, in
+      // the order the members (task order) first cross them.
+      size_t first = route_link_.size();
+      double cap = kInfinity;
+      for (int32_t i = group_offset_[g]; i < group_offset_[g + 1]; ++i) {
+        const Task& task = graph.task(group_members_[i]);
+        group_latency_[g] = std::max(group_latency_[g], task.latency);
+        if (task.work <= 0) continue;
+        group_work_[g] = std::max(group_work_[g], task.work);
+        cap = std::min(cap, route_cap_[task.route]);
+        for (int32_t j = route_offset_[task.route]; j < route_offset_[task.route + 1]; ++j) {
+          LinkId link = route_link_[j];
+          if (union_position[link] < 0) {
+            union_position[link] = static_cast<int32_t>(route_link_.size());
+            route_link_.push_back(link);
+            route_weight_.push_back(0.0);
+          }
+          route_weight_[union_position[link]] += route_weight_[j];
+        }
+      }
+      for (size_t j = first; j < route_link_.size(); ++j) union_position[route_link_[j]] = -1;
+      route_offset_.push_back(static_cast<int32_t>(route_link_.size()));
+      route_cap_.push_back(cap);
     }
     size_t links = graph.links().size();
     link_capacity_.resize(links);
@@ -161,6 +193,8 @@ class Simulation {
       for (int32_t i = group_offset_[group]; i < group_offset_[group + 1]; ++i) {
         begin(group_members_[i]);
       }
+      // One lockstep flow for the whole group, after its slowest member's latency.
+      queue_.push(now_ + group_latency_[group], EventType::kFlowStart, group_members_[group_offset_[group]]);
     }
   }
 
@@ -172,18 +206,16 @@ class Simulation {
     timeline_.peak_memory[device] = std::max(timeline_.peak_memory[device], memory_[device]);
     if (task.kind == TaskKind::kCompute) {
       queue_.push(now_ + duration_[id], EventType::kTaskEnd, id);
-    } else {
-      // A transfer: latency first, then (if it has bytes) a flow; a group ends with its last.
-      if (task.group >= 0) ++group_pending_[task.group];
+    } else if (task.group < 0) {
+      // A transfer: latency first, then (if it has bytes) a flow. A group's flow: ready().
       queue_.push(now_ + duration_[id], EventType::kFlowStart, id);
     }
   }
 
-  // A task (or, for a transfer in a group, the task's own part) is done.
+  // A task is done; a group member's flow is the group's, so the whole group is.
   void finish(TaskId id) {
     const Task& task = graph_.task(id);
-    if (task.kind == TaskKind::kTransfer && task.group >= 0) {
-      if (--group_pending_[task.group] > 0) return;
+    if (task.group >= 0) {
       for (int32_t i = group_offset_[task.group]; i < group_offset_[task.group + 1]; ++i) {
         end(group_members_[i]);
       }
@@ -207,13 +239,16 @@ class Simulation {
 
   void start_flow(TaskId id) {
     const Task& task = graph_.task(id);
-    if (task.work <= 0) {
+    const bool grouped = task.group >= 0;
+    const double work = grouped ? group_work_[task.group] : task.work;
+    if (work <= 0) {
       finish(id);
       return;
     }
-    const Route& route = graph_.route(task.route);
-    double cap = route.rate_cap > 0 ? route.rate_cap : kInfinity;
-    PPSIM_CHECK(!route.links.empty() || cap < kInfinity, "a transfer route needs links or a cap");
+    const RouteId route = grouped ? graph_.num_routes() + task.group : task.route;
+    const double cap = route_cap_[route];
+    PPSIM_CHECK(route_offset_[route + 1] > route_offset_[route] || cap < kInfinity,
+                "a transfer route needs links or a cap");
     int32_t slot;
     if (free_flows_.empty()) {
       slot = static_cast<int32_t>(flows_.size());
@@ -224,13 +259,13 @@ class Simulation {
     }
     Flow& flow = flows_[slot];
     flow.task = id;
-    flow.route = task.route;
-    flow.remaining = task.work;
+    flow.route = route;
+    flow.remaining = work;
     flow.rate = 0;
     flow.cap = cap;
     flow.since = now_;
     ++flow.version;  // Invalidates any kFlowEnd left from the slot's previous flow.
-    for (int32_t j = route_offset_[task.route]; j < route_offset_[task.route + 1]; ++j) {
+    for (int32_t j = route_offset_[route]; j < route_offset_[route + 1]; ++j) {
       link_flows_[route_link_[j]].push_back(slot);
     }
     dirty_flows_.push_back(slot);
@@ -392,12 +427,16 @@ class Simulation {
   std::vector<int32_t> device_;    // Per task: its stream's device.
   std::vector<double> duration_;   // Per task: compute seconds at its speed, or latency.
   std::vector<double> memory_;
-  std::vector<int32_t> group_size_, group_arrived_, group_pending_;
+  std::vector<int32_t> group_size_, group_arrived_;
   std::vector<int32_t> group_offset_;  // Per group: its members in group_members_ (CSR).
   std::vector<TaskId> group_members_;
-  std::vector<int32_t> route_offset_;  // Per route: its links in route_link_ (CSR).
+  std::vector<double> group_latency_;  // Per group: its slowest member's latency.
+  std::vector<double> group_work_;     // Per group: bytes each member moves (the largest).
+  // Per route, the graph's then one per group (its members' links): links in CSR form.
+  std::vector<int32_t> route_offset_;
   std::vector<LinkId> route_link_;
   std::vector<double> route_weight_;
+  std::vector<double> route_cap_;      // Per route: its rate cap, infinity for none.
   std::vector<Flow> flows_;
   std::vector<int32_t> free_flows_;
   std::vector<std::vector<int32_t>> link_flows_;  // Per link: the active flows crossing it.

@@ -2,7 +2,8 @@
 //
 // A task starts when its dependencies and its stream predecessor have ended (and, for a
 // collective group, when every member is ready). Compute tasks take work / stream speed.
-// Transfers wait their latency, then their bytes flow over their route; whenever the set of
+// Transfers wait their latency, then their bytes flow over their route (a collective group's
+// members as one lockstep flow over all their links, task_graph.h); whenever the set of
 // active flows changes, rates are recomputed by max-min fairness (progressive filling) over the
 // links' capacities and each route's rate cap. Time jumps from event to event.
 //

@@ -6,7 +6,11 @@
 // - Links: shared bandwidth (NVLink, a NIC direction, a fabric uplink). A transfer task's bytes
 //   flow over a route of links; flows that share a link share its bandwidth max-min fairly.
 // Tasks of one collective carry the same group id: they start together (when the last of them
-// is ready) and end together (when the last of their flows has drained).
+// is ready) and move their bytes in lockstep, as a ring does (each step of NCCL's ring waits
+// for its slowest hop): after the members' largest latency, one flow of the members' bytes
+// (the largest) crosses every member's links at once (a link crossed by k members carries k
+// times its rate), capped by the lowest member cap; all members end when it drains. Only the
+// multiset of links the members cross matters, not which member crosses which.
 // Memory: a task allocates alloc_bytes on its stream's device when it starts and frees
 // free_bytes when it ends, so peak memory per device comes from the timeline.
 //
@@ -38,7 +42,7 @@ struct Task {
   double work = 0;          // Compute: seconds at speed 1. Transfer: bytes.
   double latency = 0;       // Transfer: seconds before the first byte moves (alpha).
   RouteId route = -1;       // Transfer with bytes > 0: the links it crosses.
-  int32_t group = -1;       // Collective group: members start and end together; -1 = none.
+  int32_t group = -1;       // Collective group: members move in lockstep (header); -1 = none.
   double alloc_bytes = 0;   // Allocated on the stream's device at start.
   double free_bytes = 0;    // Freed on the stream's device at end.
   int32_t label = -1;       // The builder's tag for reports (e.g. an action index); unused here.

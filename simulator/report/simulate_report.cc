@@ -17,6 +17,14 @@ namespace ppsim {
 namespace {
 
 // "F x12, SEND_F x11, dp_reduce x2": the critical path's tasks by kind.
+// " (identical replicas once)" or " (replica classes 127 + 1)": how the replicas were merged.
+std::string classes_note(const ReplicaClasses& classes, int64_t dp) {
+  if (classes.all_simulated() || dp <= 1) return "";
+  if (classes.count() == 1) return " (identical replicas once)";
+  return fmt::format(" ({} classes of identical replicas: {})", classes.count(),
+                     classes.sizes_text());
+}
+
 std::string critical_summary(const StepMetrics& metrics) {
   std::map<std::string, int> counts;
   std::vector<std::string> order;
@@ -92,8 +100,7 @@ std::string simulate_report_text(const SimulateReport& report) {
                      "simulated{}; {} tasks, {} events\n",
                      shares, plan.micro_batch_size,
                      effective_seq_length(plan, model), step.simulated_replicas, plan.dp,
-                     step.simulated_replicas == 1 && plan.dp > 1 ? " (identical replicas once)" : "",
-                     metrics.tasks, metrics.events);
+                     classes_note(step.classes, plan.dp), metrics.tasks, metrics.events);
   out += provenance_text(step.provenance);
   out += fmt::format("iteration_time_s       {:.6f}\n", metrics.iteration_time_s);
   out += fmt::format("tokens_per_s           {:.1f}\n", metrics.tokens_per_s);
@@ -217,6 +224,7 @@ std::string simulate_report_json(const SimulateReport& report) {
   json["events"] = metrics.events;
   json["tasks"] = metrics.tasks;
   json["simulated_replicas"] = metrics.simulated_replicas;
+  json["replica_classes"] = step.classes.weight;
   add_provenance_json(json, step.provenance);
   json["critical_path_length"] = metrics.critical_path.size();
   nlohmann::ordered_json path = nlohmann::ordered_json::array();

@@ -5,8 +5,10 @@
 // iteration_time_s, tokens_per_s, model_tflops_per_gpu, mfu, bubble_pct,
 // breakdown_s {compute, bubble, exposed_comm, straggler_wait, optimizer} (step_metrics.h), stages [{index, layers, gpu, busy_s,
 // activation_peak_bytes, peak_memory_bytes, capacity_bytes, fits}], peak_memory_bytes, fits,
-// events (engine events processed), tasks (tasks simulated), simulated_replicas (1 when
-// identical replicas were simulated once), cost_source, profile, profile_device, cost_passes
+// events (engine events processed), tasks (tasks simulated), simulated_replicas (replicas
+// simulated: one per class of identical replicas, dp when every replica is), replica_classes
+// (per simulated replica, in replica order: how many replicas it stands for; they sum to dp;
+// simulator/step/replica_classes.h), cost_source, profile, profile_device, cost_passes
 // {roofline, profile, extrapolated}, comm_costs {modelled, profile, extrapolated},
 // unprofiled_gpus (simulator/cost/cost_provenance.h), critical_path_length,
 // critical_path [{worker, task, start_s, end_s}] (the chain of tasks, each starting when the

@@ -38,11 +38,16 @@ std::vector<GpuTypeUse> gpu_type_use(const ClusterSpec& cluster, const Step& ste
       }
     }
   }
-  for (size_t w = 0; w < step.layout_worker.size(); ++w) {
-    const WorkerSlot& slot = step.layout.workers[step.layout_worker[w]];
-    size_t i = type_index(cluster.nodes[slot.node_group].gpu.name);
-    types[i].compute_s += busy[w];
-    ++workers[i];
+  // Every replica's workers in replica order, each a class's through its representative: the
+  // same sum, term by term, as with every replica simulated.
+  for (int32_t d = 0; d < step.layout.replicas; ++d) {
+    int32_t simulated = step.classes.simulated_of(d);
+    for (int32_t r = 0; r < step.layout.stages; ++r) {
+      const WorkerSlot& slot = step.layout.at(d, r);
+      size_t i = type_index(cluster.nodes[slot.node_group].gpu.name);
+      types[i].compute_s += busy[simulated * step.layout.stages + r];
+      ++workers[i];
+    }
   }
   for (size_t i = 0; i < types.size(); ++i) {
     GpuTypeUse& type = types[i];

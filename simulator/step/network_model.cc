@@ -8,12 +8,17 @@
 
 namespace ppsim {
 
-bool NetworkModel::replicas_symmetric(const WorkerLayout& layout) {
+bool NetworkModel::replicas_symmetric(const WorkerLayout& layout,
+                                      const std::vector<int32_t>& representative) {
   size_t nodes = layout.node_group_of_node.size();
-  std::vector<int32_t> canonical(nodes, -1), count(nodes, 0);
+  std::vector<int32_t> canonical(nodes, -1), count(nodes, 0), node_class(nodes, -1);
   for (const WorkerSlot& slot : layout.workers) {
     if (slot.spans_nodes) return false;
-    int32_t image = layout.at(0, slot.stage).node;
+    // A node's links are one class's: its workers' replicas share a representative.
+    int32_t represented_by = representative[slot.replica];
+    if (node_class[slot.node] < 0) node_class[slot.node] = represented_by;
+    if (node_class[slot.node] != represented_by) return false;
+    int32_t image = layout.at(represented_by, slot.stage).node;
     if (canonical[slot.node] < 0) canonical[slot.node] = image;
     if (canonical[slot.node] != image) return false;
     ++count[slot.node];
@@ -26,7 +31,7 @@ bool NetworkModel::replicas_symmetric(const WorkerLayout& layout) {
 
 NetworkModel::NetworkModel(const ClusterSpec& cluster, const WorkerLayout& layout,
                            TaskGraph& graph, const CollectiveEfficiency& efficiency,
-                           bool canonical_replicas)
+                           const std::vector<int32_t>& representative)
     : cluster_(cluster), layout_(layout), efficiency_(efficiency) {
   first_link_ = static_cast<LinkId>(graph.links().size());
   for (size_t node = 0; node < layout.node_group_of_node.size(); ++node) {
@@ -61,11 +66,11 @@ NetworkModel::NetworkModel(const ClusterSpec& cluster, const WorkerLayout& layou
   size_t count = graph.links().size() - first_link_;
   canonical_.resize(count);
   for (size_t i = 0; i < count; ++i) canonical_[i] = first_link_ + static_cast<LinkId>(i);
-  if (canonical_replicas) {
-    PPSIM_CHECK(replicas_symmetric(layout));
+  if (!representative.empty()) {
+    PPSIM_CHECK(replicas_symmetric(layout, representative));
     std::vector<int32_t> canonical_node(layout.node_group_of_node.size(), -1);
     for (const WorkerSlot& slot : layout.workers) {
-      canonical_node[slot.node] = layout.at(0, slot.stage).node;
+      canonical_node[slot.node] = layout.at(representative[slot.replica], slot.stage).node;
     }
     auto map_node_links = [&](const std::vector<LinkId>& per_node) {
       for (size_t n = 0; n < per_node.size(); ++n) {
@@ -77,7 +82,9 @@ NetworkModel::NetworkModel(const ClusterSpec& cluster, const WorkerLayout& layou
     map_node_links(fabric_up_);
     map_node_links(fabric_down_);
     for (size_t w = 0; w < layout.workers.size(); ++w) {
-      int32_t image = layout.workers[w].stage;  // Index of (stage, replica 0).
+      const WorkerSlot& slot = layout.workers[w];
+      // Index of (stage, the representative): workers are replica-major.
+      int32_t image = representative[slot.replica] * layout.stages + slot.stage;
       canonical_[nvlink_out_[w] - first_link_] = nvlink_out_[image];
       canonical_[nvlink_in_[w] - first_link_] = nvlink_in_[image];
     }

@@ -11,11 +11,13 @@
 // A route between two workers on one node crosses the sender's nvlink_out and the receiver's
 // nvlink_in; across nodes it crosses nic_out, (fabric_up, fabric_down,) nic_in, and each flow
 // is capped by the worker's own NIC rails (its GPUs' NICs) when NICs are per GPU.
-// Twins: when identical replicas are simulated once (replica 0 stands for all), every link is
-// mapped to its class under the replica symmetry (node n -> the node where replica 0's worker of
-// the same stage sits; worker (r, d) -> (r, 0)), the route runs over canonical links, and each
-// canonical link's weight is the number of twin flows crossing its class divided by the class
-// size: the load one link of the class carries, by symmetry.
+// Twins: when identical replicas are simulated once per replica class (each class's first
+// replica, its representative, stands for the class: replica_classes.h), every link is mapped
+// to its class under the replica symmetry (node n -> the node where the representative of n's
+// replicas has its worker of the same stage; worker (r, d) -> (r, representative of d)), the
+// route runs over canonical links, and each canonical link's weight is the number of twin flows
+// crossing its class divided by the class size: the load one link of the class carries, by
+// symmetry. One class of all replicas is the symmetric case (replica 0 stands for all).
 #pragma once
 
 #include <cstdint>
@@ -33,13 +35,17 @@ namespace ppsim {
 class NetworkModel {
  public:
   // Adds the links to `graph`. REQUIRES: `layout` was built for `cluster`.
-  // `canonical_replicas`: replica 0 stands for all (requires replicas_symmetric(layout)).
+  // `representative`: per replica, the replica that stands for it (empty: every replica is
+  // simulated); REQUIRES replicas_symmetric(layout, representative) when not empty.
   NetworkModel(const ClusterSpec& cluster, const WorkerLayout& layout, TaskGraph& graph,
-               const CollectiveEfficiency& efficiency = {}, bool canonical_replicas = false);
+               const CollectiveEfficiency& efficiency = {},
+               const std::vector<int32_t>& representative = {});
 
-  // True when every node's workers are the images of replica 0's workers on one node with as
-  // many workers (the symmetry that makes simulating replica 0 alone exact).
-  static bool replicas_symmetric(const WorkerLayout& layout);
+  // True when no worker spans nodes, every node's workers have one representative, and they
+  // are the images of that representative's workers on one node with as many workers (the symmetry that makes
+  // simulating the representatives alone exact). `representative` has one entry per replica.
+  static bool replicas_symmetric(const WorkerLayout& layout,
+                                 const std::vector<int32_t>& representative);
 
   // A route from worker `from` to worker `to` (indices into layout.workers). `twins` lists the
   // worker pairs whose flows are identical to this one (it includes (from, to) itself).

@@ -11,15 +11,19 @@ std::optional<OffloadTraffic> offload_traffic(const ModelSpec& model, const Clus
   if (offloaded_fraction(step.plan) <= 0 || step.offload.empty()) return std::nullopt;
   OffloadTraffic traffic;
   traffic.fraction = offloaded_fraction(step.plan);
-  // Each simulated worker stands for dp / simulated_replicas identical ones.
-  double copies = static_cast<double>(step.plan.dp) / step.simulated_replicas;
+  // Every replica's workers in replica order, each a class's through its representative.
+  for (int32_t d = 0; d < step.layout.replicas; ++d) {
+    int32_t simulated = step.classes.simulated_of(d);
+    for (int32_t r = 0; r < step.layout.stages; ++r) {
+      const WorkerOffload& offload = step.offload[simulated * step.layout.stages + r];
+      double gpus = static_cast<double>(step.layout.at(d, r).num_gpus);
+      traffic.d2h_bytes_total += offload.split.d2h_bytes * gpus;
+      traffic.h2d_bytes_total += offload.split.h2d_bytes * gpus;
+    }
+  }
   double worst = -1;
   for (size_t w = 0; w < step.offload.size(); ++w) {
     const WorkerOffload& offload = step.offload[w];
-    const WorkerSlot& slot = step.layout.workers[step.layout_worker[w]];
-    double gpus = static_cast<double>(slot.num_gpus) * copies;
-    traffic.d2h_bytes_total += offload.split.d2h_bytes * gpus;
-    traffic.h2d_bytes_total += offload.split.h2d_bytes * gpus;
     if (offload.h2d < 0 || offload.gpu_update < 0) continue;
     double exposed = std::max(0.0, timeline.end[offload.h2d] - timeline.end[offload.gpu_update]);
     if (exposed > worst) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator/step/replica_classes.h"
 #include "simulator/cost/collective_cost.h"
 #include "simulator/cost/cost_model.h"
 #include "simulator/cost/cost_provenance.h"
@@ -57,9 +58,11 @@ struct Step {
   // Per simulated replica: its schedule, with its own microbatch count (plan.replica_microbatches).
   std::vector<PipelineSchedule> replica_schedules;
   WorkerLayout layout;
-  int32_t simulated_replicas = 1;  // 1 when replicas were deduplicated, else dp.
+  int32_t simulated_replicas = 1;  // classes.count(): one per replica class, or dp.
+  ReplicaClasses classes;           // Which replicas are simulated, whom each stands for.
   Lowered lowered;
-  // Per lowered worker (replica * pp + stage): its layout index, static memory and capacity.
+  // Per lowered worker (simulated replica * pp + stage): its layout index, static memory and
+  // capacity.
   std::vector<int32_t> layout_worker;
   std::vector<double> static_memory_bytes;
   std::vector<double> capacity_bytes;

@@ -85,12 +85,9 @@ class StepCosts : public LoweringCosts {
     if (it == routes_.end()) {
       std::vector<std::pair<int32_t, int32_t>> twins;
       int32_t stage_a = step_.layout.workers[a].stage, stage_b = step_.layout.workers[b].stage;
-      if (step_.simulated_replicas == 1) {
-        for (int32_t d = 0; d < step_.layout.replicas; ++d) {
-          twins.emplace_back(d * step_.layout.stages + stage_a, d * step_.layout.stages + stage_b);
-        }
-      } else {
-        twins.emplace_back(a, b);
+      // The class's replicas send alike (a twin per member; just this pair without classes).
+      for (int32_t d : step_.classes.members(from / step_.layout.stages)) {
+        twins.emplace_back(d * step_.layout.stages + stage_a, d * step_.layout.stages + stage_b);
       }
       it = routes_.emplace(key, network_->route(graph, a, b, twins)).first;
     }
@@ -151,22 +148,6 @@ class StepCosts : public LoweringCosts {
   std::map<std::pair<int32_t, int32_t>, RouteId> routes_;  // Pipeline send routes per worker pair.
 };
 
-// Replicas can be simulated once when none of their GPUs has its own speed.
-bool replicas_identical(const Plan& plan, const WorkerLayout& layout, const StepOptions& options) {
-  if (!NetworkModel::replicas_symmetric(layout)) return false;
-  if (has_unequal_shares(plan)) return false;
-  if (options.gpu_speed.empty()) return true;
-  for (int32_t r = 0; r < layout.stages; ++r) {
-    for (int32_t d = 0; d < layout.replicas; ++d) {
-      const WorkerSlot& slot = layout.at(d, r);
-      for (int64_t g = slot.first_gpu; g < slot.first_gpu + slot.num_gpus; ++g) {
-        if (options.gpu_speed[g] != 1.0) return false;
-      }
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
@@ -179,13 +160,14 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
   std::vector<int64_t> shares = replica_microbatch_counts(plan);
   int32_t m = static_cast<int32_t>(shares[0]);
   step.layout = build_worker_layout(plan, cluster);
-  bool dedup = options.deduplicate_replicas && replicas_identical(plan, step.layout, options);
-  step.simulated_replicas = dedup ? 1 : static_cast<int32_t>(plan.dp);
+  step.classes =
+      replica_classes(plan, step.layout, options.gpu_speed, options.deduplicate_replicas);
+  step.simulated_replicas = step.classes.count();
   const WorkEstimate work = estimate_step_work(plan, step.simulated_replicas);
   check_work_budget(plan, work, options.budget);
   step.schedule = build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp));
   std::vector<double> speed;
-  for (int32_t d = 0; d < step.simulated_replicas; ++d) {
+  for (int32_t d : step.classes.simulated) {
     step.replica_schedules.push_back(
         shares[d] == m ? step.schedule
                        : build_pipeline_schedule(plan.schedule, p, static_cast<int32_t>(shares[d]),
@@ -209,7 +191,8 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
   }
   TaskGraph graph;
   graph.reserve_tasks(static_cast<int64_t>(work.tasks));  // The estimate (work_estimate.h).
-  NetworkModel network(cluster, step.layout, graph, options.collective, dedup);
+  NetworkModel network(cluster, step.layout, graph, options.collective,
+                       step.classes.representative);
   StepCosts costs(model, cluster, plan, options, step, &network);
   step.lowered = lower_schedule(step.replica_schedules, speed, costs, std::move(graph));
   const MemoryReport& memory = costs.memory();

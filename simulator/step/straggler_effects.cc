@@ -104,7 +104,8 @@ StepOptions straggler_step_options(const StepOptions& base, const StragglerModel
       for (size_t g = 0; g < speed.size(); ++g) options.gpu_speed[g] *= speed[g];
     }
   }
-  if (!model.empty()) options.deduplicate_replicas = false;
+  // Link faults and jitter change the built graph per iteration, replica by replica.
+  if (has_iteration_faults(model)) options.deduplicate_replicas = false;
   return options;
 }
 

@@ -27,8 +27,9 @@
 //                  kernel time, and the planner's lower bounds stay bounds under stragglers.
 //                  Draws come from SeededRandom::stream(seed, iteration) in task order, so an
 //                  iteration's draws do not depend on the iteration count.
-// Identical data-parallel replicas are simulated once only without faults: with any, every
-// replica is simulated (a fault on one node or draws per replica break the symmetry).
+// Replicas: slow GPUs and nodes leave replica classes (replica_classes.h: the slow GPU's replica
+// simulated beside one representative of the rest); with a link fault or jitter every replica
+// is simulated (those act on the built graph, route by route and draw by draw).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -52,8 +53,8 @@ std::vector<double> straggler_gpu_speed(const StragglerModel& model, const Clust
 // per layer by it, as it does for a slower GPU type. REQUIRES: plan_problem(plan, ...) nullopt.
 std::vector<double> stage_straggler_speed(const ClusterSpec& cluster, const Plan& plan);
 
-// `base` with the model's GPU speeds multiplied in and, when the model is not empty, replica
-// deduplication off. REQUIRES: validate_straggler_model(model, cluster) passed.
+// `base` with the model's GPU speeds multiplied in and, when the model has link faults or
+// jitter (has_iteration_faults), replica deduplication off. REQUIRES: validate_straggler_model(model, cluster) passed.
 StepOptions straggler_step_options(const StepOptions& base, const StragglerModel& model,
                                    const ClusterSpec& cluster);
 

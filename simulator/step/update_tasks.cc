@@ -200,51 +200,62 @@ Task UpdateTasks::collective_task(TaskGraph& graph, int32_t worker, Collective k
   return task;
 }
 
-// The ring neighbour's node of the worker's stage, and its twins' node pairs.
+// The worker's ring hop across nodes. With every replica simulated: from its node to the ring's
+// next node of its stage. With replica classes: out of and back into its own node, the twins
+// its class's members' nodes: a ring's members move in lockstep (task_graph.h), so only the
+// multiset of links they cross matters, and every node of the ring sends as many hops as it
+// receives (the layout is symmetric, replica_classes.h), so the two count the same crossings.
 RouteId UpdateTasks::inter_node_route(TaskGraph& graph, int32_t worker) {
   int32_t layout_index = step_.layout_worker[worker];
   auto it = inter_routes_.find(layout_index);
   if (it != inter_routes_.end()) return it->second;
   const WorkerLayout& layout = step_.layout;
   int32_t stage = layout.workers[layout_index].stage;
-  // Distinct nodes of the stage's replicas, in replica order: the ring (once per stage: every
-  // worker of the stage shares it).
-  std::map<int32_t, int32_t>& ring_next = ring_next_[stage];
-  if (ring_next.empty()) {
-    std::vector<int32_t> ring;
-    std::set<int32_t> seen;
-    for (int32_t d = 0; d < layout.replicas; ++d) {
-      int32_t node = layout.at(d, stage).node;
-      if (seen.insert(node).second) ring.push_back(node);
-    }
-    for (size_t i = 0; i < ring.size(); ++i) ring_next[ring[i]] = ring[(i + 1) % ring.size()];
-  }
-  auto next = [&ring_next](int32_t node) { return ring_next.at(node); };
-  std::vector<std::pair<int32_t, int32_t>> twins;
-  if (step_.simulated_replicas == 1) {
-    for (int32_t d = 0; d < layout.replicas; ++d) {
-      int32_t node = layout.at(d, stage).node;
-      twins.emplace_back(node, next(node));
-    }
-  } else {
-    int32_t node = layout.workers[layout_index].node;
-    twins.emplace_back(node, next(node));
-  }
   int32_t node = layout.workers[layout_index].node;
-  RouteId route = network_->node_route(graph, layout_index, node, next(node), twins);
+  RouteId route;
+  if (step_.classes.all_simulated()) {
+    // Distinct nodes of the stage's replicas, in replica order: the ring (once per stage:
+    // every worker of the stage shares it).
+    std::map<int32_t, int32_t>& ring_next = ring_next_[stage];
+    if (ring_next.empty()) {
+      std::vector<int32_t> ring;
+      std::set<int32_t> seen;
+      for (int32_t d = 0; d < layout.replicas; ++d) {
+        int32_t member = layout.at(d, stage).node;
+        if (seen.insert(member).second) ring.push_back(member);
+      }
+      for (size_t i = 0; i < ring.size(); ++i) ring_next[ring[i]] = ring[(i + 1) % ring.size()];
+    }
+    int32_t next = ring_next.at(node);
+    route = network_->node_route(graph, layout_index, node, next, {{node, next}});
+  } else {
+    std::vector<std::pair<int32_t, int32_t>> twins;
+    for (int32_t d : step_.classes.members(worker / layout.stages)) {
+      int32_t member = layout.at(d, stage).node;
+      twins.emplace_back(member, member);
+    }
+    route = network_->node_route(graph, layout_index, node, node, twins);
+  }
   inter_routes_.emplace(layout_index, route);
   return route;
 }
 
-// Within one node: to the next replica of the same stage (ring), over NVLink.
+// Within one node, over NVLink: to the next replica of the same stage (the ring) with every
+// replica simulated; with replica classes out of and back into the worker itself, its class's
+// members its twins (inter_node_route says why).
 RouteId UpdateTasks::intra_node_route(TaskGraph& graph, int32_t worker) {
   int32_t layout_index = step_.layout_worker[worker];
   const WorkerSlot& slot = step_.layout.workers[layout_index];
-  int32_t next = step_.layout.at((slot.replica + 1) % step_.layout.replicas, slot.stage).replica *
-                     step_.layout.stages +
-                 slot.stage;
-  std::vector<std::pair<int32_t, int32_t>> twins{{layout_index, next}};
-  return network_->route(graph, layout_index, next, twins);
+  if (step_.classes.all_simulated()) {
+    int32_t next = ((slot.replica + 1) % step_.layout.replicas) * step_.layout.stages + slot.stage;
+    return network_->route(graph, layout_index, next, {{layout_index, next}});
+  }
+  std::vector<std::pair<int32_t, int32_t>> twins;
+  for (int32_t d : step_.classes.members(worker / step_.layout.stages)) {
+    int32_t member = d * step_.layout.stages + slot.stage;
+    twins.emplace_back(member, member);
+  }
+  return network_->route(graph, layout_index, layout_index, twins);
 }
 
 // Collective group ids: one per (stage, chunk, bucket) across replicas.

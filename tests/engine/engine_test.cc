@@ -146,6 +146,50 @@ TEST_CASE("Engine: collective members start together and end together") {
   CHECK(timeline.end[m1] == Approx(5));
 }
 
+TEST_CASE("Engine: a collective's members move in lockstep, paced by their busiest link") {
+  // l0 carries member 0 and flow B; l1 carries member 1 and flows A and C (capacity 1 each).
+  // Progressive filling by hand: l1 saturates first at 1/3 each, which freezes the group (its
+  // members share one rate) and A and C; B takes the rest of l0, 2/3, and ends at 1.5. The
+  // group moves its 1 byte at 1/3 and ends at 3; A and C then run at 1/2 and end at
+  // 3 + (3 - 1) / (1/2) = 7. (Members flowing independently would give B only 1/2: end 2.)
+  TaskGraph graph;
+  LinkId l0 = graph.add_link(1.0, "l0");
+  LinkId l1 = graph.add_link(1.0, "l1");
+  int32_t group = graph.new_group();
+  Task member0 = transfer(graph.add_stream(0, "m0"), 1, graph.add_route({l0}));
+  member0.group = group;
+  Task member1 = transfer(graph.add_stream(1, "m1"), 1, graph.add_route({l1}));
+  member1.group = group;
+  TaskId m0 = graph.add_task(member0);
+  TaskId m1 = graph.add_task(member1);
+  TaskId b = graph.add_task(transfer(graph.add_stream(2, "b"), 1, graph.add_route({l0})));
+  TaskId a = graph.add_task(transfer(graph.add_stream(3, "a"), 3, graph.add_route({l1})));
+  TaskId c = graph.add_task(transfer(graph.add_stream(4, "c"), 3, graph.add_route({l1})));
+  Timeline timeline = simulate_graph(graph);
+  CHECK(timeline.end[b] == Approx(1.5));
+  CHECK(timeline.end[m0] == Approx(3));
+  CHECK(timeline.end[m1] == Approx(3));
+  CHECK(timeline.end[a] == Approx(7));
+  CHECK(timeline.end[c] == Approx(7));
+}
+
+TEST_CASE("Engine: a link two members cross carries the group's rate twice; the slowest latency leads") {
+  TaskGraph graph;
+  LinkId shared = graph.add_link(1.0, "shared");
+  int32_t group = graph.new_group();
+  Task member0 = transfer(graph.add_stream(0, "m0"), 1, graph.add_route({shared}), 0.25);
+  member0.group = group;
+  Task member1 = transfer(graph.add_stream(1, "m1"), 1, graph.add_route({shared}), 1.0);
+  member1.group = group;
+  TaskId m0 = graph.add_task(member0);
+  TaskId m1 = graph.add_task(member1);
+  Timeline timeline = simulate_graph(graph);
+  // Bytes move from t = 1 (the larger latency) at 1/2 each: 1 byte takes 2 s.
+  CHECK(timeline.start[m0] == 0);
+  CHECK(timeline.end[m0] == Approx(3));
+  CHECK(timeline.end[m1] == Approx(3));
+}
+
 TEST_CASE("Engine: memory is allocated at start and freed at end; the peak is tracked") {
   TaskGraph graph;
   StreamId gpu = graph.add_stream(0, "gpu");

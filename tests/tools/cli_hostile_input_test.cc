@@ -153,8 +153,13 @@ TEST_CASE("Hostile input: deep nesting is refused before it can overflow the sta
 }
 
 TEST_CASE("Hostile input: a million GPUs are answered or refused within seconds") {
+  // One slow GPU leaves two replica classes: answered, the other 131,071 replicas one class.
   check_row({"simulate --model llama3-8b --cluster dgx-h100:131072 --plan "
              "tp=8,pp=1,dp=131072,mbs=1,gbs=262144 --straggler gpu=5:0.8",
+             0, "2 of 131072 replicas simulated (2 classes of identical replicas: 1 + 131071)"});
+  // Every replica asked for: refused by the work budget, naming the flag that raises it.
+  check_row({"simulate --model llama3-8b --cluster dgx-h100:131072 --plan "
+             "tp=8,pp=1,dp=131072,mbs=1,gbs=262144 --straggler gpu=5:0.8 --all-replicas",
              2, "flow pairs in data-parallel collectives"});
   check_row({"plan --model llama3-8b --cluster dgx-h100:131072 --global-batch 1048576", 2,
              "--max-tasks"});
