@@ -23,11 +23,14 @@ LinkId TaskGraph::add_link(double capacity, std::string name) {
 }
 
 RouteId TaskGraph::add_route(std::vector<LinkId> links, double rate_cap,
-                             std::vector<double> weights) {
+                             std::vector<double> weights, std::vector<LinkId> hop_links) {
   for (LinkId link : links) PPSIM_CHECK(link >= 0 && link < static_cast<LinkId>(links_.size()));
+  for (LinkId link : hop_links) {
+    PPSIM_CHECK(link >= 0 && link < static_cast<LinkId>(links_.size()));
+  }
   PPSIM_CHECK(weights.empty() || weights.size() == links.size());
   for (double weight : weights) PPSIM_CHECK(weight >= 1);
-  routes_.push_back({std::move(links), rate_cap, std::move(weights)});
+  routes_.push_back({std::move(links), rate_cap, std::move(weights), std::move(hop_links)});
   return static_cast<RouteId>(routes_.size() - 1);
 }
 

@@ -72,15 +72,19 @@ struct Route {
   // data-parallel replicas are simulated once: a flow whose twins share a NIC loads it k times.
   // Empty means 1 on every link.
   std::vector<double> weights;
+  // The real links of the hop this route stands for, where `links` are not them (replica
+  // classes count a ring hop on its sender's own links: replica_classes.h); empty: `links`.
+  // The engine never reads it; faults on a link between two nodes find routes by it.
+  std::vector<LinkId> hop_links;
 };
 
 class TaskGraph {
  public:
   StreamId add_stream(int32_t device, std::string name, double speed = 1);
   LinkId add_link(double capacity, std::string name);
-  // REQUIRES: weights empty or one per link, each >= 1.
+  // REQUIRES: weights empty or one per link, each >= 1; hop_links existing links.
   RouteId add_route(std::vector<LinkId> links, double rate_cap = 0,
-                    std::vector<double> weights = {});
+                    std::vector<double> weights = {}, std::vector<LinkId> hop_links = {});
   // Room for `tasks` tasks in all, so a graph built to a known size grows without copies.
   void reserve_tasks(int64_t tasks);
   int64_t reserved_tasks() const { return static_cast<int64_t>(tasks_.capacity()); }

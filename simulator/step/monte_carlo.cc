@@ -90,12 +90,12 @@ MonteCarloResult run_monte_carlo(const ModelSpec& model, const ClusterSpec& clus
                                  const StragglerModel& stragglers,
                                  const MonteCarloOptions& options) {
   PPSIM_CHECK(options.iterations >= 1);
-  // Every variant (leave-one-out included) keeps replicas apart when the full model has link
-  // faults or jitter, so all runs share one task numbering and hence the same jitter draw per
-  // task; slow GPUs and nodes leave replica classes (replica_classes.h).
+  // Every variant (leave-one-out included) keeps replicas apart when the full model has
+  // jitter, so all runs share one task numbering and hence the same jitter draw per task; slow
+  // GPUs, nodes and links leave replica classes (replica_classes.h).
   auto build = [&](const StragglerModel& variant) {
     StepOptions step_options = straggler_step_options(base, variant, cluster);
-    if (has_iteration_faults(stragglers)) step_options.deduplicate_replicas = false;
+    if (stragglers.jitter) step_options.deduplicate_replicas = false;
     return build_step(model, cluster, plan, step_options);
   };
   MonteCarloResult result;

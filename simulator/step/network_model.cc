@@ -155,12 +155,15 @@ RouteId NetworkModel::route(TaskGraph& graph, int32_t from, int32_t to,
 
 RouteId NetworkModel::node_route(TaskGraph& graph, int32_t worker, int32_t from_node,
                                  int32_t to_node,
-                                 const std::vector<std::pair<int32_t, int32_t>>& twin_nodes) {
+                                 const std::vector<std::pair<int32_t, int32_t>>& twin_nodes,
+                                 int32_t hop_to_node) {
   std::vector<LinkId> links = node_links(from_node, to_node);
   for (LinkId& link : links) link = canonical(link);
   std::vector<std::vector<LinkId>> twin_links;
   for (const auto& [a, b] : twin_nodes) twin_links.push_back(node_links(a, b));
-  return graph.add_route(links, rail_cap(worker), weights(links, twin_links));
+  std::vector<LinkId> hop;
+  if (hop_to_node >= 0) hop = node_links(from_node, hop_to_node);
+  return graph.add_route(links, rail_cap(worker), weights(links, twin_links), std::move(hop));
 }
 
 }  // namespace ppsim

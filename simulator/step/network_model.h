@@ -52,8 +52,11 @@ class NetworkModel {
   RouteId route(TaskGraph& graph, int32_t from, int32_t to,
                 const std::vector<std::pair<int32_t, int32_t>>& twins);
   // A route between two nodes for one worker's rails (inter-node collective phases).
+  // `hop_to_node` >= 0: the route stands for the hop from `from_node` to that node
+  // (Route::hop_links).
   RouteId node_route(TaskGraph& graph, int32_t worker, int32_t from_node, int32_t to_node,
-                     const std::vector<std::pair<int32_t, int32_t>>& twin_nodes);
+                     const std::vector<std::pair<int32_t, int32_t>>& twin_nodes,
+                     int32_t hop_to_node = -1);
 
   // One-way latency between two workers: intra-node link latency, or NIC latency.
   double latency(int32_t from, int32_t to) const;

@@ -44,7 +44,8 @@ std::string ReplicaClasses::sizes_text() const {
 }
 
 ReplicaClasses replica_classes(const Plan& plan, const WorkerLayout& layout,
-                               const std::vector<double>& gpu_speed, bool deduplicate) {
+                               const std::vector<double>& gpu_speed,
+                               const std::vector<int64_t>& singled_out_nodes, bool deduplicate) {
   const int32_t replicas = layout.replicas;
   if (!deduplicate || replicas <= 1) return every_replica(replicas);
   // A replica's signature: its microbatch share, then each stage's node group and worker speed.
@@ -64,6 +65,10 @@ ReplicaClasses replica_classes(const Plan& plan, const WorkerLayout& layout,
       }
       signature.push_back(static_cast<double>(slot.node_group));
       signature.push_back(slowest);
+      if (std::find(singled_out_nodes.begin(), singled_out_nodes.end(), slot.node) !=
+          singled_out_nodes.end()) {
+        signature.push_back(-1.0 - d);  // Unique: a class of its own.
+      }
     }
     auto [it, added] = class_of.emplace(std::move(signature), d);
     classes.representative[d] = it->second;

@@ -1,8 +1,11 @@
 // ReplicaClasses: which data-parallel replicas a step simulates, and whom each stands for.
 //
 // Two replicas are identical when every stage's worker is on the same node group and runs at
-// the same speed (its slowest GPU's, straggler_effects.h), and they get the same number of microbatches (plan.h's replica
-// shares). Identical replicas form a class; the class's first replica, its representative, is
+// the same speed (its slowest GPU's, straggler_effects.h), they get the same number of
+// microbatches (plan.h's replica shares), and neither has a worker on a node a link fault
+// touches (such a replica is a class of its own: the fault slows its routes after the build,
+// found by the hop each route stands for, task_graph.h Route::hop_links). Identical replicas
+// form a class; the class's first replica, its representative, is
 // simulated and stands for the rest with a weight (its class size) on the links it shares with
 // them (network_model.h). One slow GPU makes two classes: its replica, and the other dp - 1.
 //
@@ -45,8 +48,10 @@ struct ReplicaClasses {
 };
 
 // The classes of `plan`'s replicas on `layout` under per-GPU speeds `gpu_speed` (empty: all 1).
-// `deduplicate` false simulates every replica.
+// A replica with a worker on one of `singled_out_nodes` (global node indices) is a class of
+// its own. `deduplicate` false simulates every replica.
 ReplicaClasses replica_classes(const Plan& plan, const WorkerLayout& layout,
-                               const std::vector<double>& gpu_speed, bool deduplicate);
+                               const std::vector<double>& gpu_speed,
+                               const std::vector<int64_t>& singled_out_nodes, bool deduplicate);
 
 }  // namespace ppsim

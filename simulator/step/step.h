@@ -30,14 +30,16 @@ namespace ppsim {
 // optimizer_offload.h and cluster_spec.h.
 
 struct StepOptions {
-  // Simulate identical data-parallel replicas once (exact: twins' flows weight the links they
-  // share). Replicas are identical when no GPU of them has its own speed factor and they all
-  // run the same number of microbatches (plan.replica_microbatches equal or absent).
+  // Simulate identical data-parallel replicas once per class (exact: twins' flows weight the
+  // links they share; replica_classes.h says when replicas are identical).
   bool deduplicate_replicas = true;
   // Communication costs nothing (schedule studies and exact-formula tests).
   bool ideal_links = false;
   // Compute speed factor per global GPU (1 = nominal; 0.5 = half speed). Empty: all 1.
   std::vector<double> gpu_speed;
+  // Global nodes whose replicas are simulated on their own (the ends of a link fault, whose
+  // routes are slowed after the build: straggler_effects.h).
+  std::vector<int64_t> singled_out_nodes;
   EfficiencyTable efficiency;       // Compute efficiencies (defaults: cost_model.h).
   CollectiveEfficiency collective;  // Link efficiencies (defaults: collective_cost.h).
   // Measured costs (ppsim profile): op passes through CostModel, collectives and transfers

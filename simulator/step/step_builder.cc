@@ -161,7 +161,8 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
   int32_t m = static_cast<int32_t>(shares[0]);
   step.layout = build_worker_layout(plan, cluster);
   step.classes =
-      replica_classes(plan, step.layout, options.gpu_speed, options.deduplicate_replicas);
+      replica_classes(plan, step.layout, options.gpu_speed, options.singled_out_nodes,
+                      options.deduplicate_replicas);
   step.simulated_replicas = step.classes.count();
   const WorkEstimate work = estimate_step_work(plan, step.simulated_replicas);
   check_work_budget(plan, work, options.budget);

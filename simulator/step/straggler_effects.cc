@@ -10,10 +10,11 @@
 namespace ppsim {
 namespace {
 
-// Whether `route` leaves node `from`'s NIC and enters node `to`'s.
+// Whether `route`'s hop (task_graph.h Route::hop_links) leaves node `from`'s NIC and enters
+// node `to`'s.
 bool route_between(const TaskGraph& graph, const Route& route, int64_t from, int64_t to) {
   bool leaves = false, enters = false;
-  for (LinkId id : route.links) {
+  for (LinkId id : route.hop_links.empty() ? route.links : route.hop_links) {
     const Link& link = graph.links()[id];
     leaves = leaves || (link.role == LinkRole::kNicOut && link.node == from);
     enters = enters || (link.role == LinkRole::kNicIn && link.node == to);
@@ -25,6 +26,9 @@ bool route_between(const TaskGraph& graph, const Route& route, int64_t from, int
 // or its cap.
 double lone_rate(const TaskGraph& graph, const Route& route) {
   double rate = route.rate_cap > 0 ? route.rate_cap : std::numeric_limits<double>::infinity();
+  // A hop counted on other links (replica classes) is one real flow on its own links.
+  for (LinkId id : route.hop_links) rate = std::min(rate, graph.links()[id].capacity);
+  if (!route.hop_links.empty()) return rate;
   for (size_t j = 0; j < route.links.size(); ++j) {
     double weight = route.weights.empty() ? 1.0 : route.weights[j];
     rate = std::min(rate, graph.links()[route.links[j]].capacity / weight);
@@ -104,8 +108,14 @@ StepOptions straggler_step_options(const StepOptions& base, const StragglerModel
       for (size_t g = 0; g < speed.size(); ++g) options.gpu_speed[g] *= speed[g];
     }
   }
-  // Link faults and jitter change the built graph per iteration, replica by replica.
-  if (has_iteration_faults(model)) options.deduplicate_replicas = false;
+  // A link fault slows its two nodes' routes after the build: their replicas stand alone.
+  for (const Straggler& straggler : model.stragglers) {
+    if (straggler.kind != StragglerKind::kLink) continue;
+    options.singled_out_nodes.push_back(straggler.node);
+    options.singled_out_nodes.push_back(straggler.other_node);
+  }
+  // Jitter draws per task: every replica its own.
+  if (model.jitter) options.deduplicate_replicas = false;
   return options;
 }
 

@@ -27,9 +27,9 @@
 //                  kernel time, and the planner's lower bounds stay bounds under stragglers.
 //                  Draws come from SeededRandom::stream(seed, iteration) in task order, so an
 //                  iteration's draws do not depend on the iteration count.
-// Replicas: slow GPUs and nodes leave replica classes (replica_classes.h: the slow GPU's replica
-// simulated beside one representative of the rest); with a link fault or jitter every replica
-// is simulated (those act on the built graph, route by route and draw by draw).
+// Replicas: slow GPUs, nodes and links leave replica classes (replica_classes.h: the slow GPU's
+// replica, or the replicas on a slow link's two nodes, simulated beside one representative of
+// the rest); with jitter every replica is simulated (its draws are per task).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -53,8 +53,8 @@ std::vector<double> straggler_gpu_speed(const StragglerModel& model, const Clust
 // per layer by it, as it does for a slower GPU type. REQUIRES: plan_problem(plan, ...) nullopt.
 std::vector<double> stage_straggler_speed(const ClusterSpec& cluster, const Plan& plan);
 
-// `base` with the model's GPU speeds multiplied in and, when the model has link faults or
-// jitter (has_iteration_faults), replica deduplication off. REQUIRES: validate_straggler_model(model, cluster) passed.
+// `base` with the model's GPU speeds multiplied in, its link faults' nodes singled out
+// (StepOptions::singled_out_nodes) and, with jitter, replica deduplication off. REQUIRES: validate_straggler_model(model, cluster) passed.
 StepOptions straggler_step_options(const StepOptions& base, const StragglerModel& model,
                                    const ClusterSpec& cluster);
 

@@ -212,21 +212,21 @@ RouteId UpdateTasks::inter_node_route(TaskGraph& graph, int32_t worker) {
   const WorkerLayout& layout = step_.layout;
   int32_t stage = layout.workers[layout_index].stage;
   int32_t node = layout.workers[layout_index].node;
+  // Distinct nodes of the stage's replicas, in replica order: the ring (once per stage: every
+  // worker of the stage shares it).
+  std::map<int32_t, int32_t>& ring_next = ring_next_[stage];
+  if (ring_next.empty()) {
+    std::vector<int32_t> ring;
+    std::set<int32_t> seen;
+    for (int32_t d = 0; d < layout.replicas; ++d) {
+      int32_t member = layout.at(d, stage).node;
+      if (seen.insert(member).second) ring.push_back(member);
+    }
+    for (size_t i = 0; i < ring.size(); ++i) ring_next[ring[i]] = ring[(i + 1) % ring.size()];
+  }
+  int32_t next = ring_next.at(node);
   RouteId route;
   if (step_.classes.all_simulated()) {
-    // Distinct nodes of the stage's replicas, in replica order: the ring (once per stage:
-    // every worker of the stage shares it).
-    std::map<int32_t, int32_t>& ring_next = ring_next_[stage];
-    if (ring_next.empty()) {
-      std::vector<int32_t> ring;
-      std::set<int32_t> seen;
-      for (int32_t d = 0; d < layout.replicas; ++d) {
-        int32_t member = layout.at(d, stage).node;
-        if (seen.insert(member).second) ring.push_back(member);
-      }
-      for (size_t i = 0; i < ring.size(); ++i) ring_next[ring[i]] = ring[(i + 1) % ring.size()];
-    }
-    int32_t next = ring_next.at(node);
     route = network_->node_route(graph, layout_index, node, next, {{node, next}});
   } else {
     std::vector<std::pair<int32_t, int32_t>> twins;
@@ -234,7 +234,8 @@ RouteId UpdateTasks::inter_node_route(TaskGraph& graph, int32_t worker) {
       int32_t member = layout.at(d, stage).node;
       twins.emplace_back(member, member);
     }
-    route = network_->node_route(graph, layout_index, node, node, twins);
+    // The hop it stands for, node -> next, is what a link fault between the two slows.
+    route = network_->node_route(graph, layout_index, node, node, twins, next);
   }
   inter_routes_.emplace(layout_index, route);
   return route;

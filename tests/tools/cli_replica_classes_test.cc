@@ -53,10 +53,17 @@ TEST_CASE("Replica classes: the same bytes as every replica simulated") {
       {cluster + "--plan tp=8,pp=8,dp=8,mbs=1,gbs=128,zero_stage=1,offload=0.5 "
                  "--straggler gpu=30:0.6",
        {7, 1}},
-      // A slow link and a flapping one act on routes per iteration: every replica simulated.
-      {cluster + "--plan tp=8,pp=8,dp=8,mbs=1,gbs=128 --straggler link=0-1:0.5", {}},
+      // A slow link between two replicas' stage-0 nodes (a data-parallel ring hop): each of
+      // the two replicas stands alone, as the fault slows their routes after the build.
+      {cluster + "--plan tp=8,pp=8,dp=8,mbs=1,gbs=128 --straggler link=0-1:0.5", {1, 1, 6}},
+      // A flapping one, and a slow pipeline link inside one replica with extra latency.
       {cluster + "--plan tp=8,pp=8,dp=8,mbs=1,gbs=128 "
                  "--straggler link=8-9:0.3:period=1000:duty=0.5",
+       {1, 1, 6}},
+      {cluster + "--plan tp=8,pp=8,dp=8,mbs=1,gbs=128 --straggler link=1-9:0.5:+50", {7, 1}},
+      // Jitter draws per task: every replica simulated.
+      {cluster + "--plan tp=8,pp=8,dp=8,mbs=1,gbs=128 --straggler gpu=20:0.7 "
+                 "--jitter lognormal:0.05 --iterations 3",
        {}},
       // A node holding workers of a slow and a fast replica breaks the link symmetry: every
       // replica simulated.
