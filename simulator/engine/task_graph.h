@@ -69,7 +69,8 @@ struct Route {
   std::vector<LinkId> links;  // Links crossed; may be empty (then only rate_cap limits it).
   double rate_cap = 0;        // Upper bound on one flow's rate, bytes/s; 0 = no cap.
   // Per link: how many identical flows this one stands for there (>= 1). Used when identical
-  // data-parallel replicas are simulated once: a flow whose twins share a NIC loads it k times.
+  // data-parallel replicas are simulated once per class: a flow whose twins share a NIC loads
+  // it k times.
   // Empty means 1 on every link.
   std::vector<double> weights;
   // The real links of the hop this route stands for, where `links` are not them (replica

@@ -3,8 +3,9 @@
 //
 // Replicas: each data-parallel replica runs the plan's schedule with its own microbatch count
 // (Plan::replica_microbatches, else gbs / (mbs * dp) each). Identical replicas (same GPUs'
-// speeds, symmetric on the network, same count) are simulated once (StepOptions); otherwise
-// every replica is, and the gradient reduction waits for all of them.
+// speeds, symmetric on the network, same count) are simulated once per class
+// (replica_classes.h: one slow GPU leaves its replica and the rest), the gradient reduction
+// waiting for all of them.
 //
 // Where costs come from: CostModel per GPU type (cost_model.h), with StepOptions::profile's
 // measured passes for the GPU types the profile applies to (profile_for_gpu), the roofline for

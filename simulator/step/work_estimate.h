@@ -4,7 +4,8 @@
 //
 // The estimate (upper bounds, calibrated on the shipped schedules; tests/step/work_estimate_test):
 //   tasks   = R * pp * (vpp * m * kTasksPerChunkMicrobatch + kTasksPerStage)
-//             R: replicas simulated (1 when identical replicas are simulated once, else dp),
+//             R: replicas simulated (one per replica class, replica_classes.h; dp when
+//                every replica is),
 //             m: microbatches of the longest replica (num_microbatches(plan));
 //             measured: 3.5 tasks per (stage, microbatch) for gpipe and 1f1b, 3.75 per chunk for
 //             interleaved-1f1b, 4.5 per chunk for zbv, plus up to ~30 per stage (optimizer,
