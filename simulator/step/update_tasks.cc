@@ -31,7 +31,8 @@ UpdateTasks::UpdateTasks(const ClusterSpec& cluster, const Plan& plan, const Ste
       options_(options),
       step_(step),
       network_(network),
-      prices_(prices) {}
+      prices_(prices),
+      last_sync_(step.layout_worker.size(), -1) {}
 
 void UpdateTasks::after_backward(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
                                  int32_t chunk, TaskId last_weight_gradient) {
@@ -95,7 +96,6 @@ void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, i
         TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
     task_bytes_.emplace_back(id, bytes);
     graph.add_dependency(delay_id, id);
-    if (last_sync_.empty()) last_sync_.assign(step_.layout_worker.size(), -1);
     last_sync_[worker] = id;
     if (offloaded_fraction(plan_) > 0) reduced_buckets_[{worker, chunk}].push_back(id);
   }

@@ -67,9 +67,7 @@ class UpdateTasks {
   RouteId intra_node_route(TaskGraph& graph, int32_t worker);
   int32_t group_id(TaskGraph& graph, const std::string& key);
   // The worker's last gradient reduction task, or -1 when it has none.
-  TaskId last_sync(int32_t worker) const {
-    return last_sync_.empty() ? TaskId{-1} : last_sync_[worker];
-  }
+  TaskId last_sync(int32_t worker) const { return last_sync_[worker]; }
 
   const ClusterSpec& cluster_;
   const Plan& plan_;
