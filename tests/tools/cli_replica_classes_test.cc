@@ -61,6 +61,9 @@ TEST_CASE("Replica classes: the same bytes as every replica simulated") {
                  "--straggler link=8-9:0.3:period=1000:duty=0.5",
        {1, 1, 6}},
       {cluster + "--plan tp=8,pp=8,dp=8,mbs=1,gbs=128 --straggler link=1-9:0.5:+50", {7, 1}},
+      // Replicas on two GPU types, no fault: a class per type (one class used to stand for
+      // both, and the H100s' compute showed as 0 in gpu_types).
+      {"--model llama3-8b --cluster mixed-a100-h100 --plan tp=8,pp=1,dp=8,mbs=1,gbs=64", {4, 4}},
       // Jitter draws per task: every replica simulated.
       {cluster + "--plan tp=8,pp=8,dp=8,mbs=1,gbs=128 --straggler gpu=20:0.7 "
                  "--jitter lognormal:0.05 --iterations 3",
