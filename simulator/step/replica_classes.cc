@@ -16,6 +16,8 @@ ReplicaClasses every_replica(int32_t replicas) {
   classes.simulated.resize(replicas);
   std::iota(classes.simulated.begin(), classes.simulated.end(), 0);
   classes.weight.assign(replicas, 1);
+  classes.members_.resize(replicas);
+  for (int32_t d = 0; d < replicas; ++d) classes.members_[d] = {d};
   return classes;
 }
 
@@ -25,16 +27,6 @@ int32_t ReplicaClasses::simulated_of(int32_t replica) const {
   int32_t stands_for = all_simulated() ? replica : representative[replica];
   auto it = std::lower_bound(simulated.begin(), simulated.end(), stands_for);
   return static_cast<int32_t>(it - simulated.begin());
-}
-
-std::vector<int32_t> ReplicaClasses::members(int32_t simulated_index) const {
-  int32_t replica = simulated[simulated_index];
-  if (all_simulated()) return {replica};
-  std::vector<int32_t> result;
-  for (size_t d = 0; d < representative.size(); ++d) {
-    if (representative[d] == replica) result.push_back(static_cast<int32_t>(d));
-  }
-  return result;
 }
 
 std::string ReplicaClasses::sizes_text() const {
@@ -53,6 +45,7 @@ ReplicaClasses replica_classes(const Plan& plan, const WorkerLayout& layout,
   std::map<std::vector<double>, int32_t> class_of;  // Signature -> representative.
   ReplicaClasses classes;
   classes.representative.resize(replicas);
+  std::vector<int32_t> class_index(replicas, -1);  // Per representative: its simulated index.
   for (int32_t d = 0; d < replicas; ++d) {
     std::vector<double> signature{static_cast<double>(shares[d])};
     for (int32_t r = 0; r < layout.stages; ++r) {
@@ -73,11 +66,13 @@ ReplicaClasses replica_classes(const Plan& plan, const WorkerLayout& layout,
     auto [it, added] = class_of.emplace(std::move(signature), d);
     classes.representative[d] = it->second;
     if (added) {
+      class_index[d] = classes.count();
       classes.simulated.push_back(d);
       classes.weight.push_back(0);
+      classes.members_.emplace_back();
     }
-    auto position = std::find(classes.simulated.begin(), classes.simulated.end(), it->second);
-    ++classes.weight[position - classes.simulated.begin()];
+    ++classes.weight[class_index[it->second]];
+    classes.members_[class_index[it->second]].push_back(d);
   }
   if (classes.count() == replicas ||
       !NetworkModel::replicas_symmetric(layout, classes.representative)) {

@@ -36,13 +36,17 @@ struct ReplicaClasses {
   std::vector<int32_t> simulated;
   // Per simulated replica: how many replicas it stands for (1 when every replica is simulated).
   std::vector<int32_t> weight;
+  // Per simulated replica: the replicas it stands for (members()).
+  std::vector<std::vector<int32_t>> members_;
 
   bool all_simulated() const { return representative.empty(); }
   int32_t count() const { return static_cast<int32_t>(simulated.size()); }
   // The simulated replica that stands for `replica` (its index in `simulated`).
   int32_t simulated_of(int32_t replica) const;
   // The replicas simulated replica `simulated_index` stands for, in replica order.
-  std::vector<int32_t> members(int32_t simulated_index) const;
+  const std::vector<int32_t>& members(int32_t simulated_index) const {
+    return members_[simulated_index];
+  }
   // "127 + 1": the class sizes, for reports.
   std::string sizes_text() const;
 };
