@@ -82,7 +82,8 @@ class Simulation {
     std::vector<int32_t> group_fill(group_offset_.begin(), group_offset_.end() - 1);
     for (TaskId id = 0; id < n; ++id) {
       if (graph.task(id).group >= 0) {
-        PPSIM_CHECK(graph.task(id).kind == TaskKind::kTransfer, "a collective group holds a compute task");
+        PPSIM_CHECK(graph.task(id).kind == TaskKind::kTransfer,
+                    "a collective group holds a compute task");
         group_members_[group_fill[graph.task(id).group]++] = id;
       }
     }
@@ -110,6 +111,7 @@ class Simulation {
         const Task& task = graph.task(group_members_[i]);
         group_latency_[g] = std::max(group_latency_[g], task.latency);
         if (task.work <= 0) continue;
+        PPSIM_CHECK(task.route >= 0, "a collective member with bytes has no route");
         group_work_[g] = std::max(group_work_[g], task.work);
         cap = std::min(cap, route_cap_[task.route]);
         for (int32_t j = route_offset_[task.route]; j < route_offset_[task.route + 1]; ++j) {
@@ -194,7 +196,8 @@ class Simulation {
         begin(group_members_[i]);
       }
       // One lockstep flow for the whole group, after its slowest member's latency.
-      queue_.push(now_ + group_latency_[group], EventType::kFlowStart, group_members_[group_offset_[group]]);
+      queue_.push(now_ + group_latency_[group], EventType::kFlowStart,
+                  group_members_[group_offset_[group]]);
     }
   }
 

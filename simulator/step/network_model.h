@@ -42,8 +42,9 @@ class NetworkModel {
                const std::vector<int32_t>& representative = {});
 
   // True when no worker spans nodes, every node's workers have one representative, and they
-  // are the images of that representative's workers on one node with as many workers (the symmetry that makes
-  // simulating the representatives alone exact). `representative` has one entry per replica.
+  // are the images of that representative's workers on one node with as many workers (the
+  // symmetry that makes simulating the representatives alone exact). `representative` has one
+  // entry per replica.
   static bool replicas_symmetric(const WorkerLayout& layout,
                                  const std::vector<int32_t>& representative);
 

@@ -51,7 +51,8 @@ TEST_CASE("Replica classes: a link fault's two nodes single out their replicas")
 }
 
 TEST_CASE("Replica classes: unequal microbatch shares are classes too") {
-  Setup s = setup("dgx-h100:16", "tp=8,pp=2,dp=8,mbs=1,gbs=17,replica_microbatches=3:2:2:2:2:2:2:2");
+  Setup s = setup("dgx-h100:16",
+                  "tp=8,pp=2,dp=8,mbs=1,gbs=17,replica_microbatches=3:2:2:2:2:2:2:2");
   ReplicaClasses classes = replica_classes(s.plan, s.layout, {}, {}, true);
   CHECK(classes.simulated == std::vector<int32_t>{0, 1});
   CHECK(classes.weight == std::vector<int32_t>{1, 7});

@@ -22,7 +22,8 @@ nlohmann::json simulate(const std::string& arguments, bool all_replicas) {
 
 // The fields that count the work done, not what was simulated.
 nlohmann::json without_counters(nlohmann::json json) {
-  for (const char* key : {"events", "tasks", "simulated_replicas", "replica_classes", "comm_costs"}) {
+  for (const char* key :
+       {"events", "tasks", "simulated_replicas", "replica_classes", "comm_costs"}) {
     json.erase(key);
   }
   return json;
