@@ -16,8 +16,8 @@
 namespace ppsim {
 namespace {
 
-// "F x12, SEND_F x11, dp_reduce x2": the critical path's tasks by kind.
-// " (identical replicas once)" or " (replica classes 127 + 1)": how the replicas were merged.
+// " (identical replicas once)" or " (2 classes of identical replicas: 127 + 1)": how the
+// replicas were merged.
 std::string classes_note(const ReplicaClasses& classes, int64_t dp) {
   if (classes.all_simulated() || dp <= 1) return "";
   if (classes.count() == 1) return " (identical replicas once)";
@@ -25,6 +25,7 @@ std::string classes_note(const ReplicaClasses& classes, int64_t dp) {
                      classes.sizes_text());
 }
 
+// "F x12, SEND_F x11, dp_reduce x2": the critical path's tasks by kind.
 std::string critical_summary(const StepMetrics& metrics) {
   std::map<std::string, int> counts;
   std::vector<std::string> order;
@@ -99,7 +100,7 @@ std::string simulate_report_text(const SimulateReport& report) {
   out += fmt::format("# step     {} microbatches of {} x {} tokens per replica; {} of {} replicas "
                      "simulated{}; {} tasks, {} events\n",
                      shares, plan.micro_batch_size,
-                     effective_seq_length(plan, model), step.simulated_replicas, plan.dp,
+                     effective_seq_length(plan, model), step.classes.count(), plan.dp,
                      classes_note(step.classes, plan.dp), metrics.tasks, metrics.events);
   out += provenance_text(step.provenance);
   out += fmt::format("iteration_time_s       {:.6f}\n", metrics.iteration_time_s);

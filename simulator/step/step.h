@@ -60,8 +60,8 @@ struct Step {
   // Per simulated replica: its schedule, with its own microbatch count (plan.replica_microbatches).
   std::vector<PipelineSchedule> replica_schedules;
   WorkerLayout layout;
-  int32_t simulated_replicas = 1;  // classes.count(): one per replica class, or dp.
-  ReplicaClasses classes;           // Which replicas are simulated, whom each stands for.
+  // Which replicas are simulated (classes.count() of them), whom each stands for.
+  ReplicaClasses classes;
   Lowered lowered;
   // Per lowered worker (simulated replica * pp + stage): its layout index, static memory and
   // capacity.

@@ -163,8 +163,7 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
   step.classes =
       replica_classes(plan, step.layout, options.gpu_speed, options.singled_out_nodes,
                       options.deduplicate_replicas);
-  step.simulated_replicas = step.classes.count();
-  const WorkEstimate work = estimate_step_work(plan, step.simulated_replicas);
+  const WorkEstimate work = estimate_step_work(plan, step.classes.count());
   check_work_budget(plan, work, options.budget);
   step.schedule = build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp));
   std::vector<double> speed;

@@ -135,7 +135,7 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
   metrics.iteration_time_s = timeline.makespan;
   metrics.events = timeline.events;
   metrics.tasks = graph.num_tasks();
-  metrics.simulated_replicas = step.simulated_replicas;
+  metrics.simulated_replicas = step.classes.count();
   metrics.provenance = step.provenance;
   int64_t seq = effective_seq_length(plan, model);
   if (timeline.makespan > 0) {
@@ -172,7 +172,7 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
     stage.layers = layers[r];
     stage.gpu = cluster.nodes[step.layout.at(0, r).node_group].gpu.name;
     stage.busy_s = busy[r];
-    for (int32_t d = 0; d < step.simulated_replicas; ++d) {
+    for (int32_t d = 0; d < step.classes.count(); ++d) {
       int32_t w = d * p + r;
       stage.activation_peak_bytes = std::max(stage.activation_peak_bytes, timeline.peak_memory[w]);
       stage.peak_memory_bytes = std::max(stage.peak_memory_bytes,

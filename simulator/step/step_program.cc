@@ -29,8 +29,8 @@ StepProgram build_step_program(const Step& step, const ModelSpec& model) {
   const int32_t p = schedule.ranks;
   StepProgram program;
   program.workers = static_cast<int32_t>(lowered.compute_stream.size());
-  PPSIM_CHECK(program.workers == p * step.simulated_replicas);
-  PPSIM_CHECK(step.simulated_replicas == plan.dp, "replicas were deduplicated");
+  PPSIM_CHECK(program.workers == p * step.classes.count());
+  PPSIM_CHECK(step.classes.count() == plan.dp, "replicas were deduplicated");
   program.task_count = lowered.graph.num_tasks();
   program.static_bytes = step.static_memory_bytes;
 

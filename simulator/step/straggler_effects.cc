@@ -153,7 +153,7 @@ void apply_iteration_faults(TaskGraph& graph, const Step& step, const StragglerM
     }
   }
   if (!model.jitter) return;
-  PPSIM_CHECK(step.simulated_replicas == step.plan.dp || step.plan.dp == 1,
+  PPSIM_CHECK(step.classes.count() == step.plan.dp || step.plan.dp == 1,
               "jitter needs every replica simulated (straggler_step_options)");
   SeededRandom random = SeededRandom::stream(seed, static_cast<uint64_t>(iteration));
   for (TaskId id = 0; id < graph.num_tasks(); ++id) {

@@ -60,7 +60,7 @@ struct WorkEstimate {
   double memory_bytes = 0;  // Peak bytes the simulation holds.
 };
 
-// The estimate for `plan` with `simulated_replicas` replicas simulated (1 or plan.dp).
+// The estimate for `plan` with `simulated_replicas` replicas simulated (one per replica class).
 // REQUIRES: a plan that passed parse_plan (degrees within plan.h's bounds).
 WorkEstimate estimate_step_work(const Plan& plan, int64_t simulated_replicas);
 
