@@ -571,7 +571,7 @@ Recompute read_recompute(const std::string& text, std::vector<std::string>& defa
 }
 
 int read_zero_stage(const std::string& text, Framework framework,
-                    std::vector<std::string>& defaults) {
+                    const std::string& framework_text, std::vector<std::string>& defaults) {
   std::string value = lower(text);
   if (is_missing(value)) {
     if (framework == Framework::kTorchtitan || framework == Framework::kLlmFoundry) {
@@ -594,6 +594,18 @@ int read_zero_stage(const std::string& text, Framework framework,
   // Plain data parallelism, however spelled ("DDP (FSDP=0)" is DDP, not FSDP).
   if (value.rfind("none", 0) == 0 || value == "no" || has_word(value, "ddp") ||
       contains(value, "fsdp=0") || contains(value, "fsdp = 0")) {
+    // Megatron-Bridge and NeMo 2 recipes shard the optimizer over DDP's ranks: every
+    // pretraining recipe's DistributedDataParallelConfig sets use_distributed_optimizer=True
+    // (Megatron-Bridge src/megatron/bridge/recipes/*, e.g. qwen/qwen3_moe.py and
+    // deepseek/deepseek_v3.py; NeMo nemo/collections/llm/recipes/optim/adam.py).
+    std::string framework_value = lower(framework_text);
+    if (has_word(value, "ddp") &&
+        (contains(framework_value, "megatron-bridge") || contains(framework_value, "nemo"))) {
+      defaults.push_back(
+          "DDP under Megatron-Bridge/NeMo: the distributed optimizer (zero_stage 1, the "
+          "recipes' use_distributed_optimizer=True)");
+      return 1;
+    }
     return 0;
   }
   if (contains(value, "fsdp")) {
@@ -755,7 +767,7 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
     plan.sequence_parallel = false;
     defaults.push_back("sequence_parallel ignored: tp = 1");
   }
-  plan.zero_stage = read_zero_stage(row.text("fsdp_zero_distopt"), framework, defaults);
+  plan.zero_stage = read_zero_stage(row.text("fsdp_zero_distopt"), framework, row.text("framework"), defaults);
   if (is_missing(row.text("precision")) && contains(lower(row.text("notes")), "fp8-family")) {
     plan.precision = Precision::kFp8;
     defaults.push_back("precision not stated, notes say FP8-family: fp8");

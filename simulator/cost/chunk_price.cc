@@ -168,19 +168,27 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   }
   price.forward_comm = comm_fwd;
   price.backward_comm = comm_bwd;
-  if (moe_layer && model_.moe->dropless()) {
-    // The token counts go to the host every forward: the host cannot run ahead of this layer,
-    // so each pass takes at least the host time of launching its kernels (header).
+  const bool host_sync = moe_layer && runtime_traits(plan_.runtime).moe_host_sync;
+  if (host_sync || (moe_layer && model_.moe->dropless())) {
+    // The layer's token counts go to the host every forward, so the host cannot run ahead of
+    // it (header): its kernels' issue time adds to the device time under a runtime that reads
+    // them in every MoE layer, else (a dropless layer elsewhere) each pass takes at least it.
     double launches_fwd = 0, launches_bwd = 0;
     for (const Op& op : ops) {
       const bool cast = op.op_class == OpClass::kGemm && op.precision == Precision::kFp8;
       launches_fwd += op.kernels_fwd + (cast ? 1 : 0);
       launches_bwd += op.kernels_b + op.kernels_w + (cast ? 1 : 0);
     }
-    price.host_wait_fwd =
-        std::max(0.0, launches_fwd * kHostSecondsPerKernel - (compute.fwd + comm_fwd));
-    price.host_wait_bwd = std::max(0.0, launches_bwd * kHostSecondsPerKernel -
-                                            (compute.recompute + compute.b + compute.w + comm_bwd));
+    const double issue_fwd = launches_fwd * kHostSecondsPerKernel;
+    const double issue_bwd = launches_bwd * kHostSecondsPerKernel;
+    if (host_sync) {
+      price.host_wait_fwd = issue_fwd;
+      price.host_wait_bwd = issue_bwd;
+    } else {
+      price.host_wait_fwd = std::max(0.0, issue_fwd - (compute.fwd + comm_fwd));
+      price.host_wait_bwd =
+          std::max(0.0, issue_bwd - (compute.recompute + compute.b + compute.w + comm_bwd));
+    }
   }
   price.bound = {compute.fwd + tp.forward,
                  compute.recompute + compute.b + tp.backward_blocking + tp.recompute, compute.w};

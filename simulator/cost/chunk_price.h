@@ -18,9 +18,17 @@
 //              expert rows over the etp group (forward AG + RS, backward the mirror). An MoE
 //              layer without shared experts has no MLP tensor-parallel collectives: its tokens
 //              stay sequence-parallel through the router (half of `tp` is dropped);
-//   host       dropless MoE layers copy their token counts to the host each forward, so the
-//              host cannot run ahead: each pass takes at least its kernels x
-//              kHostSecondsPerKernel (spec/runtime.h), the excess over its GPU time added;
+//   host       an MoE layer whose token counts go to the host each forward keeps the host
+//              from running ahead of it. Under a runtime whose MoE layers always read them
+//              (RuntimeTraits::moe_host_sync: Megatron-Core's grouped experts) the device
+//              drains at every such layer and waits for the host to issue the layer's
+//              kernels, so each pass adds its kernels x kHostSecondsPerKernel
+//              (spec/runtime.h) to its device time: the published Megatron-Bridge
+//              Qwen3-30B-A3B and DeepSeek-V3 runs on GB200, GB300 and B300 show 2-5 ms per
+//              MoE layer and microbatch beyond device time at any microbatch size, which the
+//              sum gives and a max(host, device) would not. Elsewhere a dropless layer
+//              (token counts for the all-to-all splits) takes at least that issue time per
+//              pass, its excess over the pass's device time added;
 //   mtp        on the last chunk, each multi-token-prediction layer: a layer of the last
 //              layer's kind, its 2h x h projection and another output layer and loss;
 //   cp         context parallelism: the KV ring's excess over the attention it hides under
@@ -101,7 +109,7 @@ struct LayerPrice {
   LayerCost compute;              // The CostModel's passes (with their provenance counts).
   double forward_comm = 0;        // TP + EP all-to-all + CP ring excess inside the forward.
   double backward_comm = 0;       // The same inside the input-gradient pass.
-  double host_wait_fwd = 0;       // Host-bound excess of the forward (dropless MoE), seconds.
+  double host_wait_fwd = 0;       // Host issue time the forward waits for (MoE), seconds.
   double host_wait_bwd = 0;       // The same of the backward (input and weight gradients).
   PassSeconds bound;              // Compute + TP per pass (the planner's bound).
   double activation_bytes = 0;    // Saved per microbatch (activation_memory.h).

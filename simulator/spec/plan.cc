@@ -406,14 +406,21 @@ std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model
     if (middle == 0) counts.back() = model.num_layers - first;
     return counts;
   }
-  std::vector<int64_t> counts(plan.pp, model.num_layers / plan.pp);
-  int64_t remainder = model.num_layers % plan.pp;
+  // The last stage's MTP layers take layer slots of their own, as entries of Megatron's
+  // pipeline layout do ("mtp" beside "decoder"), while it keeps at least one decoder layer.
+  const int64_t mtp_slots =
+      plan.pp > 1 ? std::min(model.mtp_layers, std::max<int64_t>(0, model.num_layers / plan.pp - 1))
+                  : 0;
+  const int64_t slots = model.num_layers + mtp_slots;
+  std::vector<int64_t> counts(plan.pp, slots / plan.pp);
+  int64_t remainder = slots % plan.pp;
   // Extra layers go to the middle stages first: the first and last also carry embedding and loss.
   std::vector<int64_t> order;
   for (int64_t stage = 1; stage + 1 < plan.pp; ++stage) order.push_back(stage);
   if (plan.pp > 1) order.push_back(plan.pp - 1);
   order.push_back(0);
   for (int64_t i = 0; i < remainder; ++i) counts[order[i % order.size()]] += 1;
+  counts.back() -= mtp_slots;
   return counts;
 }
 

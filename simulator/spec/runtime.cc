@@ -11,7 +11,7 @@ namespace {
 // --fit` (docs/accuracy.md) and the fitted values ship in EfficiencyTable::runtimes; these are
 // the starting points and what a runtime without rows keeps.
 // Fields: runtime, name, attention, exporter, overheads {kernel gap, microbatch, step},
-// fsdp_fp32_shards, gathered_layers, overlaps_tp_backward, blocking_p2p, source.
+// fsdp_fp32_shards, gathered_layers, overlaps_tp_backward, blocking_p2p, moe_host_sync, source.
 constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
     {Runtime::kMegatronCore,
      "megatron-core",
@@ -20,6 +20,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      {2e-6, 0.15e-3, 0.030},
      false,
      2,
+     true,
      true,
      true,
      "Megatron-Core with Transformer Engine (--transformer-impl transformer_engine, the default "
@@ -35,6 +36,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      2,
      true,
      true,
+     false,
      "Megatron-LM 2020-2023 (before Transformer Engine; the SC'21 and sequence-parallel papers' "
      "code, and forks such as sail-sg/zero-bubble-pipeline-parallelism): core attention unfused "
      "(--use-flash-attn off by default), fused scale-mask-softmax and bias-GeLU CUDA kernels, "
@@ -48,6 +50,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      2,
      true,
      true,
+     false,
      "DeepSpeed / Megatron-DeepSpeed: eager PyTorch modules, flash-attn 2 "
      "(--use-flash-attn-v2), the engine's forward/backward hooks and ZeRO bucketing on the host"},
     {Runtime::kTorchtitan,
@@ -57,6 +60,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      {5e-6, 0.5e-3, 0.050},
      true,
      2,
+     false,
      false,
      false,
      "torchtitan (PyTorch FSDP2, DTensor TP, torch.distributed.pipelining): eager modules unless "
@@ -69,6 +73,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      {5e-6, 0.5e-3, 0.050},
      true,
      2,
+     false,
      false,
      false,
      "PyTorch FSDP (FSDP1 FlatParameter; MosaicML Composer/llm-foundry, HF Accelerate): eager "

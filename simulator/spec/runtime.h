@@ -25,6 +25,11 @@
 //   gathered_layers  unsharded layers a ZeRO-3 rank holds at once: the one computing and the
 //                    prefetched next (FSDP's forward/backward prefetch of one unit; DeepSpeed's
 //                    stage3_prefetch_bucket_size is taken as the same one layer ahead)
+//   moe_host_sync    every MoE layer's forward reads its per-expert token counts on the host,
+//                    dropless or not (Megatron-Core's TEGroupedMLP hands Transformer Engine's
+//                    GroupedLinear its m_splits as a Python list: tokens_per_expert.tolist()),
+//                    so the host never keeps a lead over an MoE layer and its kernels' issue
+//                    time adds to the device time (cost/chunk_price.h "host")
 //
 // Thread-safety: pure functions over a constant table.
 #pragma once
@@ -58,9 +63,9 @@ enum class AttentionKernel {
 // post ("Accelerating PyTorch with CUDA Graphs", 2021) puts eager launch overhead at several
 // microseconds of CPU per kernel, and Python-level MoE dispatch code (Megatron's token
 // dispatcher and router: many small tensor ops with index bookkeeping per kernel) costs a
-// few times that; 20 us is the prior, not fitted. It matters only where the host cannot run
-// ahead of the GPU: a dropless MoE layer copies its token counts to the host every forward
-// (chunk_price.h), so that layer's passes take at least their kernels x this.
+// few times that; 20 us is the prior, not fitted (MoE rows are outside the fit). It matters
+// only where the host cannot run ahead of the GPU: an MoE layer that reads its token counts
+// on the host every forward (RuntimeTraits::moe_host_sync, chunk_price.h "host").
 inline constexpr double kHostSecondsPerKernel = 20e-6;
 
 // Per-runtime host overheads (priors; EfficiencyTable carries the values a step uses).
@@ -80,6 +85,7 @@ struct RuntimeTraits {
   int gathered_layers = 2;
   bool overlaps_tp_backward = true;
   bool blocking_p2p = true;
+  bool moe_host_sync = false;
   const char* source = "";  // Where the row's facts come from.
 };
 

@@ -230,6 +230,12 @@ TEST_CASE("PublicRun: schedule, recompute, sharding and precision texts") {
   CHECK(plan_of({{"fsdp_zero_distopt", "none (DDP impl: local)"}}).zero_stage == 0);
   // "DDP (FSDP=0)" is plain data parallelism, not FSDP.
   CHECK(plan_of({{"fsdp_zero_distopt", "DDP (FSDP=0)"}}).zero_stage == 0);
+  // Under Megatron-Bridge or NeMo, DDP runs the recipes' distributed optimizer.
+  CHECK(plan_of({{"fsdp_zero_distopt", "DDP (FSDP=0)"},
+                 {"framework", "Megatron-Bridge / Megatron-Core (NeMo 26.02)"}})
+            .zero_stage == 1);
+  CHECK(plan_of({{"fsdp_zero_distopt", "DDP (FSDP=0)"}, {"framework", "NeMo 2.0"}}).zero_stage ==
+        1);
   CHECK(plan_of({{"fsdp_zero_distopt", "FSDP2"}}).zero_stage == 3);
   // The framework text sets the runtime, and with it the attention kernel.
   CHECK(plan_of({{"framework", "Megatron-LM"}}).runtime == Runtime::kMegatronLm);

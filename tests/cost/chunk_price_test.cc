@@ -202,7 +202,7 @@ double moe_layer_forward(const ModelSpec& model, const ClusterSpec& cluster, con
 }
 
 TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the all-to-all off "
-          "the NICs; dropless layers wait on the host") {
+          "the NICs; MoE layers wait on the host") {
   ModelSpec model = testing::tiny_moe_model();
   model.hidden_size = 2048;
   model.moe->expert_ffn_hidden_size = 768;
@@ -245,24 +245,49 @@ TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the
   rack.nodes.front().count = 1;
   rack.nodes.front().host_gpus = 4;
   CHECK(moe_layer_forward(model, rack, plan) < balanced);
-  // Dropless: the host launches every kernel of the layer before the GPU can run it; with a
-  // capacity factor it runs ahead. A tiny microbatch is host-bound only in the dropless case.
+  // Megatron-Core (the default runtime) reads every MoE layer's token counts on the host
+  // (TEGroupedMLP's tokens_per_expert.tolist()): each pass adds exactly its kernels' issue time
+  // to its device time, dropless or not (bf16: no fp8 casts).
   Plan tiny = make_plan("dp=16,ep=16,mbs=1,gbs=16,seq=128");
   EfficiencyTable efficiency;
   CollectiveEfficiency collective;
-  ChunkPricer dropless(model, tiny, efficiency, collective, nullptr, false);
   const NodeGroup& group = cluster.nodes.front();
   CostModel costs(group.gpu, efficiency, nullptr);
   CommCounts comm;
+  double launches_fwd = 0, launches_bwd = 0;
+  for (const Op& op : layer_ops(model, op_shape(tiny, model), 0)) {
+    launches_fwd += op.kernels_fwd;
+    launches_bwd += op.kernels_b + op.kernels_w;
+  }
+  REQUIRE(runtime_traits(tiny.runtime).moe_host_sync);
+  ChunkPricer core(model, tiny, efficiency, collective, nullptr, false);
+  LayerPrice synced = core.layer(costs, group, core.tensor_parallel(group, comm), 0);
+  CHECK(synced.host_wait_fwd == Approx(launches_fwd * kHostSecondsPerKernel));
+  CHECK(synced.host_wait_bwd == Approx(launches_bwd * kHostSecondsPerKernel));
+  // The wait is in the task times the step uses: the chunk's forward is the layer's device
+  // time plus it.
+  model.moe->capacity_factor = 1.0;
+  ChunkPricer core_padded(model, tiny, efficiency, collective, nullptr, false);
+  LayerPrice synced_padded =
+      core_padded.layer(costs, group, core_padded.tensor_parallel(group, comm), 0);
+  CHECK(synced_padded.host_wait_fwd == Approx(launches_fwd * kHostSecondsPerKernel));
+  ChunkPrice chunk = core_padded.chunk(costs, group, 0, 1, false, false);
+  CHECK(chunk.forward == Approx(synced_padded.compute.fwd + synced_padded.forward_comm +
+                                synced_padded.host_wait_fwd +
+                                efficiency.overheads(tiny.runtime).microbatch_overhead_s));
+  model.moe->capacity_factor = 0;
+  // A runtime without that read (DeepSpeed's capacity-padded experts): a dropless layer still
+  // copies its all-to-all splits to the host, so its forward takes at least its launches x
+  // kHostSecondsPerKernel; with a capacity factor the host runs ahead.
+  Plan tiny_ds = make_plan("dp=16,ep=16,mbs=1,gbs=16,seq=128,runtime=deepspeed");
+  REQUIRE_FALSE(runtime_traits(tiny_ds.runtime).moe_host_sync);
+  ChunkPricer dropless(model, tiny_ds, efficiency, collective, nullptr, false);
   LayerPrice waits = dropless.layer(costs, group, dropless.tensor_parallel(group, comm), 0);
-  // The forward then takes exactly its launches x kHostSecondsPerKernel (bf16: no casts).
-  double launches = 0;
-  for (const Op& op : layer_ops(model, op_shape(tiny, model), 0)) launches += op.kernels_fwd;
   CHECK(waits.host_wait_fwd > 0);
   CHECK(waits.compute.fwd + waits.forward_comm + waits.host_wait_fwd ==
-        Approx(launches * kHostSecondsPerKernel));
+        Approx(launches_fwd * kHostSecondsPerKernel));
   model.moe->capacity_factor = 1.0;
-  ChunkPricer padded(model, tiny, efficiency, collective, nullptr, false);
+  ChunkPricer padded(model, tiny_ds, efficiency, collective, nullptr, false);
   LayerPrice ahead = padded.layer(costs, group, padded.tensor_parallel(group, comm), 0);
   CHECK(ahead.host_wait_fwd == 0);
 }

@@ -178,6 +178,32 @@ TEST_CASE("Plan: balanced split gives the remainder to the middle stages") {
   CHECK(stage_layer_counts(plan, model) == std::vector<int64_t>{8, 8, 8, 8});
 }
 
+TEST_CASE("Plan: the default split gives the last stage's MTP layers slots of their own") {
+  ModelSpec model = test_model();
+  model.num_layers = 61;  // DeepSeek-V3: 61 layers and one MTP layer.
+  model.mtp_layers = 1;
+  // 62 slots over 16 stages: 3 each, the 14 extra to the middle stages; the last stage's
+  // MTP layer takes one of its 3 slots (Megatron-Bridge's own pp 16 layout also keeps the
+  // last stage short: 1 decoder layer beside MTP and the loss).
+  Plan plan = parse_plan("pp=16,gbs=64", "x");
+  std::vector<int64_t> expected(16, 4);
+  expected.front() = 3;
+  expected.back() = 2;
+  CHECK(stage_layer_counts(plan, model) == expected);
+  // 62 over 2: 31 each, the last keeps 30 decoder layers.
+  CHECK(stage_layer_counts(parse_plan("pp=2,gbs=64", "x"), model) ==
+        std::vector<int64_t>{31, 30});
+  // Never below one decoder layer: 3 layers and 2 MTP layers on pp 3 stay one each.
+  model.num_layers = 3;
+  model.mtp_layers = 2;
+  CHECK(stage_layer_counts(parse_plan("pp=3,gbs=64", "x"), model) ==
+        std::vector<int64_t>{1, 1, 1});
+  // Without MTP the split is the plain balanced one.
+  model.mtp_layers = 0;
+  model.num_layers = 61;
+  CHECK(stage_layer_counts(plan, model)[15] == 3);
+}
+
 }  // namespace
 }  // namespace ppsim
 
