@@ -767,7 +767,8 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
     plan.sequence_parallel = false;
     defaults.push_back("sequence_parallel ignored: tp = 1");
   }
-  plan.zero_stage = read_zero_stage(row.text("fsdp_zero_distopt"), framework, row.text("framework"), defaults);
+  plan.zero_stage = read_zero_stage(row.text("fsdp_zero_distopt"), framework,
+                                    row.text("framework"), defaults);
   if (is_missing(row.text("precision")) && contains(lower(row.text("notes")), "fp8-family")) {
     plan.precision = Precision::kFp8;
     defaults.push_back("precision not stated, notes say FP8-family: fp8");
