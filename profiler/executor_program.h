@@ -80,6 +80,10 @@ struct ExecutorResult {
   std::vector<char> measured;                   // Per task: 1 when timed.
   std::vector<std::vector<std::string>> executed;  // Per worker: labels, in executed order.
   std::vector<double> peak_bytes;               // Per worker.
+  // Per worker (CUDA): device memory of the stand-in kernels' operands (GEMM inputs and outputs,
+  // gemm_softmax scores, memory-bound arrays), allocated but left out of peak_bytes, since
+  // training's kernels work in the activations and transient buffers the prediction counts.
+  std::vector<double> stand_in_bytes;
   std::string device;
   // CPU executor: the worker threads' CPU time over the wall time of their compute actions
   // (timed iterations, all workers): 1 when no thread ever waited for a core, lower on a busy

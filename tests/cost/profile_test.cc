@@ -313,6 +313,41 @@ TEST_CASE("CostModel: an attached profile wins over the roofline, op by op") {
   CHECK(plain.extrapolated_ops == 0);
 }
 
+// configs/profiles/h200-sxm-quick.json was measured by `ppsim profile` on one H200 SXM
+// (configs/profiles/README.md). The Hopper kernel datasheet (gpu_catalog.cc, from published
+// H100 GEMM sweeps) must stay within 10% of what that GPU measured for an 8192^3 GEMM.
+TEST_CASE("Shipped H200 profile: loads, stands for the H200, and agrees with the datasheet") {
+  const Profile profile =
+      load_profile(std::string(PPSIM_SOURCE_DIR) + "/configs/profiles/h200-sxm-quick.json");
+  CHECK(profile.backend == "cuda");
+  CHECK(profile.device.catalog_gpu == "H200-SXM-141GB");
+  const GpuSpec h200 = *find_gpu("H200-SXM-141GB");
+  auto measured = [&](const std::string& dtype) {
+    for (const GemmSample& g : profile.gemm) {
+      if (g.dtype == dtype && g.m == 8192 && g.n == 8192 && g.k == 8192) return g.flops() / g.seconds;
+    }
+    FAIL("no 8192^3 " << dtype << " GEMM in the shipped profile");
+    return 0.0;
+  };
+  const double bf16 = measured("bf16") / h200.peak_bf16_flops;  // 0.815 measured.
+  const double fp8 = measured("fp8") / h200.peak_fp8_flops;     // 0.724 measured.
+  CHECK(h200.kernels.gemm_bf16 == Approx(bf16).epsilon(0.10));
+  CHECK(h200.kernels.gemm_fp8 == Approx(fp8).epsilon(0.10));
+  // Attached to a cost model, the measured shape costs what it measured (plus the launch gap).
+  ProfileTable table(profile);
+  CostModel profiled(h200, {}, &table);
+  Op op;
+  op.name = "mlp_up";
+  op.op_class = OpClass::kGemm;
+  op.gemm = {8192, 8192, 8192, 1};
+  op.flops_fwd = op.flops_b = op.flops_w = 2.0 * 8192 * 8192 * 8192;
+  op.bytes_fwd = op.bytes_b = op.bytes_w = 3 * 2.0 * 8192 * 8192;
+  op.kernels_fwd = op.kernels_b = op.kernels_w = 1;
+  OpCost cost = profiled.op_cost(op);
+  CHECK(cost.fwd.source == CostSource::kProfile);
+  CHECK(cost.fwd.seconds == Approx(op.flops_fwd / measured("bf16") + profiled.kernel_gap()));
+}
+
 TEST_CASE("load_profile_for: the flag wins over the cluster's path") {
   ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1);
   REQUIRE_FALSE(load_profile_for(cluster, "").has_value());
