@@ -5,6 +5,7 @@
 #include "simulator/cost/collective_timing.h"
 #include "simulator/cost/profile_table.h"
 #include "simulator/model/model_stats.h"
+#include "simulator/model/moe_dispatch.h"
 #include "simulator/model/parameter_bytes.h"
 
 namespace ppsim {
@@ -45,8 +46,10 @@ int64_t ChunkPricer::dp_ranks_per_node(const NodeGroup& group) const {
 
 double ChunkPricer::collective_seconds(Collective kind, double bytes, int64_t size,
                                        int64_t per_node, const NodeGroup& group,
-                                       CommCounts& comm) const {
-  PassCost cost = collective_time(kind, bytes, collective_group(size, per_node, group), collective_,
+                                       CommCounts& comm, double cross_node_share) const {
+  CollectiveGroup members = collective_group(size, per_node, group);
+  members.cross_node_share = cross_node_share;
+  PassCost cost = collective_time(kind, bytes, members, collective_,
                                   profile_for_gpu(profile_, group.gpu), ideal_links_);
   count_comm(cost, comm);
   return cost.seconds;
@@ -127,10 +130,12 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     if (plan_.ep > 1) {
       // Expert ranks stride etp: a domain of g GPUs holds g/etp of the ep group.
       const int64_t per_domain = divisor_at_most(plan_.ep, group.gpus_per_node / etp);
+      const double share =
+          cross_domain_share(*model_.moe, plan_.ep, per_domain, plan_.moe_dispatcher);
       for (const Op& op : ops) {
         if (op.all_to_all_bytes <= 0) continue;
         expert_comm += collective_seconds(Collective::kAllToAll, op.all_to_all_bytes, plan_.ep,
-                                          per_domain, group, price.comm);
+                                          per_domain, group, price.comm, share);
       }
     }
     if (etp > 1) {

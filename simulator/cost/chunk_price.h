@@ -12,7 +12,9 @@
 //   ep         MoE layers with ep > 1: the dispatch and combine all-to-alls, forward and backward,
 //              over the ep group's placement: its ranks sit etp apart (Megatron's expert rank
 //              order), so an NVLink domain of g GPUs holds g/etp of them and the rest is
-//              reached over the NICs; sized for the critical rank (layer_ops.h). With
+//              reached over the NICs; sized for the critical rank (layer_ops.h). DeepEP and
+//              HybridEP (Plan::moe_dispatcher) send a token once per remote domain and
+//              forward it over NVLink there (model/moe_dispatch.h). With
 //              moe_a2a_overlap only their excess over the pass's compute shows (plus the
 //              overlap contention share). With etp > 1, the all-gather and reduce-scatter of the
 //              expert rows over the etp group (forward AG + RS, backward the mirror). An MoE
@@ -187,8 +189,10 @@ class ChunkPricer {
 
   // Seconds of one collective on `size` ranks, `per_node` of them per node of `group`, counted
   // into `comm`: measured when the profile applies and has it, else alpha-beta.
+  // `cross_node_share`: CollectiveGroup's (a deduplicating MoE dispatcher's all-to-all).
   double collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
-                            const NodeGroup& group, CommCounts& comm) const;
+                            const NodeGroup& group, CommCounts& comm,
+                            double cross_node_share = 1) const;
 
  private:
   const ModelSpec& model_;

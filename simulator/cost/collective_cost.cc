@@ -21,7 +21,8 @@ struct Traffic {
   bool concurrent = false;  // The two classes always run at once (alltoall).
 };
 
-Traffic traffic(Collective kind, double s, double n, double g, double nodes) {
+Traffic traffic(Collective kind, double s, double n, double g, double nodes,
+                double cross_node_share) {
   Traffic t;
   switch (kind) {
     case Collective::kAllReduce:
@@ -41,7 +42,9 @@ Traffic traffic(Collective kind, double s, double n, double g, double nodes) {
       break;
     case Collective::kAllToAll:
       t.intra_bytes = (g - 1) / n * s;
-      t.inter_bytes = (n - g) / n * s;
+      t.inter_bytes = (n - g) / n * s * cross_node_share;
+      // Deduplicated copies land on one GPU of the destination node, which forwards them.
+      if (cross_node_share < 1) t.intra_bytes += (n - g) / n * s * (g - 1) / g;
       t.intra_hops = g > 1 ? 1 : 0;
       t.inter_hops = nodes > 1 ? 1 : 0;
       t.concurrent = true;
@@ -76,7 +79,9 @@ CollectiveCost collective_cost(Collective kind, double bytes, const CollectiveGr
   double n = static_cast<double>(group.size);
   double g = static_cast<double>(group.ranks_per_node);
   double nodes = static_cast<double>(group.num_nodes());
-  Traffic t = traffic(kind, bytes, n, g, nodes);
+  PPSIM_CHECK(group.cross_node_share > 0 && group.cross_node_share <= 1,
+              "cross_node_share must be in (0, 1]");
+  Traffic t = traffic(kind, bytes, n, g, nodes, group.cross_node_share);
 
   cost.intra_bytes = t.intra_bytes;
   cost.inter_bytes = t.inter_bytes;

@@ -65,6 +65,11 @@ struct CollectiveGroup {
                                // (bytes/s) and one-hop latency (s). Unused when g == 1.
   LinkSpec inter;              // One GPU's NIC share (NodeGroup::nic_bandwidth_per_gpu) per
                                // direction and latency across the fabric. Unused when N == 1.
+  // All-to-all only: the share of its cross-node bytes sent, < 1 under a dispatcher that sends
+  // a token once per destination node and forwards it over NVLink there (DeepEP, HybridEP;
+  // model/moe_dispatch.h); the forwarding adds (g-1)/g of the undeduplicated cross-node bytes
+  // to the intra-node ones. 1: every copy crosses (NCCL all-to-all).
+  double cross_node_share = 1;
 
   int64_t num_nodes() const { return size / ranks_per_node; }
 };

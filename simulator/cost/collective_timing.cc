@@ -23,7 +23,8 @@ PassCost collective_time(Collective kind, double bytes, const CollectiveGroup& g
                          bool ideal_links) {
   PassCost cost;
   if (ideal_links || group.size <= 1 || bytes <= 0) return cost;
-  if (profile) {
+  // A profile measured NCCL's all-to-all, not a deduplicating dispatcher's.
+  if (profile && group.cross_node_share == 1) {
     if (std::optional<ProfileEstimate> measured =
             profile->collective(kind, group.size, group.ranks_per_node, bytes)) {
       cost.seconds = measured->seconds;

@@ -192,6 +192,10 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
       model_args.push_back(
           {"--moe-shared-expert-intermediate-size", std::to_string(model.moe->shared_width())});
     }
+    if (model.moe->num_groups > 0) {
+      model_args.push_back({"--moe-router-num-groups", std::to_string(model.moe->num_groups)});
+      model_args.push_back({"--moe-router-group-topk", std::to_string(model.moe->group_topk)});
+    }
     model_args.push_back({"--moe-grouped-gemm", ""});
     model_args.push_back({"--moe-router-load-balancing-type", "aux_loss"});
     model_args.push_back({"--moe-aux-loss-coeff", "1e-2"});
@@ -216,7 +220,13 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     if (plan.etp > 0) {
       parallel_args.push_back({"--expert-tensor-parallel-size", std::to_string(plan.etp)});
     }
-    parallel_args.push_back({"--moe-token-dispatcher-type", "alltoall"});
+    if (plan.moe_dispatcher == MoeDispatcher::kAllToAll) {
+      parallel_args.push_back({"--moe-token-dispatcher-type", "alltoall"});
+    } else {
+      parallel_args.push_back({"--moe-token-dispatcher-type", "flex"});
+      parallel_args.push_back(
+          {"--moe-flex-dispatcher-backend", moe_dispatcher_name(plan.moe_dispatcher)});
+    }
   }
   if (plan.sequence_parallel) parallel_args.push_back({"--sequence-parallel", ""});
   megatron_pipeline_args(model, plan, parallel_args);

@@ -310,6 +310,15 @@ void read_deepseek_v3(const nlohmann::json& json, const std::string& source, Mod
   moe.num_shared_experts = nonnegative_or(json, "n_shared_experts", 0, source);
   moe.first_k_dense = nonnegative_or(json, "first_k_dense_replace", 0, source);
   check_top_k(moe, "num_experts_per_tok", source);
+  // Node-limited routing: n_group groups of experts, each token within its topk_group best
+  // (n_group 1 is one group, no limit).
+  if (nonnegative_or(json, "n_group", 0, source) > 1) {
+    moe.num_groups = positive(json, "n_group", source);
+    moe.group_topk = positive(json, "topk_group", source);
+    if (std::optional<std::string> problem = moe_group_problem(moe)) {
+      throw InputError(source, "/topk_group", *problem);
+    }
+  }
   if (moe.first_k_dense > model.num_layers) {
     throw InputError(source, "/first_k_dense_replace",
                      fmt::format("first_k_dense_replace={} exceeds num_hidden_layers={}",

@@ -73,7 +73,12 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
     moe.imbalance =
         moe_reader->optional_number("imbalance", 1.0, 1e6).value_or(kDefaultMoeImbalance);
     moe.capacity_factor = moe_reader->optional_number("capacity_factor", 0.0, 1e6).value_or(0.0);
+    moe.num_groups = moe_reader->optional_int("num_groups", 1, kMaxDimension).value_or(0);
+    moe.group_topk = moe_reader->optional_int("group_topk", 1, kMaxDimension).value_or(0);
     moe_reader->finish();
+    if (std::optional<std::string> problem = moe_group_problem(moe)) {
+      moe_reader->fail(moe.num_groups > 0 ? "group_topk" : "num_groups", *problem);
+    }
     if (moe.imbalance > static_cast<double>(moe.num_experts)) {
       moe_reader->fail("imbalance",
                        fmt::format("imbalance {} exceeds num_experts={} (the busiest expert cannot "
@@ -127,6 +132,26 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
 }
 
 }  // namespace
+
+std::optional<std::string> moe_group_problem(const MoeSpec& moe) {
+  if (moe.num_groups == 0 && moe.group_topk == 0) return std::nullopt;
+  if (moe.num_groups == 0 || moe.group_topk == 0) {
+    return std::string("num_groups and group_topk come together (group-limited routing: the "
+                       "experts' groups and how many of them each token may use)");
+  }
+  if (moe.num_experts % moe.num_groups != 0) {
+    return fmt::format("num_groups={} does not divide num_experts={}", moe.num_groups,
+                       moe.num_experts);
+  }
+  if (moe.group_topk > moe.num_groups) {
+    return fmt::format("group_topk={} exceeds num_groups={}", moe.group_topk, moe.num_groups);
+  }
+  if (moe.group_topk * (moe.num_experts / moe.num_groups) < moe.top_k) {
+    return fmt::format("group_topk={} groups of {} experts hold fewer than top_k={}", moe.group_topk,
+                       moe.num_experts / moe.num_groups, moe.top_k);
+  }
+  return std::nullopt;
+}
 
 ModelSpec parse_ppsim_model_json(const nlohmann::json& json, const std::string& source) {
   return parse_ppsim_model(json, source);

@@ -64,6 +64,11 @@ struct MoeSpec {
   // to it (Megatron --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity). Absent
   // (0) means dropless: every routed token is kept, and the token counts go to the host.
   double capacity_factor = 0;
+  // Group-limited routing (DeepSeek-V3's node-limited routing; Megatron --moe-router-num-groups
+  // and --moe-router-group-topk; HF n_group and topk_group): the experts form num_groups equal
+  // groups and each token's top_k experts come from its best group_topk groups. 0 = none.
+  int64_t num_groups = 0;
+  int64_t group_topk = 0;
 
   bool dropless() const { return capacity_factor <= 0; }
   int64_t shared_width() const {
@@ -72,6 +77,11 @@ struct MoeSpec {
                                               : expert_ffn_hidden_size);
   }
 };
+
+// What is wrong with a MoeSpec's group-limited routing (both keys or neither; num_groups divides
+// num_experts; 1 <= group_topk <= num_groups; the chosen groups hold at least top_k experts);
+// nullopt when it is consistent or absent. Pure.
+std::optional<std::string> moe_group_problem(const MoeSpec& moe);
 
 // Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values pass through low-rank
 // projections; each head's query and key are a "nope" part and a shared-rope part.

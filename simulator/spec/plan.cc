@@ -18,6 +18,7 @@ namespace ppsim {
 namespace {
 
 const std::vector<std::string> kRecomputeNames = {"none", "selective", "full"};
+const std::vector<std::string> kMoeDispatcherNames = {"alltoall", "deepep", "hybridep"};
 const std::vector<std::string> kPrecisionNames = {"bf16", "fp16", "fp8"};
 
 std::vector<int64_t> read_int_list(const nlohmann::json& array, const JsonReader& reader,
@@ -63,6 +64,11 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
     }
   }
   plan.moe_a2a_overlap = reader.optional_bool("moe_a2a_overlap").value_or(false);
+  const std::string dispatcher =
+      reader.optional_choice("moe_dispatcher", kMoeDispatcherNames).value_or("alltoall");
+  plan.moe_dispatcher = static_cast<MoeDispatcher>(
+      std::find(kMoeDispatcherNames.begin(), kMoeDispatcherNames.end(), dispatcher) -
+      kMoeDispatcherNames.begin());
   std::optional<int64_t> vpp = reader.optional_int("vpp", 1, kMaxPlanDegree);
   plan.micro_batch_size =
       read_int_with_alias(reader, "micro_batch_size", "mbs", 1, kMaxBatch).value_or(1);
@@ -253,6 +259,10 @@ std::string recompute_name(Recompute recompute) {
   return kRecomputeNames[static_cast<size_t>(recompute)];
 }
 
+std::string moe_dispatcher_name(MoeDispatcher dispatcher) {
+  return kMoeDispatcherNames[static_cast<size_t>(dispatcher)];
+}
+
 Plan parse_plan(const std::string& text, const std::string& source) {
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw InputError(source, "", "the plan is empty");
@@ -295,6 +305,9 @@ std::string plan_to_json(const Plan& plan) {
   json["ep"] = plan.ep;
   if (plan.etp > 0) json["etp"] = plan.etp;
   if (plan.moe_a2a_overlap) json["moe_a2a_overlap"] = true;
+  if (plan.moe_dispatcher != MoeDispatcher::kAllToAll) {
+    json["moe_dispatcher"] = moe_dispatcher_name(plan.moe_dispatcher);
+  }
   json["vpp"] = plan.vpp;
   json["micro_batch_size"] = plan.micro_batch_size;
   json["global_batch_size"] = plan.global_batch_size;
@@ -324,6 +337,9 @@ std::string plan_to_inline(const Plan& plan) {
   if (plan.ep > 1) text += fmt::format(",ep={}", plan.ep);
   if (plan.etp > 0) text += fmt::format(",etp={}", plan.etp);
   if (plan.moe_a2a_overlap) text += ",moe_a2a_overlap=true";
+  if (plan.moe_dispatcher != MoeDispatcher::kAllToAll) {
+    text += ",moe_dispatcher=" + moe_dispatcher_name(plan.moe_dispatcher);
+  }
   text += fmt::format(",mbs={},gbs={}", plan.micro_batch_size, plan.global_batch_size);
   if (plan.seq_length) text += fmt::format(",seq={}", *plan.seq_length);
   text += ",schedule=" + schedule_name(plan.schedule);
@@ -553,6 +569,11 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   }
   if (plan.moe_a2a_overlap && (!model.is_moe() || plan.ep == 1)) {
     return "moe_a2a_overlap needs an MoE model with ep > 1 (there is no all-to-all to overlap)";
+  }
+  if (plan.moe_dispatcher != MoeDispatcher::kAllToAll && (!model.is_moe() || plan.ep == 1)) {
+    return fmt::format("moe_dispatcher={} needs an MoE model with ep > 1 (there are no tokens to "
+                       "dispatch to other ranks)",
+                       moe_dispatcher_name(plan.moe_dispatcher));
   }
   if (plan.etp > 0 && !model.is_moe()) {
     return fmt::format("etp={} but {} has no experts (etp splits expert MLPs)", plan.etp,

@@ -5,7 +5,8 @@
 //    "schedule","recompute":"none|selective|full","sequence_parallel","zero_stage":0-3,
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
-//    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"training"?}
+//    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"moe_dispatcher"?,
+//    "training"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
 // (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
@@ -44,6 +45,15 @@ inline constexpr int64_t kMaxPlanSequence = int64_t{1} << 24;
 
 enum class Recompute { kNone, kSelective, kFull };
 
+// How an MoE layer's tokens reach their experts' ranks (Megatron --moe-token-dispatcher-type).
+//   kAllToAll  NCCL all-to-all of every (token, expert) copy: a token routed to experts on two
+//              ranks of one remote node crosses the network twice (Megatron "alltoall").
+//   kDeepEp    DeepEP's fused dispatch and combine (Megatron "flex" with
+//              --moe-flex-dispatcher-backend deepep): a token crosses the network once per
+//              destination NVLink domain and is forwarded over NVLink inside it.
+//   kHybridEp  NVIDIA's HybridEP ("flex", backend hybridep), the same per-domain scheme.
+enum class MoeDispatcher { kAllToAll, kDeepEp, kHybridEp };
+
 struct Plan {
   int64_t tp = 1;   // Tensor-parallel degree. Default 1.
   int64_t pp = 1;   // Pipeline stages (ranks). Default 1.
@@ -59,6 +69,9 @@ struct Plan {
   // --overlap-moe-expert-parallel-comm, DeepEP-style): only their excess over the overlapped
   // work shows. Default false (blocking, Megatron's default).
   bool moe_a2a_overlap = false;
+  // MoE token dispatcher (above); JSON "moe_dispatcher": "alltoall" | "deepep" | "hybridep".
+  // Default alltoall (Megatron-Bridge's recipes' base setting).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   int64_t vpp = 1;  // Model chunks per pipeline rank (interleaved 1F1B; 2 for zbv/dualpipev).
   int64_t micro_batch_size = 1;   // Sequences per microbatch; JSON "micro_batch_size"/"mbs".
   int64_t global_batch_size = 0;  // Sequences per optimizer step; JSON "global_batch_size"/"gbs". Required.
@@ -104,6 +117,9 @@ Plan load_plan(const std::string& path_or_inline);
 
 // Canonical names used in JSON, flags and reports (schedule names: schedule_kind.h).
 std::string recompute_name(Recompute recompute);
+
+// "alltoall", "deepep", "hybridep".
+std::string moe_dispatcher_name(MoeDispatcher dispatcher);
 
 // The plan as JSON in the format parse_plan accepts (every key spelled out).
 std::string plan_to_json(const Plan& plan);

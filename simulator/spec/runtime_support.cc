@@ -152,6 +152,12 @@ std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpe
     }
     if (!why.empty()) return refuse("MoE all-to-all overlap (moe_a2a_overlap) " + why);
   }
+  // DeepEP and HybridEP are Megatron-Core's flex token dispatcher.
+  if (plan.moe_dispatcher != MoeDispatcher::kAllToAll && plan.runtime != Runtime::kMegatronCore) {
+    return refuse(fmt::format("the {} MoE dispatcher (moe_dispatcher={})",
+                              plan.moe_dispatcher == MoeDispatcher::kDeepEp ? "DeepEP" : "HybridEP",
+                              moe_dispatcher_name(plan.moe_dispatcher)));
+  }
   return std::nullopt;
 }
 

@@ -8,6 +8,7 @@
 
 #include "simulator/cost/collective_timing.h"
 #include "simulator/model/chunk_layout.h"
+#include "simulator/model/moe_dispatch.h"
 #include "simulator/model/parameter_bytes.h"
 #include "tests/test_helpers.h"
 
@@ -201,8 +202,8 @@ double moe_layer_forward(const ModelSpec& model, const ClusterSpec& cluster, con
   return price.compute.fwd + price.forward_comm + price.host_wait_fwd;
 }
 
-TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the all-to-all off "
-          "the NICs; MoE layers wait on the host") {
+// Qwen3-30B-A3B's layer shape with 64 experts (so ep 16 holds 4 each).
+ModelSpec small_expert_model() {
   ModelSpec model = testing::tiny_moe_model();
   model.hidden_size = 2048;
   model.moe->expert_ffn_hidden_size = 768;
@@ -212,6 +213,12 @@ TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the
   model.num_attention_heads = 16;
   model.num_kv_heads = 4;
   model.head_dim = 128;
+  return model;
+}
+
+TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the all-to-all off "
+          "the NICs; MoE layers wait on the host") {
+  ModelSpec model = small_expert_model();
   ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 4, 4);  // Nodes of 4 GPUs.
   Plan plan = make_plan("dp=16,ep=16,mbs=1,gbs=16");
   const double balanced = moe_layer_forward(model, cluster, plan);
@@ -290,6 +297,35 @@ TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the
   ChunkPricer padded(model, tiny_ds, efficiency, collective, nullptr, false);
   LayerPrice ahead = padded.layer(costs, group, padded.tensor_parallel(group, comm), 0);
   CHECK(ahead.host_wait_fwd == 0);
+}
+
+TEST_CASE("ChunkPrice: DeepEP sends a token once per remote node; inside one node it changes "
+          "nothing") {
+  ModelSpec model = small_expert_model();
+  model.moe->imbalance = 1.0;
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  auto a2a_forward = [&](const ClusterSpec& cluster, const std::string& text) {
+    Plan plan = make_plan(text);
+    ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+    const NodeGroup& group = cluster.nodes.front();
+    CostModel costs(group.gpu, efficiency, nullptr);
+    CommCounts comm;
+    return pricer.layer(costs, group, pricer.tensor_parallel(group, comm), 0).forward_comm;
+  };
+  // ep 16 over 4 nodes of 4: the all-to-alls cross the NICs; DeepEP's share of them follows
+  // cross_domain_share (64 experts, top-8, 4 domains), and the NIC leg is what sets the time.
+  ClusterSpec nodes = testing::uniform_cluster("H100-SXM-80GB", 4, 4);
+  const double alltoall = a2a_forward(nodes, "dp=16,ep=16,mbs=1,gbs=16");
+  const double deepep = a2a_forward(nodes, "dp=16,ep=16,mbs=1,gbs=16,moe_dispatcher=deepep");
+  const double share = cross_domain_share(*model.moe, 16, 4, MoeDispatcher::kDeepEp);
+  REQUIRE(share < 1);
+  CHECK(deepep < alltoall);
+  CHECK(deepep >= share * alltoall);  // Latencies are not deduplicated.
+  // One node of 16 GPUs: nothing crosses a NIC, so nothing to deduplicate.
+  ClusterSpec one = testing::uniform_cluster("H100-SXM-80GB", 1, 16);
+  CHECK(a2a_forward(one, "dp=16,ep=16,mbs=1,gbs=16,moe_dispatcher=hybridep") ==
+        a2a_forward(one, "dp=16,ep=16,mbs=1,gbs=16"));
 }
 
 }  // namespace

@@ -122,6 +122,23 @@ TEST_CASE("CollectiveCost: alltoall sends to node peers and remote peers at once
         Approx(kMultiNodeIntraLat + kNicLat + 8.0 / 16 * kSize / kNic).epsilon(1e-12));
 }
 
+TEST_CASE("CollectiveCost: a node-deduplicating dispatch sends its share and forwards it") {
+  // DeepEP-style: half of the cross-node copies travel (moe_dispatch.h), and every copy bound
+  // for this node that lands on another GPU is forwarded: (n-g)/n S (g-1)/g over NVLink.
+  CollectiveGroup group = group_of(16, 8);
+  group.cross_node_share = 0.5;
+  CollectiveCost dedup = collective_cost(Collective::kAllToAll, kSize, group, lossless());
+  CHECK(dedup.inter_bytes == 0.5 * 8.0 / 16 * kSize);
+  CHECK(dedup.intra_bytes == Approx(7.0 / 16 * kSize + 8.0 / 16 * kSize * 7.0 / 8));
+  CHECK(dedup.seconds ==
+        Approx(kMultiNodeIntraLat + kNicLat + 0.5 * 8.0 / 16 * kSize / kNic).epsilon(1e-12));
+  // Other collectives ignore it.
+  CollectiveGroup ring = group_of(16, 8);
+  CollectiveCost plain = collective_cost(Collective::kAllGather, kSize, ring, lossless());
+  ring.cross_node_share = 0.5;
+  CHECK(collective_cost(Collective::kAllGather, kSize, ring, lossless()).seconds == plain.seconds);
+}
+
 TEST_CASE("CollectiveCost: send/recv uses NVLink inside a node and the NIC across") {
   CollectiveCost same = collective_cost(Collective::kSendRecv, kSize, group_of(2, 2), lossless());
   CHECK(same.seconds == Approx(kNvlinkLat + kSize / kNvlink).epsilon(1e-12));

@@ -16,6 +16,18 @@
 namespace ppsim {
 namespace {
 
+// A bf16 s x s x s GEMM op, one launch per pass.
+Op square_gemm(double s) {
+  Op op;
+  op.name = "qkv_proj";
+  op.op_class = OpClass::kGemm;
+  op.gemm = {s, s, s, 1};
+  op.flops_fwd = op.flops_b = op.flops_w = 2.0 * s * s * s;
+  op.bytes_fwd = op.bytes_b = op.bytes_w = 3 * 2.0 * s * s;
+  op.kernels_fwd = op.kernels_b = op.kernels_w = 1;
+  return op;
+}
+
 // A small profile with every table, times from known models.
 Profile sample_profile() {
   Profile p;
@@ -287,13 +299,7 @@ TEST_CASE("CostModel: an attached profile wins over the roofline, op by op") {
   CostModel roofline(gpu);
   CostModel profiled(gpu, {}, &table);
   REQUIRE(profiled.profile() == &table);
-  Op op;
-  op.name = "qkv_proj";
-  op.op_class = OpClass::kGemm;
-  op.gemm = {4096, 4096, 4096, 1};
-  op.flops_fwd = op.flops_b = op.flops_w = 2.0 * 4096 * 4096 * 4096;
-  op.bytes_fwd = op.bytes_b = op.bytes_w = 3 * 2.0 * 4096 * 4096;
-  op.kernels_fwd = op.kernels_b = op.kernels_w = 1;
+  Op op = square_gemm(4096);
   OpCost with = profiled.op_cost(op);
   OpCost without = roofline.op_cost(op);
   CHECK(without.fwd.source == CostSource::kRoofline);
@@ -336,13 +342,7 @@ TEST_CASE("Shipped H200 profile: loads, stands for the H200, and agrees with the
   // Attached to a cost model, the measured shape costs what it measured (plus the launch gap).
   ProfileTable table(profile);
   CostModel profiled(h200, {}, &table);
-  Op op;
-  op.name = "mlp_up";
-  op.op_class = OpClass::kGemm;
-  op.gemm = {8192, 8192, 8192, 1};
-  op.flops_fwd = op.flops_b = op.flops_w = 2.0 * 8192 * 8192 * 8192;
-  op.bytes_fwd = op.bytes_b = op.bytes_w = 3 * 2.0 * 8192 * 8192;
-  op.kernels_fwd = op.kernels_b = op.kernels_w = 1;
+  Op op = square_gemm(8192);
   OpCost cost = profiled.op_cost(op);
   CHECK(cost.fwd.source == CostSource::kProfile);
   CHECK(cost.fwd.seconds == Approx(op.flops_fwd / measured("bf16") + profiled.kernel_gap()));

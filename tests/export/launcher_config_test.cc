@@ -354,6 +354,12 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--ckpt-format", {"torch", "torch_dist", "torch_dcp", "fsdp_dtensor"}},
       {"--use-precision-aware-optimizer", {}},
       {"--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"}},
+      // arguments.py _add_moe_args: --moe-flex-dispatcher-backend (choices deepep, hybridep),
+      // --moe-router-num-groups and --moe-router-group-topk (TransformerConfig
+      // moe_router_num_groups, moe_router_group_topk).
+      {"--moe-flex-dispatcher-backend", {"deepep", "hybridep"}},
+      {"--moe-router-num-groups", {}},
+      {"--moe-router-group-topk", {}},
       {"--mock-data", {}},
       {"--tokenizer-type", {"NullTokenizer"}},
       {"--vocab-size", {}},
@@ -518,9 +524,9 @@ std::map<std::string, nlohmann::json> parse_toml(const std::string& text) {
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("Launcher exports: golden files for eight plans in the formats that run them") {
+TEST_CASE("Launcher exports: golden files for nine plans in the formats that run them") {
   std::vector<GoldenCase> cases = golden_cases();
-  REQUIRE(cases.size() == 8);
+  REQUIRE(cases.size() == 9);
   for (const GoldenCase& entry : cases) {
     for (LauncherFormat format : entry.formats) {
       std::string path = kGoldenDir + "/" + entry.name + "_" + launcher_format_name(format) + "." +
@@ -729,6 +735,27 @@ TEST_CASE("Megatron export: MoE, MLA and MTP flags") {
     CHECK(args.at("--kv-channels") == "128");
     CHECK(args.count("--moe-layer-freq") == 0);
     CHECK(args_of(qwen, "PARALLEL_ARGS").count("--expert-tensor-parallel-size") == 0);
+  }
+  SECTION("DeepEP and HybridEP: the flex dispatcher; DeepSeek-V3's node-limited routing") {
+    for (const char* backend : {"deepep", "hybridep"}) {
+      INFO(backend);
+      std::string text = export_inline(LauncherFormat::kMegatron, "deepseek-v3", "dgx-h100:128",
+                                       "tp=2,pp=8,dp=64,ep=64,mbs=1,gbs=8192,"
+                                       "schedule=interleaved-1f1b,vpp=4,sequence_parallel=true,"
+                                       "moe_dispatcher=" + std::string(backend))
+                             .text;
+      auto parallel_flags = args_of(text, "PARALLEL_ARGS");
+      CHECK(parallel_flags.at("--moe-token-dispatcher-type") == "flex");
+      CHECK(parallel_flags.at("--moe-flex-dispatcher-backend") == backend);
+      auto model_flags = args_of(text, "MODEL_ARGS");
+      CHECK(model_flags.at("--moe-router-num-groups") == "8");
+      CHECK(model_flags.at("--moe-router-group-topk") == "4");
+    }
+    // The flex dispatcher is Megatron-Core's: DeepSpeed and torchtitan refuse it.
+    CHECK_THROWS_WITH(
+        export_inline(LauncherFormat::kDeepSpeed, "mixtral-8x7b", "dgx-h100-1",
+                      "tp=2,pp=2,dp=2,ep=2,mbs=1,gbs=64,runtime=deepspeed,moe_dispatcher=deepep"),
+        Catch::Contains("cannot run the DeepEP MoE dispatcher (moe_dispatcher=deepep)"));
   }
   SECTION("overlap that Megatron would reject: refused") {
     CHECK_THROWS_WITH(

@@ -43,6 +43,8 @@ void check_same_shape(const ModelSpec& imported, const ModelSpec& zoo) {
     CHECK(imported.moe->num_shared_experts == zoo.moe->num_shared_experts);
     CHECK(imported.moe->shared_width() == zoo.moe->shared_width());
     CHECK(imported.moe->first_k_dense == zoo.moe->first_k_dense);
+    CHECK(imported.moe->num_groups == zoo.moe->num_groups);
+    CHECK(imported.moe->group_topk == zoo.moe->group_topk);
   }
   REQUIRE(imported.mla.has_value() == zoo.mla.has_value());
   if (zoo.mla) {
@@ -128,6 +130,16 @@ TEST_CASE("HfConfig: shapes ppsim cannot express are clear errors naming file an
   CHECK(testing::model_import_error(deepseek) ==
         "bad/config.json: /num_key_value_heads: MLA attention has a key and value per head: "
         "expected 128 (num_attention_heads), got 8");
+  deepseek = testing::hf_fixture_json("DeepSeek-V3");
+  deepseek["topk_group"] = 9;
+  CHECK(testing::model_import_error(deepseek) ==
+        "bad/config.json: /topk_group: group_topk=9 exceeds num_groups=8");
+  deepseek = testing::hf_fixture_json("DeepSeek-V3");
+  deepseek["topk_group"] = 1;  // One group of 32 experts holds top_k=8: consistent.
+  CHECK(parse_model_spec(deepseek.dump(), "a/config.json").moe->group_topk == 1);
+  deepseek["n_group"] = 3;
+  CHECK(testing::model_import_error(deepseek) ==
+        "bad/config.json: /topk_group: num_groups=3 does not divide num_experts=256");
   deepseek = testing::hf_fixture_json("DeepSeek-V3");
   deepseek.erase("kv_lora_rank");
   CHECK(testing::model_import_error(deepseek) ==

@@ -84,6 +84,19 @@ TEST_CASE("ModelSpec: MoE block with every_n_layers") {
   CHECK_FALSE(model.is_moe_layer(1));
   CHECK(error_of(testing::replace_once(text, "\"top_k\": 2", "\"top_k\": 9")) ==
         "m.json: /moe/top_k: top_k=9 exceeds num_experts=8");
+  // Group-limited routing: both keys, groups dividing the experts and holding top_k of them.
+  std::string grouped = testing::replace_once(text, "\"every_n_layers\": 2",
+                                              "\"every_n_layers\": 2, \"num_groups\": 4, "
+                                              "\"group_topk\": 2");
+  CHECK(parse_model_spec(grouped, "moe.json").moe->num_groups == 4);
+  CHECK(error_of(testing::replace_once(grouped, ", \"group_topk\": 2", "")) ==
+        "m.json: /moe/group_topk: num_groups and group_topk come together (group-limited routing: "
+        "the experts' groups and how many of them each token may use)");
+  CHECK(error_of(testing::replace_once(grouped, "\"num_groups\": 4", "\"num_groups\": 3")) ==
+        "m.json: /moe/group_topk: num_groups=3 does not divide num_experts=8");
+  CHECK(error_of(testing::replace_once(grouped, "\"num_groups\": 4, \"group_topk\": 2",
+                                       "\"num_groups\": 8, \"group_topk\": 1")) ==
+        "m.json: /moe/group_topk: group_topk=1 groups of 1 experts hold fewer than top_k=2");
 }
 
 TEST_CASE("ModelSpec: HuggingFace configs give the published parameter counts") {

@@ -231,5 +231,22 @@ TEST_CASE("Plan: first/last stage layers, uneven chunks, etp and moe_a2a_overlap
   CHECK(parse_plan(plan_to_inline(moe), "inline").moe_a2a_overlap);
 }
 
+TEST_CASE("Plan: moe_dispatcher parses, round-trips and needs experts to dispatch") {
+  CHECK(parse_plan("gbs=8", "--plan").moe_dispatcher == MoeDispatcher::kAllToAll);
+  Plan deepep = parse_plan("dp=8,ep=8,gbs=8,moe_dispatcher=deepep", "--plan");
+  CHECK(deepep.moe_dispatcher == MoeDispatcher::kDeepEp);
+  CHECK(parse_plan(plan_to_json(deepep), "json").moe_dispatcher == MoeDispatcher::kDeepEp);
+  CHECK(parse_plan(plan_to_inline(deepep), "inline").moe_dispatcher == MoeDispatcher::kDeepEp);
+  CHECK(parse_plan(R"({"gbs": 8, "moe_dispatcher": "hybridep"})", "p.json").moe_dispatcher ==
+        MoeDispatcher::kHybridEp);
+  CHECK(plan_to_inline(parse_plan("gbs=8", "--plan")).find("moe_dispatcher") == std::string::npos);
+  CHECK_THROWS_WITH(parse_plan("gbs=8,moe_dispatcher=nccl", "--plan"),
+                    Catch::Contains("--plan") && Catch::Contains("/moe_dispatcher") &&
+                        Catch::Contains("alltoall") && Catch::Contains("hybridep"));
+  CHECK(problem("gbs=8,moe_dispatcher=deepep") ==
+        "moe_dispatcher=deepep needs an MoE model with ep > 1 (there are no tokens to dispatch "
+        "to other ranks)");
+}
+
 }  // namespace
 }  // namespace ppsim

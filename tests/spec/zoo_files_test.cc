@@ -201,7 +201,7 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
       REQUIRE(moe.is_object());
       check_keys(moe, {"num_experts", "top_k", "expert_ffn_hidden_size"},
                  {"every_n_layers", "num_shared_experts", "shared_expert_ffn_hidden_size",
-                  "first_k_dense", "imbalance", "capacity_factor"});
+                  "first_k_dense", "imbalance", "capacity_factor", "num_groups", "group_topk"});
       for (const char* key : {"num_experts", "top_k", "expert_ffn_hidden_size"}) {
         check_positive_int(moe, key);
       }
@@ -221,6 +221,14 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
       }
       if (moe.contains("imbalance")) CHECK(moe["imbalance"].get<double>() >= 1.0);
       if (moe.contains("capacity_factor")) check_positive_number(moe, "capacity_factor");
+      // Group-limited routing: both or neither, groups dividing the experts.
+      CHECK(moe.contains("num_groups") == moe.contains("group_topk"));
+      if (moe.contains("num_groups")) {
+        check_positive_int(moe, "num_groups");
+        check_positive_int(moe, "group_topk");
+        CHECK(moe["num_experts"].get<int64_t>() % moe["num_groups"].get<int64_t>() == 0);
+        CHECK(moe["group_topk"].get<int64_t>() <= moe["num_groups"].get<int64_t>());
+      }
     }
     if (model.contains("mla")) {
       const json& mla = model["mla"];
