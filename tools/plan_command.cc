@@ -41,6 +41,7 @@ struct Options {
   double memory_margin_pct = 100 * kDefaultMemoryMargin;  // SearchSpace::memory_margin, in %.
   double min_gain_pct = 100 * kDefaultMinGain;
   std::string attention;
+  std::string moe_dispatcher = "alltoall";
   bool homogeneous_only = false;
   bool cross_node_cp = false;
   std::string emit;
@@ -242,6 +243,22 @@ int run_plan(const Options& options) {
                                    did_you_mean(options.attention, attention_kernel_names())));
     }
   }
+  const std::optional<MoeDispatcher> dispatcher = find_moe_dispatcher(options.moe_dispatcher);
+  if (!dispatcher) {
+    throw InputError("--moe-dispatcher", "",
+                     fmt::format("unknown MoE dispatcher '{}'; expected one of {}{}",
+                                 options.moe_dispatcher, join_names(moe_dispatcher_names()),
+                                 did_you_mean(options.moe_dispatcher, moe_dispatcher_names())));
+  }
+  if (*dispatcher != MoeDispatcher::kAllToAll && !any_runtime &&
+      *runtime != Runtime::kMegatronCore) {
+    throw InputError("--moe-dispatcher", "",
+                     fmt::format("runtime {} cannot run the {} dispatcher (Megatron-Core's flex "
+                                 "dispatcher); use --runtime megatron-core or --moe-dispatcher "
+                                 "alltoall",
+                                 runtime_name(*runtime), options.moe_dispatcher));
+  }
+  planner.space.moe_dispatcher = *dispatcher;
   planner.top = options.top;
   planner.threads = options.threads;
   planner.split = split.get();
@@ -373,6 +390,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   command->add_option("--attention", options->attention,
                       "Attention kernel, if not the runtime's: unfused, flash2, fused");
+  command->add_option("--moe-dispatcher", options->moe_dispatcher,
+                      "MoE token dispatcher of every plan with ep > 1: alltoall (default), "
+                      "deepep, hybridep (Megatron-Core's flex dispatcher; docs/moe.md)");
   command->add_option("--threads", options->threads, "Simulation threads (default: all cores)")
       ->check(CLI::Range(0, kMaxThreads));
   add_work_budget_options(command, options->budget);

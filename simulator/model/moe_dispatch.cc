@@ -1,5 +1,7 @@
 #include "simulator/model/moe_dispatch.h"
 
+#include <algorithm>
+
 #include "simulator/spec/error.h"
 
 namespace ppsim {
@@ -31,7 +33,9 @@ double cross_domain_copies(const MoeSpec& moe, int64_t ep, int64_t ranks_per_dom
   }
   double hit;
   if (moe.num_groups > 0 && moe.num_groups % domains == 0) {
-    hit = 1 - avoid_probability(moe.num_groups, moe.num_groups / domains, moe.group_topk);
+    // A token's experts lie in at most min(group_topk, top_k) of its chosen groups.
+    const int64_t used = std::min(moe.group_topk, moe.top_k);
+    hit = 1 - avoid_probability(moe.num_groups, moe.num_groups / domains, used);
   } else {
     hit = 1 - avoid_probability(moe.num_experts, moe.num_experts / domains, moe.top_k);
   }

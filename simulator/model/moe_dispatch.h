@@ -10,9 +10,9 @@
 //              given remote domain holds one of the k experts (hypergeometric).
 // With group-limited routing (MoeSpec num_groups G, group_topk Gk) whose groups tile the domains
 // (G a multiple of D, q = G/D groups per domain), the k experts lie in Gk of the G groups:
-// P = 1 - C(G - q, Gk) / C(G, Gk), counting every chosen group as holding one of them (the
-// most domains a token can reach; DeepSeek-V3: G 8, Gk 4 on 8 domains, P = 1/2). Groups that do
-// not tile the domains are left to the expert-level formula.
+// P = 1 - C(G - q, u) / C(G, u) with u = min(Gk, k), counting every used group as holding one of
+// them (the most domains a token can reach; DeepSeek-V3: G 8, Gk 4 on 8 domains, P = 1/2).
+// Groups that do not tile the domains are left to the expert-level formula.
 //
 // Worked example (tests/model/moe_dispatch_test.cc): DeepSeek-V3, ep 64 over 8 domains of 8:
 // alltoall 7 cross-domain copies per token, deepep 3.5 (share 0.5); without its groups

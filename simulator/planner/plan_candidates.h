@@ -84,6 +84,9 @@ struct SearchSpace {
   // kDefaultMemoryMargin (its derivation above); 0 screens against the whole GPU.
   double memory_margin = kDefaultMemoryMargin;
   std::optional<AttentionKernel> attention;      // Every candidate's attention kernel, if named.
+  // The MoE token dispatcher of every candidate with ep > 1 (`plan --moe-dispatcher`); ep 1
+  // candidates dispatch nothing and keep alltoall.
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // Pipeline schedules tried when pp > 1. Default: all the simulator has.
   std::vector<ScheduleKind> schedules = default_search_schedules();
   int64_t max_micro_batch_size = 16;      // Largest micro-batch size tried.

@@ -64,11 +64,8 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
     }
   }
   plan.moe_a2a_overlap = reader.optional_bool("moe_a2a_overlap").value_or(false);
-  const std::string dispatcher =
-      reader.optional_choice("moe_dispatcher", kMoeDispatcherNames).value_or("alltoall");
-  plan.moe_dispatcher = static_cast<MoeDispatcher>(
-      std::find(kMoeDispatcherNames.begin(), kMoeDispatcherNames.end(), dispatcher) -
-      kMoeDispatcherNames.begin());
+  plan.moe_dispatcher = *find_moe_dispatcher(
+      reader.optional_choice("moe_dispatcher", kMoeDispatcherNames).value_or("alltoall"));
   std::optional<int64_t> vpp = reader.optional_int("vpp", 1, kMaxPlanDegree);
   plan.micro_batch_size =
       read_int_with_alias(reader, "micro_batch_size", "mbs", 1, kMaxBatch).value_or(1);
@@ -261,6 +258,14 @@ std::string recompute_name(Recompute recompute) {
 
 std::string moe_dispatcher_name(MoeDispatcher dispatcher) {
   return kMoeDispatcherNames[static_cast<size_t>(dispatcher)];
+}
+
+const std::vector<std::string>& moe_dispatcher_names() { return kMoeDispatcherNames; }
+
+std::optional<MoeDispatcher> find_moe_dispatcher(const std::string& name) {
+  auto it = std::find(kMoeDispatcherNames.begin(), kMoeDispatcherNames.end(), name);
+  if (it == kMoeDispatcherNames.end()) return std::nullopt;
+  return static_cast<MoeDispatcher>(it - kMoeDispatcherNames.begin());
 }
 
 Plan parse_plan(const std::string& text, const std::string& source) {

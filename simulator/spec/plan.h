@@ -120,6 +120,8 @@ std::string recompute_name(Recompute recompute);
 
 // "alltoall", "deepep", "hybridep".
 std::string moe_dispatcher_name(MoeDispatcher dispatcher);
+const std::vector<std::string>& moe_dispatcher_names();
+std::optional<MoeDispatcher> find_moe_dispatcher(const std::string& name);
 
 // The plan as JSON in the format parse_plan accepts (every key spelled out).
 std::string plan_to_json(const Plan& plan);

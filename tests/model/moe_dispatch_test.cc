@@ -35,6 +35,12 @@ TEST_CASE("MoE dispatch: one domain sends nothing across; groups that do not til
   for (int i = 0; i < 8; ++i) avoid *= (240.0 - i) / (256.0 - i);
   CHECK(cross_domain_copies(moe, 64, 4, MoeDispatcher::kDeepEp) == Approx(15 * (1 - avoid)));
   CHECK(cross_domain_copies(moe, 64, 4, MoeDispatcher::kAllToAll) == Approx(8.0 * 15 / 16));
+  // Fewer experts than chosen groups: a token reaches at most top_k groups, so DeepEP never
+  // sends more than the all-to-all (top-2 over 4 of 8 groups: 7 (1 - C(7,2)/C(8,2)) = 1.75).
+  MoeSpec top2 = moe;
+  top2.top_k = 2;
+  CHECK(cross_domain_copies(top2, 64, 8, MoeDispatcher::kDeepEp) == Approx(1.75));
+  CHECK(cross_domain_copies(top2, 64, 8, MoeDispatcher::kAllToAll) == Approx(1.75));
   // Top-1 routing: one copy at most, so deduplication saves nothing.
   MoeSpec top1;
   top1.num_experts = 64;

@@ -114,6 +114,10 @@ TEST_CASE("CLI plan: bad flags exit 2") {
       {"plan --emit slurm --out /tmp/x", "slurm"},
       {"plan --cluster dgx-h100-1 --gpus 16", "16 GPUs requested"},
       {"plan --model no-such-model", "no-such-model"},
+      {"plan --moe-dispatcher nccl", "unknown MoE dispatcher 'nccl'; expected one of alltoall, "
+                                     "deepep, hybridep"},
+      {"plan --moe-dispatcher deepep --runtime deepspeed",
+       "runtime deepspeed cannot run the deepep dispatcher"},
   };
   for (const Bad& bad : bad_inputs) {
     INFO("ppsim " << bad.arguments);
@@ -123,6 +127,35 @@ TEST_CASE("CLI plan: bad flags exit 2") {
     CHECK(result.err.rfind("ppsim: error: ", 0) == 0);
     CHECK(result.err.find(bad.expected) != std::string::npos);
   }
+}
+
+TEST_CASE("CLI plan: --moe-dispatcher sets every expert-parallel plan's dispatcher") {
+  // An MLA MoE on two DGX H100 nodes: the best plans use ep > 1, each with DeepEP, and the
+  // plan JSON runs as is in simulate.
+  testing::CommandResult result =
+      run_ppsim("plan --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
+                "--global-batch 64 --moe-dispatcher deepep --top 3 --json");
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const nlohmann::json plans = nlohmann::json::parse(result.out)["plans"];
+  REQUIRE(plans.size() == 3);
+  for (const nlohmann::json& plan : plans) {
+    const int64_t ep = plan["plan"].value("ep", 1);
+    INFO(plan["plan"].dump());
+    if (ep > 1) {
+      CHECK(plan["plan"]["moe_dispatcher"] == "deepep");
+    } else {
+      CHECK_FALSE(plan["plan"].contains("moe_dispatcher"));
+    }
+  }
+  CHECK(plans[0]["plan"].value("ep", 1) > 1);
+  testing::CommandResult simulated =
+      run_ppsim("simulate --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
+                "--json --plan '" + plans[0]["plan"].dump() + "'");
+  INFO(simulated.err);
+  REQUIRE(simulated.exit_code == 0);
+  CHECK(nlohmann::json::parse(simulated.out)["iteration_time_s"].get<double>() ==
+        Approx(plans[0]["iteration_time_s"].get<double>()));
 }
 
 TEST_CASE("CLI plan: --emit writes the best plan's launcher file") {
