@@ -19,6 +19,7 @@
 #include "simulator/report/plan_report.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
+#include "simulator/spec/runtime_support.h"
 #include "tools/commands.h"
 #include "tools/step_inputs.h"
 
@@ -250,13 +251,10 @@ int run_plan(const Options& options) {
                                  options.moe_dispatcher, join_names(moe_dispatcher_names()),
                                  did_you_mean(options.moe_dispatcher, moe_dispatcher_names())));
   }
-  if (*dispatcher != MoeDispatcher::kAllToAll && !any_runtime &&
-      *runtime != Runtime::kMegatronCore) {
-    throw InputError("--moe-dispatcher", "",
-                     fmt::format("runtime {} cannot run the {} dispatcher (Megatron-Core's flex "
-                                 "dispatcher); use --runtime megatron-core or --moe-dispatcher "
-                                 "alltoall",
-                                 runtime_name(*runtime), options.moe_dispatcher));
+  if (!any_runtime) {
+    if (std::optional<std::string> problem = runtime_dispatcher_problem(*runtime, *dispatcher)) {
+      throw InputError("--moe-dispatcher", "", *problem);
+    }
   }
   planner.space.moe_dispatcher = *dispatcher;
   planner.top = options.top;

@@ -10,10 +10,10 @@ namespace {
 constexpr uint32_t bit(ScheduleKind kind) { return 1u << static_cast<unsigned>(kind); }
 constexpr uint32_t bit(Precision precision) { return 1u << static_cast<unsigned>(precision); }
 
-std::string feature_refusal(const Plan& plan, const std::string& feature) {
+std::string feature_refusal(Runtime runtime, const std::string& feature) {
   return fmt::format("runtime {} cannot run {} (its capabilities: docs/export.md \"What each "
                      "runtime runs\"); choose a plan it runs, or another runtime",
-                     runtime_name(plan.runtime), feature);
+                     runtime_name(runtime), feature);
 }
 
 }  // namespace
@@ -21,7 +21,7 @@ std::string feature_refusal(const Plan& plan, const std::string& feature) {
 std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSpec& model) {
   const RuntimeSupport& support = runtime_support(plan.runtime);
   auto refuse = [&plan](const std::string& feature) {
-    return std::optional<std::string>(feature_refusal(plan, feature));
+    return std::optional<std::string>(feature_refusal(plan.runtime, feature));
   };
   if (plan.tp > 1 && !support.tensor_parallel) {
     return refuse(fmt::format("tensor parallelism (tp={})", plan.tp));
@@ -64,7 +64,7 @@ std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSp
 std::optional<std::string> runtime_knob_problem(const Plan& plan) {
   const RuntimeSupport& support = runtime_support(plan.runtime);
   auto refuse = [&plan](const std::string& feature) {
-    return std::optional<std::string>(feature_refusal(plan, feature));
+    return std::optional<std::string>(feature_refusal(plan.runtime, feature));
   };
   const bool sharded = plan.dp * plan.cp > 1;
   const uint32_t stages = plan.pp > 1 ? support.zero_stages_pipelined : support.zero_stages;
@@ -127,7 +127,7 @@ std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpe
   if (std::optional<std::string> problem = runtime_shape_problem(plan, model)) return problem;
   if (std::optional<std::string> problem = runtime_knob_problem(plan)) return problem;
   auto refuse = [&plan](const std::string& feature) {
-    return std::optional<std::string>(feature_refusal(plan, feature));
+    return std::optional<std::string>(feature_refusal(plan.runtime, feature));
   };
   if (plan.moe_a2a_overlap && model.is_moe()) {
     const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
@@ -152,13 +152,17 @@ std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpe
     }
     if (!why.empty()) return refuse("MoE all-to-all overlap (moe_a2a_overlap) " + why);
   }
-  // DeepEP and HybridEP are Megatron-Core's flex token dispatcher.
-  if (plan.moe_dispatcher != MoeDispatcher::kAllToAll && plan.runtime != Runtime::kMegatronCore) {
-    return refuse(fmt::format("the {} MoE dispatcher (moe_dispatcher={})",
-                              plan.moe_dispatcher == MoeDispatcher::kDeepEp ? "DeepEP" : "HybridEP",
-                              moe_dispatcher_name(plan.moe_dispatcher)));
+  return runtime_dispatcher_problem(plan.runtime, plan.moe_dispatcher);
+}
+
+std::optional<std::string> runtime_dispatcher_problem(Runtime runtime, MoeDispatcher dispatcher) {
+  if (dispatcher == MoeDispatcher::kAllToAll || runtime == Runtime::kMegatronCore) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return feature_refusal(runtime, fmt::format("the {} MoE dispatcher (moe_dispatcher={})",
+                                           dispatcher == MoeDispatcher::kDeepEp ? "DeepEP"
+                                                                                : "HybridEP",
+                                           moe_dispatcher_name(dispatcher)));
 }
 
 }  // namespace ppsim

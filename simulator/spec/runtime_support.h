@@ -24,5 +24,9 @@ namespace ppsim {
 std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSpec& model);
 std::optional<std::string> runtime_knob_problem(const Plan& plan);
 std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpec& model);
+// Why `runtime` cannot run the MoE token dispatcher `dispatcher` (DeepEP and HybridEP are
+// Megatron-Core's flex dispatcher), in the same words, or nullopt. Part of
+// runtime_plan_problem; `plan --moe-dispatcher` asks it before searching.
+std::optional<std::string> runtime_dispatcher_problem(Runtime runtime, MoeDispatcher dispatcher);
 
 }  // namespace ppsim

@@ -117,7 +117,7 @@ TEST_CASE("CLI plan: bad flags exit 2") {
       {"plan --moe-dispatcher nccl", "unknown MoE dispatcher 'nccl'; expected one of alltoall, "
                                      "deepep, hybridep"},
       {"plan --moe-dispatcher deepep --runtime deepspeed",
-       "runtime deepspeed cannot run the deepep dispatcher"},
+       "runtime deepspeed cannot run the DeepEP MoE dispatcher (moe_dispatcher=deepep)"},
   };
   for (const Bad& bad : bad_inputs) {
     INFO("ppsim " << bad.arguments);
