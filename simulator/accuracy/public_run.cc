@@ -665,6 +665,16 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
   plan.pp = row.integer("pp", 1).value_or(1);
   plan.cp = row.integer("cp", 1).value_or(1);
   plan.ep = row.integer("ep", 1).value_or(1);
+  const std::string framework_text = lower(row.text("framework"));
+  if (model.is_moe() && plan.tp > 1 &&
+      (contains(framework_text, "megatron-bridge") || contains(framework_text, "nemo"))) {
+    // The columns have no expert tensor-parallel size; Megatron-Bridge's MoE recipes set it to
+    // 1 (scripts/performance/configs/*/*_workload_base_configs.py: BASE_DEEPSEEK_V3_CONFIG,
+    // BASE_QWEN3_*_CONFIG expert_tensor_parallel_size=1), not Megatron's default of tp.
+    plan.etp = 1;
+    defaults.push_back(
+        "expert tensor parallelism not stated: etp 1 (Megatron-Bridge MoE recipes)");
+  }
   int64_t model_parallel = plan.tp * plan.pp * plan.cp;
   if (std::optional<int64_t> dp = row.integer("dp", 1)) {
     plan.dp = *dp;
@@ -762,6 +772,15 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
     defaults.push_back(
         "sequence_parallel not stated: yes (torchtitan's TP plan shards norms "
         "over the sequence)");
+  }
+  if (is_missing(sequence_parallel) && plan.tp > 1 &&
+      (contains(framework_text, "megatron-bridge") || contains(framework_text, "nemo"))) {
+    // Megatron-Bridge and NeMo 2 recipes turn sequence parallelism on with tensor parallelism
+    // (e.g. Megatron-Bridge recipes/llama/llama3.py, NeMo collections/llm/recipes/llama3_70b.py:
+    // sequence_parallel=True), and Megatron-Core requires it with ep > 1 and tp > 1.
+    plan.sequence_parallel = true;
+    defaults.push_back(
+        "sequence_parallel not stated: yes (Megatron-Bridge/NeMo recipes set it with tp > 1)");
   }
   if (plan.sequence_parallel && plan.tp == 1) {
     plan.sequence_parallel = false;

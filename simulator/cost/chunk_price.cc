@@ -29,6 +29,7 @@ ChunkPricer::ChunkPricer(const ModelSpec& model, const Plan& plan,
       collective_(collective),
       profile_(profile),
       ideal_links_(ideal_links),
+      tp_comm_overlap_(tp_comm_overlap_in_force(plan)),
       shape_(op_shape(plan, model)),
       activations_(activation_config(plan, model)),
       microbatches_(static_cast<int32_t>(num_microbatches(plan))) {
@@ -66,6 +67,7 @@ TensorParallelPrice ChunkPricer::tensor_parallel(const NodeGroup& group, CommCou
       const double scatter =
           collective_seconds(Collective::kReduceScatter, tensor, plan_.tp, plan_.tp, group, comm);
       tp.forward = 2 * gather + 2 * scatter;
+      tp.overlap_fill = 2 * scatter / static_cast<double>(plan_.tp);
       tp.backward_blocking = 2 * gather;
       if (overlap) {
         tp.backward_overlapped = 2 * gather + 2 * scatter;  // Re-gathers and input gradients.
@@ -99,6 +101,13 @@ double overlapped_excess(double comm, double under, double slowdown) {
   return std::max(0.0, comm - under) + slowdown * std::min(comm, under);
 }
 
+// The GEMMs split over the tensor-parallel group, which userbuffers pair with its collectives:
+// every GEMM but the replicated router and the routed experts (split over ep x etp instead).
+bool tensor_parallel_gemm(const Op& op) {
+  return op.op_class == OpClass::kGemm && op.name != "moe_router" &&
+         !op.name.starts_with("moe_expert");
+}
+
 }  // namespace
 
 LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
@@ -114,16 +123,44 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     tp.backward_blocking /= 2;
     tp.backward_overlapped /= 2;
     tp.recompute /= 2;
+    tp.overlap_fill /= 2;
   }
-  double comm_fwd = tp.forward, comm_bwd = tp.backward_blocking + tp.recompute;
-  const double under_bwd =
-      compute.b + (schedule_traits(plan_.schedule).splits_backward ? 0 : compute.w);
-  if (tp.backward_overlapped > 0) {
-    // Under the input-gradient GEMMs, and the weight-gradient ones unless the schedule defers
-    // them to a separate W pass; contention as for ZeRO-3's overlap (collective_cost.h).
-    comm_bwd += overlapped_excess(tp.backward_overlapped, under_bwd, collective_.overlap_slowdown);
-  }
+  const bool splits_backward = schedule_traits(plan_.schedule).splits_backward;
+  const double under_bwd = compute.b + (splits_backward ? 0 : compute.w);
   OpList ops = layer_ops(model_, shape_, layer);
+  double comm_fwd = 0, comm_bwd = 0;
+  double tp_bound_fwd = tp.forward, tp_bound_bwd = tp.backward_blocking + tp.recompute;
+  if (tp_comm_overlap_ && plan_.tp > 1) {
+    // Userbuffers (header): every collective runs in tp steps under the GEMM it feeds or
+    // drains; what outlasts those GEMMs shows, plus the contention share and, in the forward,
+    // each reduce-scatter's last step after its GEMM.
+    double gemm_fwd = 0, gemm_bwd = 0;
+    for (const Op& op : ops) {
+      if (!tensor_parallel_gemm(op)) continue;
+      const OpCost cost = costs.op_cost(op);
+      gemm_fwd += cost.fwd.seconds;
+      gemm_bwd += cost.b.seconds + (splits_backward ? 0 : cost.w.seconds);
+    }
+    const double slowdown = collective_.overlap_slowdown;
+    const double backward = tp.backward_blocking + tp.backward_overlapped;
+    comm_fwd = overlapped_excess(tp.forward, gemm_fwd, slowdown) + tp.overlap_fill;
+    comm_bwd = overlapped_excess(backward, gemm_bwd, slowdown);
+    if (tp.recompute > 0) {
+      comm_bwd += overlapped_excess(tp.recompute, gemm_fwd, slowdown) + tp.overlap_fill;
+    }
+    tp_bound_fwd = std::max(0.0, tp.forward - gemm_fwd);
+    tp_bound_bwd = std::max(0.0, backward - gemm_bwd) + std::max(0.0, tp.recompute - gemm_fwd);
+  } else {
+    comm_fwd = tp.forward;
+    comm_bwd = tp.backward_blocking + tp.recompute;
+    if (tp.backward_overlapped > 0) {
+      // Under the input-gradient GEMMs, and the weight-gradient ones unless the schedule
+      // defers them to a separate W pass; contention as for ZeRO-3's overlap
+      // (collective_cost.h).
+      comm_bwd +=
+          overlapped_excess(tp.backward_overlapped, under_bwd, collective_.overlap_slowdown);
+    }
+  }
   if (moe_layer) {
     const int64_t etp = plan_.expert_tp();
     double expert_comm = 0;  // One direction (the backward mirrors the forward).
@@ -195,8 +232,8 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
           std::max(0.0, issue_bwd - (compute.recompute + compute.b + compute.w + comm_bwd));
     }
   }
-  price.bound = {compute.fwd + tp.forward,
-                 compute.recompute + compute.b + tp.backward_blocking + tp.recompute, compute.w};
+  price.bound = {compute.fwd + tp_bound_fwd, compute.recompute + compute.b + tp_bound_bwd,
+                 compute.w};
   LayerActivationBytes saved = layer_activation_bytes(model_, activations_, layer);
   price.activation_bytes = saved.total();
   price.weight_stash_bytes = saved.norm_and_gemm_inputs;

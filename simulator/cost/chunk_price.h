@@ -8,7 +8,9 @@
 //              the backward task) and weight-gradient passes;
 //   tp         tensor-parallel collectives inside each pass (Megatron: sequence parallelism's
 //              all-gather + reduce-scatter, else two all-reduces; full recompute repeats the
-//              forward's in the backward), priced once per chunk (tensor_parallel());
+//              forward's in the backward), priced once per chunk (tensor_parallel()); under
+//              tp_comm_overlap only their excess over the layer's tensor-parallel GEMMs shows
+//              (plus contention and the reduce-scatters' last steps);
 //   ep         MoE layers with ep > 1: the dispatch and combine all-to-alls, forward and backward,
 //              over the ep group's placement: its ranks sit etp apart (Megatron's expert rank
 //              order), so an NVLink domain of g GPUs holds g/etp of them and the rest is
@@ -41,8 +43,8 @@
 // the rest, plus a contention share of what they hide (overlap_slowdown, collective_cost.h);
 // and the framework's per-microbatch dispatch once per forward and per backward (cost_model.h).
 //
-// The bound keeps compute + tp per pass and, under ZeRO-3, the gather and scatter excess over
-// that smaller compute; it leaves out what the simulation alone times or what only adds time
+// The bound keeps compute + tp per pass (under tp_comm_overlap, tp's excess over the GEMMs)
+// and, under ZeRO-3, the gather and scatter excess over that smaller compute; it leaves out what the simulation alone times or what only adds time
 // (ep, cp, the contention share, the dispatch), so for every pass bound <= total: with
 // F the bound's compute, max(F, g) <= max(F + extra, g) + slowdown share + overhead.
 //
@@ -94,8 +96,13 @@ void count_comm(const PassCost& cost, CommCounts& comm);
 //             with SP the row-parallel layers' output-gradient all-gathers (blocking), the
 //             column-parallel layers' input-gradient reduce-scatters and, since SP saves only
 //             the sharded input, its re-gather for the weight gradient (2 AG + 2 RS + 2 AG).
-// Megatron issues the input-gradient collectives and the re-gather asynchronously under the
-// backward's GEMMs (--async-tensor-model-parallel-allreduce, the SP path of
+// With tp_comm_overlap (plan.h; Megatron-Core --tp-comm-overlap, Transformer Engine's
+// userbuffers) every one of them runs in tp ring steps under the GEMM it feeds (all-gathers,
+// one step per chunk of the GEMM's rows) or drains (reduce-scatters): the layer price shows, per
+// pass, what outlasts the tensor-parallel GEMMs plus the contention share (overlap_slowdown,
+// collective_cost.h), and in the forward the last step of each reduce-scatter.
+// Otherwise Megatron issues the input-gradient collectives and the re-gather asynchronously under
+// the backward's GEMMs (--async-tensor-model-parallel-allreduce, the SP path of
 // LinearWithGradAccumulationAndAsyncCommunication): `backward_overlapped`. Runtimes without
 // that overlap (runtime.h overlaps_tp_backward false: DTensor TP in torchtitan, which keeps the
 // gathered input instead of re-gathering) run the mirror blocking.
@@ -104,6 +111,9 @@ struct TensorParallelPrice {
   double backward_blocking = 0;    // Blocking, inside each backward.
   double backward_overlapped = 0;  // Issued under the backward's GEMMs; only the excess shows.
   double recompute = 0;  // Added inside each backward under full recompute (the forward's).
+  // Under tp_comm_overlap: the last of each forward reduce-scatter's tp steps, which runs
+  // after its GEMM (2 x reduce-scatter / tp).
+  double overlap_fill = 0;
 };
 
 // One layer's passes, the communication inside them, and what it holds.
@@ -201,6 +211,7 @@ class ChunkPricer {
   const CollectiveEfficiency& collective_;
   const ProfileTable* profile_;
   bool ideal_links_;
+  bool tp_comm_overlap_;  // tp_comm_overlap_in_force(plan_).
   OpShape shape_;
   ActivationConfig activations_;
   int32_t microbatches_;

@@ -229,6 +229,9 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     }
   }
   if (plan.sequence_parallel) parallel_args.push_back({"--sequence-parallel", ""});
+  // Transformer Engine's userbuffers overlap (the plan's tp_comm_overlap; on by default under
+  // megatron-core with sequence parallelism, plan.h).
+  if (tp_comm_overlap_in_force(plan)) parallel_args.push_back({"--tp-comm-overlap", ""});
   megatron_pipeline_args(model, plan, parallel_args);
   // Runnable here (runtime_plan_problem checks TransformerConfig's asserts).
   if (plan.moe_a2a_overlap) parallel_args.push_back({"--overlap-moe-expert-parallel-comm", ""});

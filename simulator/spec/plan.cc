@@ -133,6 +133,7 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   }
   plan.runtime = *find_runtime(
       reader.optional_choice("runtime", runtime_names()).value_or(runtime_name(kDefaultRuntime)));
+  plan.tp_comm_overlap = reader.optional_bool("tp_comm_overlap");
   if (std::optional<std::string> attention =
           reader.optional_choice("attention", attention_kernel_names())) {
     plan.attention = find_attention_kernel(*attention);
@@ -331,6 +332,7 @@ std::string plan_to_json(const Plan& plan) {
   if (!plan.replica_microbatches.empty()) json["replica_microbatches"] = plan.replica_microbatches;
   json["runtime"] = runtime_name(plan.runtime);
   if (plan.attention) json["attention"] = attention_kernel_name(*plan.attention);
+  if (plan.tp_comm_overlap) json["tp_comm_overlap"] = *plan.tp_comm_overlap;
   if (plan.training)
     json["training"] = nlohmann::ordered_json::parse(training_spec_to_json(*plan.training));
   return json.dump();
@@ -372,11 +374,18 @@ std::string plan_to_inline(const Plan& plan) {
   if (!plan.replica_microbatches.empty()) text += ",rmb=" + list(plan.replica_microbatches);
   if (plan.runtime != kDefaultRuntime) text += ",runtime=" + runtime_name(plan.runtime);
   if (plan.attention) text += ",attention=" + attention_kernel_name(*plan.attention);
+  if (plan.tp_comm_overlap)
+    text += fmt::format(",tp_comm_overlap={}", *plan.tp_comm_overlap ? "true" : "false");
   return text;
 }
 
 AttentionKernel attention_kernel(const Plan& plan) {
   return plan.attention.value_or(runtime_traits(plan.runtime).attention);
+}
+
+bool tp_comm_overlap_in_force(const Plan& plan) {
+  return plan.tp_comm_overlap.value_or(runtime_support(plan.runtime).tp_comm_overlap &&
+                                       plan.tp > 1 && plan.sequence_parallel);
 }
 
 double offloaded_fraction(const Plan& plan) {
@@ -571,6 +580,13 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
           schedule_problem(plan.schedule, static_cast<int32_t>(plan.pp),
                            static_cast<int32_t>(microbatches), static_cast<int32_t>(plan.vpp))) {
     return *problem;
+  }
+  if (plan.tp_comm_overlap.value_or(false) && (plan.tp == 1 || !plan.sequence_parallel)) {
+    return fmt::format(
+        "tp_comm_overlap=true needs tp > 1 with sequence_parallel=true (this plan: tp={}, "
+        "sequence_parallel={}); Megatron overlaps only sequence-parallel all-gathers and "
+        "reduce-scatters",
+        plan.tp, plan.sequence_parallel);
   }
   if (plan.moe_a2a_overlap && (!model.is_moe() || plan.ep == 1)) {
     return "moe_a2a_overlap needs an MoE model with ep > 1 (there is no all-to-all to overlap)";

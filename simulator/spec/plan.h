@@ -6,7 +6,7 @@
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
 //    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"moe_dispatcher"?,
-//    "training"?}
+//    "tp_comm_overlap"?,"training"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
 // (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
@@ -101,6 +101,11 @@ struct Plan {
   Runtime runtime = kDefaultRuntime;  // The code base that runs it (runtime.h). Default megatron-core.
   // The attention kernel, when the plan names one; else the runtime's (attention_kernel()).
   std::optional<AttentionKernel> attention;
+  // Tensor-parallel collectives overlapped with the GEMMs beside them (Megatron-Core
+  // --tp-comm-overlap: Transformer Engine's userbuffers split each sequence-parallel all-gather
+  // and reduce-scatter into tp steps run under the GEMM's chunks), when the plan says; else the
+  // runtime's default (tp_comm_overlap_in_force()).
+  std::optional<bool> tp_comm_overlap;
   // The training run (tokens, batch ramp, checkpoint interval); JSON "training", default none.
   std::optional<TrainingSpec> training;
 
@@ -130,6 +135,14 @@ std::string plan_to_inline(const Plan& plan);
 
 // The attention kernel the plan runs: plan.attention, else its runtime's default.
 AttentionKernel attention_kernel(const Plan& plan);
+
+// Whether the plan's tensor-parallel collectives run under its GEMMs: plan.tp_comm_overlap, else
+// on exactly where the runtime can (RuntimeSupport::tp_comm_overlap), tp > 1 and sequence
+// parallelism is on. Megatron-Core's default is on because the recipes its published runs
+// come from set it whenever tp > 1 (Megatron-Bridge recipes' CommOverlapConfig(
+// tp_comm_overlap=True), NeMo 2's performance recipes' MegatronCommOverlapCallback); give
+// tp_comm_overlap=false for a Megatron-LM launch without --tp-comm-overlap.
+bool tp_comm_overlap_in_force(const Plan& plan);
 
 // Fraction of the optimizer states and update on the host: offload_fraction when
 // offload_optimizer is set, else 0.

@@ -147,6 +147,9 @@ struct RuntimeSupport {
   // ep > 1 with tp > 1 needs sequence parallelism (Megatron's model_parallel_config.py).
   bool expert_tp_needs_sequence_parallel = false;
   uint32_t precisions = 0;                 // Precision bits (gpu_catalog.h order: bf16, fp16, fp8).
+  // Sequence-parallel TP collectives overlapped with their GEMMs (Megatron-Core
+  // --tp-comm-overlap; plan key tp_comm_overlap, on by default where supported: plan.h).
+  bool tp_comm_overlap = false;
   const char* source = "";                 // Launcher source files that show each fact.
 };
 

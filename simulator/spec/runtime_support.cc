@@ -120,6 +120,10 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
   if ((support.precisions & bit(plan.precision)) == 0) {
     return refuse(fmt::format("precision {}", precision_name(plan.precision)));
   }
+  if (plan.tp_comm_overlap.value_or(false) && !support.tp_comm_overlap) {
+    return refuse("tensor-parallel communication overlap (tp_comm_overlap=true; "
+                  "Megatron-Core's --tp-comm-overlap)");
+  }
   return std::nullopt;
 }
 

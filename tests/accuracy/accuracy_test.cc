@@ -237,6 +237,19 @@ TEST_CASE("PublicRun: schedule, recompute, sharding and precision texts") {
   CHECK(plan_of({{"fsdp_zero_distopt", "DDP (FSDP=0)"}, {"framework", "NeMo 2.0"}}).zero_stage ==
         1);
   CHECK(plan_of({{"fsdp_zero_distopt", "FSDP2"}}).zero_stage == 3);
+  // Megatron-Bridge and NeMo recipes turn sequence parallelism on with tp > 1, and with it
+  // megatron-core's TP overlap; Megatron-LM rows keep what they state (nothing: off).
+  const std::pair<std::string, std::string> bridge = {
+      "framework", "Megatron-Bridge / Megatron-Core (NeMo 26.02)"};
+  Plan bridge_tp = plan_of({bridge, {"tp", "2"}, {"dp", "2"}});
+  CHECK(bridge_tp.sequence_parallel);
+  CHECK(tp_comm_overlap_in_force(bridge_tp));
+  CHECK_FALSE(plan_of({bridge, {"tp", "2"}, {"dp", "2"}, {"sequence_parallel", "no"}})
+                  .sequence_parallel);
+  CHECK_FALSE(plan_of({bridge}).sequence_parallel);  // tp 1.
+  Plan megatron_lm = plan_of({{"framework", "Megatron-LM"}, {"tp", "2"}, {"dp", "2"}});
+  CHECK_FALSE(megatron_lm.sequence_parallel);
+  CHECK_FALSE(tp_comm_overlap_in_force(megatron_lm));
   // The framework text sets the runtime, and with it the attention kernel.
   CHECK(plan_of({{"framework", "Megatron-LM"}}).runtime == Runtime::kMegatronLm);
   CHECK(attention_kernel(plan_of({{"framework", "Megatron-LM"}})) == AttentionKernel::kUnfused);
@@ -298,6 +311,15 @@ TEST_CASE("Accuracy: MoE with expert parallelism, context parallelism, fp8, H200
   REQUIRE(moe.run.model.moe.has_value());
   CHECK(moe.run.model.moe->num_experts == 8);
   CHECK(moe.run.plan.ep == 8);
+  CHECK(moe.run.plan.etp == 0);  // Not Megatron-Bridge: Megatron's default, etp = tp.
+  // Megatron-Bridge's MoE recipes set expert_tensor_parallel_size=1; Megatron's default is tp.
+  RowAccuracy bridge_moe = predict(
+      {{"model", "Mixtral 8x7B"}, {"ffn_hidden", "14336"}, {"vocab", "32000"},
+       {"seq_len", "4096"}, {"moe_experts", "8"}, {"moe_topk", "2"}, {"moe_ffn_hidden", "14336"},
+       {"gpu_type", "H200 SXM"}, {"tp", "2"}, {"dp", "8"}, {"ep", "8"},
+       {"framework", "Megatron-Bridge / Megatron-Core (NeMo 26.02)"}});
+  CHECK(bridge_moe.run.plan.etp == 1);
+  CHECK(bridge_moe.run.plan.sequence_parallel);
   CHECK(moe.run.cluster.nodes[0].gpu.name == "H200-SXM-141GB");
   RowAccuracy context = predict({{"seq_len", "32768"}, {"gpu_type", "B200"}, {"cp", "4"},
                                  {"dp", "2"}, {"precision", "Float8 linears + BF16"},

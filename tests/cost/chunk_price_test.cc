@@ -3,6 +3,9 @@
 // builder's give the same numbers); exact relations on hand-checkable cases.
 #include "simulator/cost/chunk_price.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <vector>
 
@@ -182,6 +185,67 @@ TEST_CASE("ChunkPrice: tensor-parallel traffic per layer, forward and backward (
   CHECK(titan.backward_overlapped == 0);
   // Full recompute re-runs the forward's collectives inside the backward.
   CHECK(price("tp=8,mbs=2,gbs=2,seq=4096,recompute=full").recompute == Approx(2 * ar));
+  // Under tp_comm_overlap the last step of each forward reduce-scatter runs after its GEMM.
+  CHECK(sp.overlap_fill == Approx(2 * rs / 8));
+}
+
+TEST_CASE("ChunkPrice: tp_comm_overlap shows only what outlasts the tensor-parallel GEMMs") {
+  // Transformer Engine's userbuffers (Megatron-Core --tp-comm-overlap) run each SP all-gather
+  // and reduce-scatter under the GEMM it feeds or drains. Hand oracle per pass, with C the
+  // collectives, G the layer's tensor-parallel GEMM time and s the contention share:
+  // max(0, C - G) + s * min(C, G), plus in the forward each reduce-scatter's last step.
+  ModelSpec model = testing::llama2_7b_shape();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1);
+  const NodeGroup& group = cluster.nodes.front();
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  CostModel costs(group.gpu, efficiency, nullptr);
+  const double tensor = 2.0 * 4096 * 4096 * 2;  // mbs 2 x seq 4096 x hidden 4096, bf16.
+  auto time = [&](Collective kind, int64_t tp) {
+    return collective_time(kind, tensor, collective_group(tp, tp, group), collective, nullptr,
+                           false)
+        .seconds;
+  };
+  auto layer = [&](const std::string& inline_plan) {
+    Plan plan = make_plan(inline_plan);
+    ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+    CommCounts comm;
+    return pricer.layer(costs, group, pricer.tensor_parallel(group, comm), 0);
+  };
+  const double s = collective.overlap_slowdown;
+  auto shown = [s](double comm, double under) {
+    return std::max(0.0, comm - under) + s * std::min(comm, under);
+  };
+  for (int64_t tp : {2, 8}) {
+    INFO("tp " << tp);
+    const std::string base =
+        fmt::format("tp={},mbs=2,gbs=2,seq=4096,sequence_parallel=true", tp);
+    Plan plan = make_plan(base);
+    OpList ops = layer_ops(model, op_shape(plan, model), 0);
+    double gemm_fwd = 0, gemm_bwd = 0;
+    for (const char* name : {"qkv_proj", "attn_out_proj", "mlp_up_gate", "mlp_down"}) {
+      const Op* op = ops.find(name);
+      REQUIRE(op != nullptr);
+      OpCost cost = costs.op_cost(*op);
+      gemm_fwd += cost.fwd.seconds;
+      gemm_bwd += cost.b.seconds + cost.w.seconds;  // 1F1B runs W inside the backward.
+    }
+    const double ag = time(Collective::kAllGather, tp), rs = time(Collective::kReduceScatter, tp);
+    LayerPrice on = layer(base + ",tp_comm_overlap=true");
+    CHECK(on.forward_comm == Approx(shown(2 * ag + 2 * rs, gemm_fwd) + 2 * rs / tp));
+    CHECK(on.backward_comm == Approx(shown(4 * ag + 2 * rs, gemm_bwd)));
+    // Without it: the forward's collectives block; the backward's re-gathers block too.
+    LayerPrice off = layer(base + ",tp_comm_overlap=false");
+    CHECK(off.forward_comm == Approx(2 * ag + 2 * rs));
+    CHECK(off.backward_comm ==
+          Approx(2 * ag + shown(2 * ag + 2 * rs, off.compute.b + off.compute.w)));
+    CHECK(on.forward_comm < off.forward_comm);
+    // Megatron-Core's default with SP is the overlap.
+    CHECK(layer(base).forward_comm == on.forward_comm);
+    // The planner's bound keeps only the excess over the GEMMs: never above the price.
+    CHECK(on.bound.forward == Approx(on.compute.fwd + std::max(0.0, 2 * ag + 2 * rs - gemm_fwd)));
+    CHECK(on.bound.forward <= on.compute.fwd + on.forward_comm);
+  }
 }
 
 }  // namespace

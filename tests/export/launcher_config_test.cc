@@ -295,6 +295,9 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--context-parallel-size", {}},
       {"--expert-model-parallel-size", {}},
       {"--sequence-parallel", {}},
+      // ModelParallelConfig.tp_comm_overlap (model_parallel_config.py at d98e8a64; arguments.py
+      // asserts sequence parallelism with it).
+      {"--tp-comm-overlap", {}},
       {"--num-layers-per-virtual-pipeline-stage", {}},
       {"--num-virtual-stages-per-pipeline-rank", {}},
       {"--decoder-first-pipeline-num-layers", {}},
@@ -816,6 +819,16 @@ TEST_CASE("Megatron export: shape, precision and optimizer flags") {
   CHECK(contains(partial,
                  "  --optimizer-cpu-offload\n  --optimizer-offload-fraction 0.5\n"
                  "  --use-precision-aware-optimizer\n"));
+  // Sequence parallelism under megatron-core overlaps TP communication by default
+  // (--tp-comm-overlap); the plan can say no, and without SP there is nothing to overlap.
+  const std::string sp_plan = "tp=2,pp=1,dp=4,mbs=1,gbs=32,zero_stage=1,sequence_parallel=true";
+  CHECK(contains(export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1", sp_plan).text,
+                 "  --sequence-parallel\n  --tp-comm-overlap\n"));
+  CHECK(!contains(export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                                sp_plan + ",tp_comm_overlap=false")
+                      .text,
+                  "--tp-comm-overlap"));
+  CHECK(!contains(partial, "--tp-comm-overlap"));
   // Offload without the distributed optimizer: --use-precision-aware-optimizer raises.
   CHECK_THROWS_WITH(export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
                                   "tp=2,pp=1,dp=4,mbs=1,gbs=32,offload=0.5"),

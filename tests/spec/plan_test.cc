@@ -248,5 +248,40 @@ TEST_CASE("Plan: moe_dispatcher parses, round-trips and needs experts to dispatc
         "to other ranks)");
 }
 
+TEST_CASE("Plan: tp_comm_overlap parses, round-trips, defaults by runtime and needs SP") {
+  // Absent: the runtime's default, on only where megatron-core runs tp > 1 with SP.
+  Plan sp = parse_plan("tp=4,dp=2,gbs=8,sequence_parallel=true", "--plan");
+  CHECK_FALSE(sp.tp_comm_overlap.has_value());
+  CHECK(tp_comm_overlap_in_force(sp));
+  CHECK_FALSE(tp_comm_overlap_in_force(parse_plan("tp=4,dp=2,gbs=8", "--plan")));
+  CHECK_FALSE(tp_comm_overlap_in_force(parse_plan("tp=1,dp=8,gbs=8", "--plan")));
+  CHECK_FALSE(tp_comm_overlap_in_force(
+      parse_plan("tp=4,dp=2,gbs=8,sequence_parallel=true,runtime=megatron-lm", "--plan")));
+  CHECK_FALSE(tp_comm_overlap_in_force(
+      parse_plan("tp=4,dp=2,gbs=8,sequence_parallel=true,runtime=torchtitan", "--plan")));
+  // Given: it wins, and survives both forms; an absent key stays absent.
+  Plan off = parse_plan("tp=4,dp=2,gbs=8,sequence_parallel=true,tp_comm_overlap=false", "--plan");
+  CHECK_FALSE(tp_comm_overlap_in_force(off));
+  CHECK(parse_plan(plan_to_inline(off), "inline").tp_comm_overlap == std::optional<bool>(false));
+  CHECK(parse_plan(plan_to_json(off), "json").tp_comm_overlap == std::optional<bool>(false));
+  Plan on = parse_plan(R"({"tp": 4, "dp": 2, "gbs": 8, "sequence_parallel": true,
+                           "tp_comm_overlap": true})",
+                       "p.json");
+  CHECK(on.tp_comm_overlap == std::optional<bool>(true));
+  CHECK(parse_plan(plan_to_inline(on), "inline").tp_comm_overlap == std::optional<bool>(true));
+  CHECK(plan_to_inline(sp).find("tp_comm_overlap") == std::string::npos);
+  CHECK(plan_to_json(sp).find("tp_comm_overlap") == std::string::npos);
+  CHECK_THROWS_WITH(parse_plan("tp=4,gbs=8,tp_comm_overlap=2", "--plan"),
+                    Catch::Contains("/tp_comm_overlap"));
+  // Megatron asserts sequence parallelism (arguments.py); tp = 1 has nothing to overlap.
+  CHECK(problem("tp=4,dp=2,gbs=8,tp_comm_overlap=true") ==
+        "tp_comm_overlap=true needs tp > 1 with sequence_parallel=true (this plan: tp=4, "
+        "sequence_parallel=false); Megatron overlaps only sequence-parallel all-gathers and "
+        "reduce-scatters");
+  CHECK(problem("tp=1,dp=8,gbs=8,tp_comm_overlap=true").find("this plan: tp=1") !=
+        std::string::npos);
+  CHECK(problem("tp=4,dp=2,gbs=8,sequence_parallel=true,tp_comm_overlap=false").empty());
+}
+
 }  // namespace
 }  // namespace ppsim

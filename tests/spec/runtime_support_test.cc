@@ -82,5 +82,31 @@ TEST_CASE("Runtime support: plans each runtime refuses, naming the feature") {
             .find("tensor parallelism (tp=2)") != std::string::npos);
 }
 
+TEST_CASE("Runtime support: only megatron-core overlaps TP communication with its GEMMs") {
+  CHECK(runtime_support(Runtime::kMegatronCore).tp_comm_overlap);
+  for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan,
+                          Runtime::kPytorchFsdp}) {
+    CHECK_FALSE(runtime_support(runtime).tp_comm_overlap);
+  }
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,sequence_parallel=true,tp_comm_overlap=true",
+                        "llama3-8b")
+            .empty());
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,sequence_parallel=true,tp_comm_overlap=true,"
+                        "runtime=megatron-lm",
+                        "llama3-8b")
+            .rfind("runtime megatron-lm cannot run tensor-parallel communication overlap "
+                   "(tp_comm_overlap=true; Megatron-Core's --tp-comm-overlap) (its capabilities",
+                   0) == 0);
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,zero_stage=3,sequence_parallel=true,"
+                        "tp_comm_overlap=true,runtime=torchtitan",
+                        "llama3-8b")
+            .find("tp_comm_overlap=true") != std::string::npos);
+  // Off is always possible, and is what the other runtimes default to.
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,zero_stage=3,sequence_parallel=true,"
+                        "tp_comm_overlap=false,runtime=torchtitan",
+                        "llama3-8b")
+            .empty());
+}
+
 }  // namespace
 }  // namespace ppsim

@@ -70,6 +70,7 @@ PARALLEL_ARGS=(
   --moe-token-dispatcher-type flex
   --moe-flex-dispatcher-backend deepep
   --sequence-parallel
+  --tp-comm-overlap
   --pipeline-model-parallel-layout "Et*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t|t|t*2|t*2|t*2|t*2|t*2|t*2|t,m,L"
 )
 

@@ -52,6 +52,7 @@ PARALLEL_ARGS=(
   --pipeline-model-parallel-size 4
   --context-parallel-size 1
   --sequence-parallel
+  --tp-comm-overlap
   --num-layers-per-virtual-pipeline-stage 10
 )
 

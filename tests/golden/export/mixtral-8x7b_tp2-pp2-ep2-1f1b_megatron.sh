@@ -59,6 +59,7 @@ PARALLEL_ARGS=(
   --expert-model-parallel-size 2
   --moe-token-dispatcher-type alltoall
   --sequence-parallel
+  --tp-comm-overlap
 )
 
 # Batch, recompute, precision, optimizer sharding and overlap.

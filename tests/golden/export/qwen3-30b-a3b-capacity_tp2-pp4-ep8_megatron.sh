@@ -65,6 +65,7 @@ PARALLEL_ARGS=(
   --expert-tensor-parallel-size 1
   --moe-token-dispatcher-type alltoall
   --sequence-parallel
+  --tp-comm-overlap
 )
 
 # Batch, recompute, precision, optimizer sharding and overlap.
