@@ -20,6 +20,15 @@ namespace {
 
 Plan make_plan(const std::string& text) { return parse_plan(text, "test"); }
 
+// One tensor-parallel collective of llama2-7b's activations at mbs 2, seq 4096 (bf16) over tp
+// GPUs of one node.
+double tp_collective_seconds(Collective kind, int64_t tp, const NodeGroup& group,
+                             const CollectiveEfficiency& collective) {
+  const double tensor = 2.0 * 4096 * 4096 * 2;
+  return collective_time(kind, tensor, collective_group(tp, tp, group), collective, nullptr, false)
+      .seconds;
+}
+
 // Prices every chunk of `plan` on the cluster's first node group, directly and from layers.
 void check_plan(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
   EfficiencyTable efficiency;
@@ -152,11 +161,7 @@ TEST_CASE("ChunkPrice: tensor-parallel traffic per layer, forward and backward (
   const NodeGroup& group = cluster.nodes.front();
   EfficiencyTable efficiency;
   CollectiveEfficiency collective;
-  const double tensor = 2.0 * 4096 * 4096 * 2;  // mbs 2 x seq 4096 x hidden 4096, bf16.
-  auto time = [&](Collective kind) {
-    return collective_time(kind, tensor, collective_group(8, 8, group), collective, nullptr, false)
-        .seconds;
-  };
+  auto time = [&](Collective kind) { return tp_collective_seconds(kind, 8, group, collective); };
   const double ag = time(Collective::kAllGather), rs = time(Collective::kReduceScatter),
                ar = time(Collective::kAllReduce);
   auto price = [&](const std::string& inline_plan) {
@@ -200,11 +205,8 @@ TEST_CASE("ChunkPrice: tp_comm_overlap shows only what outlasts the tensor-paral
   EfficiencyTable efficiency;
   CollectiveEfficiency collective;
   CostModel costs(group.gpu, efficiency, nullptr);
-  const double tensor = 2.0 * 4096 * 4096 * 2;  // mbs 2 x seq 4096 x hidden 4096, bf16.
   auto time = [&](Collective kind, int64_t tp) {
-    return collective_time(kind, tensor, collective_group(tp, tp, group), collective, nullptr,
-                           false)
-        .seconds;
+    return tp_collective_seconds(kind, tp, group, collective);
   };
   auto layer = [&](const std::string& inline_plan) {
     Plan plan = make_plan(inline_plan);
