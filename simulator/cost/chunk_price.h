@@ -44,8 +44,9 @@
 // and the framework's per-microbatch dispatch once per forward and per backward (cost_model.h).
 //
 // The bound keeps compute + tp per pass (under tp_comm_overlap, tp's excess over the GEMMs)
-// and, under ZeRO-3, the gather and scatter excess over that smaller compute; it leaves out what the simulation alone times or what only adds time
-// (ep, cp, the contention share, the dispatch), so for every pass bound <= total: with
+// and, under ZeRO-3, the gather and scatter excess over that smaller compute; it leaves out
+// what the simulation alone times or what only adds time (ep, cp, the contention share, the
+// dispatch), so for every pass bound <= total: with
 // F the bound's compute, max(F, g) <= max(F + extra, g) + slowdown share + overhead.
 //
 // Provenance: each price says where its passes and collectives came from (roofline or profile,

@@ -109,8 +109,9 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      OffloadForm::kNone, false, true, true, kAllPrecisions, false,
      "Megatron-LM 2020-2023 (core_r0.3 and before): megatron/schedules.py (1F1B and interleaved "
      "only), --num-layers divisible by the pipeline size (arguments.py), the distributed "
-     "optimizer as its only sharding; no --tp-comm-overlap (Transformer Engine userbuffers); context parallelism, MoE expert parallelism, Megatron-FSDP "
-     "and optimizer CPU offload came with Megatron-Core 0.4 and later"},
+     "optimizer as its only sharding; context parallelism, MoE expert parallelism, Megatron-FSDP, "
+     "optimizer CPU offload and --tp-comm-overlap (Transformer Engine userbuffers) came with "
+     "Megatron-Core 0.4 and later"},
     // deepspeed
     {true, true, bit(ScheduleKind::kOneFOneB), false, true, false, 0b1111, 0b0011, false,
      OffloadForm::kWholeOrPartialAtZero3, false, true, false, kAllPrecisions, false,
