@@ -101,7 +101,12 @@ double CostModel::attention_efficiency(const AttentionShape& shape, bool backwar
   double kernel = attention_ == AttentionKernel::kFlash2 ? (backward ? k.flash2_bwd : k.flash2_fwd)
                                                          : (backward ? k.fused_bwd : k.fused_fwd);
   const double family = attention_ == AttentionKernel::kFlash2 ? e.flash2_scale : 1.0;
-  return e.kernel_scale * family * kernel * saturate(tiles, e.gemm_half_tiles);
+  double depth = 1;  // A shape without keys_per_call (built by hand) takes the ceiling.
+  if (shape.keys_per_call > 0) {
+    depth = saturate(shape.keys_per_call / e.attention_kv_block,
+                     backward ? e.attention_tile_overhead_bwd : e.attention_tile_overhead_fwd);
+  }
+  return family * kernel * saturate(tiles, e.gemm_half_tiles) * depth;
 }
 
 PassCost CostModel::pass(const Op& op, double flops, double bytes, int kernels,
@@ -228,9 +233,9 @@ std::array<RuntimeOverheads, kRuntimeCount> EfficiencyTable::shipped_runtime_ove
   // `ppsim accuracy --runs configs/accuracy/public-runs.csv --fit` (docs/accuracy.md) for the
   // runtimes with published rows; megatron-core and deepspeed have none and keep runtime.h's
   // priors. Kernel gap, per-microbatch dispatch, per-step host time, seconds.
-  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {4.365e-6, 3.272e-4, 0.08176};
-  overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {4.215e-6, 2.148e-3, 0.1242};
-  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 2.967e-3, 0.06532};
+  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {7.456e-6, 3.142e-4, 0.0826};
+  overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {1.625e-6, 8.499e-4, 0.08961};
+  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {5.91e-6, 1.177e-4, 0.02386};
   return overheads;
 }
 

@@ -13,8 +13,12 @@
 //     compute    = flops / (peak(p) * efficiency)
 //   attention pass (flash2 or fused kernel, AttentionKernel):
 //     tiles      = batch_heads * q_tokens / attention_q_tile
-//     efficiency = kernel_scale * [flash2_scale for flash2] * kernels.<kernel>_fwd|_bwd
+//     blocks     = keys_per_call / attention_kv_block       key blocks one query tile sweeps
+//     efficiency = [flash2_scale for flash2] * kernels.<kernel>_fwd|_bwd
 //                  * tiles / (tiles + gemm_half_tiles)
+//                  * blocks / (blocks + attention_tile_overhead_fwd|_bwd)
+//     (kernels.* are the long-sequence ceilings; the last factor is why attention is slower at
+//     2K than at 16K and faster again in a cp ring's long chunks)
 //     compute    = flops / (peak(bf16 or fp16) * efficiency)
 //   attention pass (AttentionKernel::kUnfused, Megatron-LM's core attention): the QK^T and PV batched
 //     GEMMs over all b*heads*s*s scores as GEMM passes (four in backward), plus the softmax and
@@ -78,17 +82,21 @@ enum class CostSource {
 // below; `ppsim accuracy` reports how well that procedure predicts a source it did not see
 // (leave one source out). Nothing is per row or per source.
 struct EfficiencyTable {
-  // Fraction of the datasheet kernel rates (KernelDatasheet) a training step sustains, for
-  // every tensor-core kernel (GEMMs and attention): the benchmarks run one kernel in a loop, a
-  // step interleaves thousands with NCCL kernels that take SMs and power, and clocks drop under
-  // sustained load. Fitted, bound [0.6, 1.1].
-  double kernel_scale = 0.8274;
+  // Fraction of the datasheet GEMM rates (KernelDatasheet) a training step sustains: the
+  // benchmarks run one GEMM in a loop, a step interleaves thousands with NCCL kernels that take
+  // SMs and power, and clocks drop under sustained tensor-core load. GEMMs only: the fused
+  // attention kernels reach their benchmark ceilings in training (NeMo's Llama-2-7B context-
+  // parallel runs at 256K-1M tokens, where attention is 90-95% of the FLOPs, sustain 549-536
+  // model TFLOP/s on H100, i.e. ~0.60 of the bf16 peak over the forward and 2.5x backward
+  // kernels: FlashAttention-3's published long-sequence ceilings, docs/accuracy.md). Fitted,
+  // bound [0.6, 1.1].
+  double kernel_scale = 0.8358;
   // FlashAttention-2 as the eager runtimes call it (flash-attn 2, SDPA's flash backend, Triton
-  // ports: GQA, mixed head dims, padding), against its benchmark table: applied to flash2
-  // only, the kernel family the rows it is fitted on use, so it cannot leak into the fused
-  // kernels of megatron-core (which keep the datasheet x kernel_scale). Fitted, bound
-  // [0.4, 1.2].
-  double flash2_scale = 0.7639;
+  // ports: GQA, mixed head dims, padding, and the step's interference), against its benchmark
+  // table: applied to flash2 only, the kernel family the rows it is fitted on use, so it
+  // cannot leak into the fused kernels of megatron-core (which keep their datasheet). Fitted,
+  // bound [0.4, 1.2].
+  double flash2_scale = 0.5957;
   // Output tile edge, elements: cuBLAS/CUTLASS bf16 kernels on Ampere and Hopper use 128x128
   // or 128x256 tiles per thread block.
   double gemm_tile = 128;
@@ -103,6 +111,17 @@ struct EfficiencyTable {
   double gemm_half_k = 64;
   // Query rows per attention work tile (block_m = 128 in FA2/FA3 for head_dim 128).
   double attention_q_tile = 128;
+  // Keys per block of a flash-style kernel's inner loop (block_n = 128 in FA3 for head_dim 128).
+  double attention_kv_block = 128;
+  // Each query tile also loads Q, rescales and writes O (backward: reads O and dO, writes dQ,
+  // and its key blocks' dK/dV partials), worth this many key blocks of the inner loop. From
+  // kernel sweeps, not fitted on runs: the FlashAttention-3 paper's H100 causal forward (Shah
+  // et al. 2024, arXiv 2407.08608, figure 5: 423, 521, 579, 602, 616 TFLOP/s at 1K-16K) gives
+  // 1.7, its FA2 curve 1.6; causal backward on one H200 (tests/data/kernels/h200_attention.json:
+  // cuDNN 0.366-0.514 and FA2 0.208-0.307 of peak at 2K-16K) gives 3.9 for both kernels (the
+  // paper's non-causal backward, without the diagonal's masked half, 3.3).
+  double attention_tile_overhead_fwd = 1.7;
+  double attention_tile_overhead_bwd = 3.9;
   // HBM: copy and STREAM-triad kernels reach about 0.9 of the datasheet (e.g. 3.0-3.1 of
   // 3.35 TB/s on H100 SXM). Measured value, kept.
   double memory = 0.90;

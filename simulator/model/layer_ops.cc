@@ -170,11 +170,14 @@ Op attention_op(const ModelSpec& model, const Dims& d, const OpShape& shape, int
   op.name = "attention_core";
   op.op_class = OpClass::kAttention;
   op.precision = d.other_precision;
-  op.attention = AttentionShape{d.b * d.heads, d.s / d.cp, d.s, d.head_dim};
   // QK^T and PV at 2 FLOPs per multiply-add over the keys a query sees on average: s/2 causal
   // (4 * b*heads * (s/cp) * s * d / 2), w - w^2/2s under a sliding window; MLA's values are
   // v_head_dim wide. See the header for the cp balance.
   const double keys = mean_keys_per_query(shape.seq_length, model.attention_window(layer));
+  // Under cp a query's keys are split over the ring's calls, one per chunk of s/(2 cp) keys
+  // they reach (all cp calls for full causal attention, one for a short window).
+  const double calls = std::clamp(keys / (d.s / (2 * d.cp)), 1.0, d.cp);
+  op.attention = AttentionShape{d.b * d.heads, d.s / d.cp, d.s, d.head_dim, keys / calls};
   const double v_dim = model.mla ? static_cast<double>(model.mla->v_head_dim) : d.head_dim;
   op.flops_fwd =
       2.0 * op.attention.batch_heads * op.attention.q_tokens * keys * (d.head_dim + v_dim);

@@ -105,6 +105,10 @@ struct AttentionShape {
   double q_tokens = 0;     // Query tokens per sequence on this GPU: s/cp.
   double kv_tokens = 0;    // Key/value tokens each query block can see: s (causal).
   double head_dim = 0;     // d.
+  // Keys one query tile sweeps in one kernel call, on average: the keys a query sees (s/2
+  // causal, about the window under a sliding window) spread over the cp ring's calls. Sets how
+  // far the kernel's per-tile prologue and epilogue are amortised (cost_model.h).
+  double keys_per_call = 0;
 };
 
 // One kernel (or fused group of kernels) of the step, with its work per pass.

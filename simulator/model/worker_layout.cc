@@ -45,6 +45,7 @@ WorkerLayout build_worker_layout(const Plan& plan, const ClusterSpec& cluster) {
       slot.node = layout.node_of_gpu[slot.first_gpu];
       slot.node_group = layout.node_group_of_node[slot.node];
       slot.spans_nodes = layout.node_of_gpu[slot.first_gpu + per_worker - 1] != slot.node;
+      slot.nodes = layout.node_of_gpu[slot.first_gpu + per_worker - 1] - slot.node + 1;
     }
   }
   return layout;

@@ -71,6 +71,10 @@ class StepCosts : public LoweringCosts {
     // Per GPU: a 1/tp shard with sequence parallelism, the whole tensor without; x cp GPUs.
     double per_gpu = plan_.sequence_parallel ? tensor / plan_.tp : tensor;
     spec.bytes = per_gpu * plan_.tp * plan_.cp;
+    if (!network_->same_node(a, b)) {
+      // One node's share when the sender spreads over several (WorkerSlot::nodes).
+      spec.bytes /= step_.layout.workers[a].nodes;
+    }
     spec.latency = network_->latency(a, b);
     // A measured sendrecv (one GPU to its peer, on one node or across two) sets the time.
     const NodeGroup& group =

@@ -178,7 +178,8 @@ Task UpdateTasks::collective_task(TaskGraph& graph, int32_t worker, Collective k
   task.stream = dp_stream(graph, worker);
   task.latency = cost.latency;
   if (collective.num_nodes() > 1) {
-    task.work = cost.inter_bytes * slot.num_gpus;
+    // One node's share of a worker spread over several (worker_layout.h WorkerSlot::nodes).
+    task.work = cost.inter_bytes * slot.num_gpus / slot.nodes;
     task.route = inter_node_route(graph, worker);
     // Without phase overlap the intra-node phases add to the inter-node one.
     if (!options_.collective.overlap_phases) task.latency += cost.intra_seconds;

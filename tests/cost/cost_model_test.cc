@@ -45,6 +45,8 @@ EfficiencyTable ideal() {
   table.flash2_scale = 1;
   table.gemm_half_tiles = 0;
   table.gemm_half_k = 0;
+  table.attention_tile_overhead_fwd = 0;
+  table.attention_tile_overhead_bwd = 0;
   table.memory = 1;
   table.roofline_sharpness = std::numeric_limits<double>::infinity();
   for (RuntimeOverheads& overheads : table.runtimes) overheads.kernel_gap_s = 0;
@@ -198,6 +200,43 @@ TEST_CASE("CostModel: attention runs at the flash-attention efficiency") {
   CHECK(cost.fwd.seconds == Approx(op.flops_fwd / (0.5 * peak)).epsilon(1e-12));
   CHECK(cost.b.seconds == Approx(op.flops_b / (0.25 * peak)).epsilon(1e-12));
   CHECK(cost.w.seconds == 0);
+}
+
+// Hand-computed: a query tile of causal attention over s = 4096 sweeps s/2 = 2048 keys, 16
+// blocks of 128, and pays 1.7 blocks (forward) or 3.9 (backward) of per-tile work; under cp 2
+// the ring splits those keys over 2 calls (8 blocks each); a 512-token window stays in one call.
+TEST_CASE("CostModel: attention efficiency grows with the keys a query tile sweeps per call") {
+  GpuSpec gpu = h100();
+  gpu.kernels.fused_fwd = 0.5;
+  gpu.kernels.fused_bwd = 0.25;
+  EfficiencyTable table = ideal();
+  table.attention_tile_overhead_fwd = 1.7;
+  table.attention_tile_overhead_bwd = 3.9;
+  CostModel model(gpu, table);
+  const double peak = tflops_to_flops(989);
+  Op op = op_named(layer_ops(llama2_7b_shape(), shape_of(1, 4096), 0), "attention_core");
+  CHECK(op.attention.keys_per_call == 2048);
+  OpCost cost = model.op_cost(op);
+  CHECK(cost.fwd.seconds == Approx(op.flops_fwd / (0.5 * 16 / 17.7 * peak)).epsilon(1e-12));
+  CHECK(cost.b.seconds == Approx(op.flops_b / (0.25 * 16 / 19.9 * peak)).epsilon(1e-12));
+
+  OpShape ring = shape_of(1, 4096);
+  ring.cp = 2;
+  Op ring_op = op_named(layer_ops(llama2_7b_shape(), ring, 0), "attention_core");
+  CHECK(ring_op.attention.keys_per_call == 1024);
+  CHECK(model.attention_efficiency(ring_op.attention, false) == Approx(0.5 * 8 / 9.7));
+
+  ModelSpec windowed = llama2_7b_shape();
+  windowed.sliding_window = 512;
+  OpShape windowed_ring = shape_of(1, 4096);
+  windowed_ring.cp = 2;
+  Op window_op = op_named(layer_ops(windowed, windowed_ring, 0), "attention_core");
+  // w - w^2/2s keys: 512 - 32 = 480, all in one ring call.
+  CHECK(window_op.attention.keys_per_call == Approx(480));
+  // Longer sweeps run closer to the ceiling, shorter ones (a tile's keys split over the ring's
+  // calls) further from it.
+  CHECK(model.attention_efficiency(ring_op.attention, true) <
+        model.attention_efficiency(op.attention, true));
 }
 
 TEST_CASE("CostModel: a layer's cost is the sum of its ops; recompute adds forward work") {

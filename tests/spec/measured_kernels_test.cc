@@ -1,12 +1,14 @@
 // The Hopper kernel datasheet (gpu_catalog.cc, from published H100 benchmarks) against
 // attention kernels measured on one H200 (tests/data/kernels/h200_attention.json,
-// tools/measure/attention.py): the roofline's attention fractions must stay within 15% of
-// what FlashAttention-2 and cuDNN fused attention ran at 4K-8K tokens.
+// tools/measure/attention.py): the datasheet's ceilings must stay near what FlashAttention-2
+// and cuDNN fused attention ran at 4K-8K tokens, and the cost model's attention efficiency
+// (ceiling x per-tile overhead) must follow every measured point from 2K to 16K.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "simulator/cost/cost_model.h"
 #include "simulator/spec/gpu_catalog.h"
 
 namespace ppsim {
@@ -42,14 +44,50 @@ TEST_CASE("Measured kernels: the Hopper attention datasheet is within 15% of an 
   const GpuSpec h200 = *find_gpu("H200-SXM-141GB");
   const KernelDatasheet& hopper = h200.kernels;
   const nlohmann::json points = measured_points();
-  // Measured: FlashAttention-2 0.323 forward, 0.267 backward; cuDNN 0.604 and 0.450.
+  // Measured at 4K-8K: FlashAttention-2 0.323 forward, 0.267 backward; cuDNN 0.604 and 0.450.
+  // The datasheet holds the long-sequence ceilings, above these by the per-tile overhead.
   CHECK(hopper.flash2_fwd == Approx(measured_fraction(points, "flash2", false)).epsilon(0.15));
-  CHECK(hopper.flash2_bwd == Approx(measured_fraction(points, "flash2", true)).epsilon(0.15));
+  CHECK(hopper.flash2_bwd == Approx(measured_fraction(points, "flash2", true)).epsilon(0.25));
   CHECK(hopper.fused_fwd == Approx(measured_fraction(points, "cudnn", false)).epsilon(0.15));
-  CHECK(hopper.fused_bwd == Approx(measured_fraction(points, "cudnn", true)).epsilon(0.15));
+  CHECK(hopper.fused_bwd == Approx(measured_fraction(points, "cudnn", true)).epsilon(0.25));
   // The fused kernel is the faster family, as the datasheet orders them.
   CHECK(measured_fraction(points, "cudnn", false) > measured_fraction(points, "flash2", false));
   CHECK(measured_fraction(points, "cudnn", true) > measured_fraction(points, "flash2", true));
+}
+
+// The cost model's attention efficiency (datasheet ceiling x per-tile overhead, cost_model.h)
+// against every measured point, 2K-16K tokens: within 10%, and rising with the sequence as the
+// measurements do from 2K to 8K. The kernels are timed alone, so the runtime's flash2_scale
+// (how eager code calls them inside a step) is 1 here.
+TEST_CASE("Measured kernels: attention efficiency follows the H200's curve over 2K-16K tokens") {
+  const GpuSpec h200 = *find_gpu("H200-SXM-141GB");
+  EfficiencyTable kernels_alone;
+  kernels_alone.flash2_scale = 1;
+  for (const char* kernel : {"flash2", "cudnn"}) {
+    const AttentionKernel family =
+        std::string(kernel) == "flash2" ? AttentionKernel::kFlash2 : AttentionKernel::kFused;
+    const CostModel model(h200, kernels_alone, nullptr, kDefaultRuntime, family);
+    double previous_fwd = 0, previous_bwd = 0;
+    for (const nlohmann::json& p : measured_points()) {
+      if (p.at("kernel") != kernel) continue;
+      const double s = p.at("seq");
+      const double batch_heads = p.at("batch").get<double>() * p.at("heads").get<double>();
+      const AttentionShape shape{batch_heads, s, s, p.at("head_dim").get<double>(), s / 2};
+      const double forward = 2.0 * 2 * batch_heads * s * s * p.at("head_dim").get<double>() / 2;
+      const double peak = h200.peak_bf16_flops;
+      const double measured_fwd = forward / (p.at("fwd_us").get<double>() * 1e-6) / peak;
+      const double measured_bwd = 2.5 * forward / (p.at("bwd_us").get<double>() * 1e-6) / peak;
+      INFO(kernel << " at " << s << " tokens");
+      const double fwd = model.attention_efficiency(shape, false);
+      const double bwd = model.attention_efficiency(shape, true);
+      CHECK(fwd == Approx(measured_fwd).epsilon(0.10));
+      CHECK(bwd == Approx(measured_bwd).epsilon(0.10));
+      CHECK(fwd > previous_fwd);
+      CHECK(bwd > previous_bwd);
+      previous_fwd = fwd;
+      previous_bwd = bwd;
+    }
+  }
 }
 
 }  // namespace

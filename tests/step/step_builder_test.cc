@@ -174,6 +174,29 @@ TEST_CASE("Step: data-parallel traffic sharing a NIC slows pipeline sends") {
   CHECK(shared_rate < 0.99 * alone_rate);
 }
 
+// A worker whose cp ranks spread over several nodes sends from all of them: each node carries
+// its own GPUs' share. The distributed optimizer's all-gather over the same 4 ranks on the same
+// 4 nodes, with the same bytes per GPU (tp 8, the whole model), takes as long whether the 4
+// ranks are data-parallel replicas (cp 1) or one replica's context-parallel ranks (cp 4); a
+// model that routed the cp worker's 32 GPUs through its first node took 4x as long.
+TEST_CASE("Step: a context-parallel worker over several nodes sends on every node's NICs") {
+  ModelSpec model = uniform_model(16);
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-4");
+  auto gather_seconds = [](const Simulated& s) {
+    for (TaskId id = 0; id < s.step.lowered.graph.num_tasks(); ++id) {
+      if (s.step.lowered.info[id].role == TaskInfo::Role::kParamGather) {
+        return s.timeline.end[id] - s.timeline.start[id];
+      }
+    }
+    FAIL("no parameter all-gather");
+    return 0.0;
+  };
+  Simulated replicas = run(model, cluster, "tp=8,pp=1,dp=4,cp=1,mbs=1,gbs=4,zero_stage=1");
+  Simulated ring = run(model, cluster, "tp=8,pp=1,dp=1,cp=4,mbs=1,gbs=1,zero_stage=1");
+  REQUIRE(ring.step.layout.workers[0].nodes == 4);
+  CHECK(gather_seconds(ring) == Approx(gather_seconds(replicas)).epsilon(1e-9));
+}
+
 TEST_CASE("Step: activation memory follows the schedule (1F1B holds p - r microbatches)") {
   ModelSpec model = uniform_model(16);
   ClusterSpec cluster = load_cluster_spec("dgx-h100-4");
