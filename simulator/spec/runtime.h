@@ -25,11 +25,13 @@
 //   gathered_layers  unsharded layers a ZeRO-3 rank holds at once: the one computing and the
 //                    prefetched next (FSDP's forward/backward prefetch of one unit; DeepSpeed's
 //                    stage3_prefetch_bucket_size is taken as the same one layer ahead)
-//   moe_host_sync    every MoE layer's forward reads its per-expert token counts on the host,
-//                    dropless or not (Megatron-Core's TEGroupedMLP hands Transformer Engine's
-//                    GroupedLinear its m_splits as a Python list: tokens_per_expert.tolist()),
-//                    so the host never keeps a lead over an MoE layer and its kernels' issue
-//                    time adds to the device time (cost/chunk_price.h "host")
+//   moe_host_sync    every MoE layer's forward reads its per-expert token counts on the host
+//                    (Megatron-Core's TEGroupedMLP hands Transformer Engine's GroupedLinear its
+//                    m_splits as a Python list: tokens_per_expert.tolist()), so the host never
+//                    keeps a lead over an MoE layer and its kernels' issue time adds to the
+//                    device time (cost/chunk_price.h "host"). Charged for token drop too, though
+//                    drop-and-pad builds those counts on the host without a sync: the published
+//                    token-drop runs are as host-bound as the dropless ones (docs/moe.md "Host")
 //
 // Thread-safety: pure functions over a constant table.
 #pragma once
