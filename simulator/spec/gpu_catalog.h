@@ -19,9 +19,10 @@ enum class Precision { kBf16, kFp16, kFp8 };
 struct KernelDatasheet {
   double gemm_bf16 = 0;   // Large bf16/fp16 GEMMs (8192-class, cuBLAS/cuBLASLt), of that peak.
   double gemm_fp8 = 0;    // Large fp8 GEMMs (cuBLASLt / Transformer Engine), of the fp8 peak.
-  // Causal attention, head_dim 128, 2-16K tokens, of the bf16 peak, per kernel family
-  // (runtime.h AttentionKernel): FlashAttention-2, and the generation's fused kernel
-  // (FlashAttention-3 / cuDNN on Hopper, cuDNN on Blackwell, FA2 on Ampere).
+  // Attention at head_dim 128, of the bf16 peak, per kernel family (runtime.h
+  // AttentionKernel): FlashAttention-2, and the generation's fused kernel (FlashAttention-3 /
+  // cuDNN on Hopper, cuDNN on Blackwell, FA2 on Ampere). Long-sequence ceilings: the cost
+  // model lowers them for short key ranges (cost_model.h attention_tile_overhead_*).
   double flash2_fwd = 0;
   double flash2_bwd = 0;
   double fused_fwd = 0;
