@@ -44,7 +44,6 @@ WorkerLayout build_worker_layout(const Plan& plan, const ClusterSpec& cluster) {
       PPSIM_CHECK(slot.first_gpu + per_worker <= static_cast<int64_t>(layout.node_of_gpu.size()));
       slot.node = layout.node_of_gpu[slot.first_gpu];
       slot.node_group = layout.node_group_of_node[slot.node];
-      slot.spans_nodes = layout.node_of_gpu[slot.first_gpu + per_worker - 1] != slot.node;
       slot.nodes = layout.node_of_gpu[slot.first_gpu + per_worker - 1] - slot.node + 1;
     }
   }

@@ -22,11 +22,12 @@ struct WorkerSlot {
   int64_t num_gpus = 1;   // tp * cp.
   int32_t node = 0;       // Global node index of its first GPU.
   int32_t node_group = 0; // Index into cluster.nodes.
-  bool spans_nodes = false;  // Its GPUs do not all sit on one node (cp across nodes).
-  // Nodes its GPUs sit on (1 unless spans_nodes). Each of them sends its own GPUs' share of
-  // the worker's inter-node traffic on its own NICs, alike; the network model routes one node's
-  // share over the first node's links as their representative.
+  // Nodes its GPUs sit on (more than 1 with cp across nodes). Each of them sends its own GPUs'
+  // share of the worker's inter-node traffic on its own NICs, alike; the network model routes
+  // one node's share over the first node's links as their representative.
   int32_t nodes = 1;
+
+  bool spans_nodes() const { return nodes > 1; }  // Its GPUs do not all sit on one node.
 };
 
 struct WorkerLayout {

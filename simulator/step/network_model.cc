@@ -13,7 +13,7 @@ bool NetworkModel::replicas_symmetric(const WorkerLayout& layout,
   size_t nodes = layout.node_group_of_node.size();
   std::vector<int32_t> canonical(nodes, -1), count(nodes, 0), node_class(nodes, -1);
   for (const WorkerSlot& slot : layout.workers) {
-    if (slot.spans_nodes) return false;
+    if (slot.spans_nodes()) return false;
     // A node's links are one class's: its workers' replicas share a representative.
     int32_t represented_by = representative[slot.replica];
     if (node_class[slot.node] < 0) node_class[slot.node] = represented_by;
@@ -96,7 +96,7 @@ NetworkModel::NetworkModel(const ClusterSpec& cluster, const WorkerLayout& layou
 bool NetworkModel::same_node(int32_t from, int32_t to) const {
   const WorkerSlot& a = layout_.workers[from];
   const WorkerSlot& b = layout_.workers[to];
-  return a.node == b.node && !a.spans_nodes && !b.spans_nodes;
+  return a.node == b.node && !a.spans_nodes() && !b.spans_nodes();
 }
 
 double NetworkModel::latency(int32_t from, int32_t to) const {

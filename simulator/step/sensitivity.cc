@@ -123,7 +123,7 @@ Sensitivity step_sensitivity(const ModelSpec& model, const ClusterSpec& cluster,
     });
     bool spans_nodes = false;
     for (const WorkerSlot& slot : step.layout.workers) {
-      spans_nodes = spans_nodes || slot.spans_nodes || slot.node != step.layout.workers[0].node;
+      spans_nodes = spans_nodes || slot.spans_nodes() || slot.node != step.layout.workers[0].node;
     }
     if (spans_nodes) {
       StepOptions inter = options;

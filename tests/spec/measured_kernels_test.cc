@@ -1,7 +1,7 @@
 // The Hopper kernel datasheet (gpu_catalog.cc, from published H100 benchmarks) against
 // attention kernels measured on one H200 (tests/data/kernels/h200_attention.json,
-// tools/measure/attention.py): the datasheet's ceilings must stay near what FlashAttention-2
-// and cuDNN fused attention ran at 4K-8K tokens, and the cost model's attention efficiency
+// tools/measure/attention.py): the datasheet's ceilings must stay within 15% of what
+// FlashAttention-2 and cuDNN fused attention ran at 16K tokens, and the cost model's attention efficiency
 // (ceiling x per-tile overhead) must follow every measured point from 2K to 16K.
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -20,15 +20,17 @@ nlohmann::json measured_points() {
   return nlohmann::json::parse(in).at("points");
 }
 
-// Mean fraction of the bf16 peak over the 4K-8K points of one kernel and pass (causal FLOPs:
-// forward 2 * 2 * b*h * s^2 * d / 2, backward 2.5x).
-double measured_fraction(const nlohmann::json& points, const std::string& kernel, bool backward) {
+// Mean fraction of the bf16 peak over the points of one kernel and pass with min_seq <= s <=
+// max_seq, of which the file holds `expected` (causal FLOPs: forward 2 * 2 * b*h * s^2 * d / 2,
+// backward 2.5x).
+double measured_fraction(const nlohmann::json& points, const std::string& kernel, bool backward,
+                         double min_seq = 4096, double max_seq = 8192, int expected = 2) {
   const double peak = find_gpu("H200-SXM-141GB")->peak_bf16_flops;
   double sum = 0;
   int count = 0;
   for (const nlohmann::json& p : points) {
     const double s = p.at("seq");
-    if (p.at("kernel") != kernel || s < 4096 || s > 8192) continue;
+    if (p.at("kernel") != kernel || s < min_seq || s > max_seq) continue;
     const double forward = 2.0 * 2 * p.at("batch").get<double>() * p.at("heads").get<double>() *
                            s * s * p.at("head_dim").get<double>() / 2;
     const double flops = backward ? 2.5 * forward : forward;
@@ -36,7 +38,7 @@ double measured_fraction(const nlohmann::json& points, const std::string& kernel
     sum += flops / seconds / peak;
     ++count;
   }
-  REQUIRE(count == 2);
+  REQUIRE(count == expected);
   return sum / count;
 }
 
@@ -44,12 +46,16 @@ TEST_CASE("Measured kernels: the Hopper attention datasheet is within 15% of an 
   const GpuSpec h200 = *find_gpu("H200-SXM-141GB");
   const KernelDatasheet& hopper = h200.kernels;
   const nlohmann::json points = measured_points();
+  // The datasheet holds long-sequence ceilings: compared with the longest measured sequence
+  // (16K: FlashAttention-2 0.328 forward, 0.307 backward; cuDNN 0.575 and 0.514).
+  auto longest = [&points](const char* kernel, bool backward) {
+    return measured_fraction(points, kernel, backward, 16384, 16384, 1);
+  };
+  CHECK(hopper.flash2_fwd == Approx(longest("flash2", false)).epsilon(0.15));
+  CHECK(hopper.flash2_bwd == Approx(longest("flash2", true)).epsilon(0.15));
+  CHECK(hopper.fused_fwd == Approx(longest("cudnn", false)).epsilon(0.15));
+  CHECK(hopper.fused_bwd == Approx(longest("cudnn", true)).epsilon(0.15));
   // Measured at 4K-8K: FlashAttention-2 0.323 forward, 0.267 backward; cuDNN 0.604 and 0.450.
-  // The datasheet holds the long-sequence ceilings, above these by the per-tile overhead.
-  CHECK(hopper.flash2_fwd == Approx(measured_fraction(points, "flash2", false)).epsilon(0.15));
-  CHECK(hopper.flash2_bwd == Approx(measured_fraction(points, "flash2", true)).epsilon(0.25));
-  CHECK(hopper.fused_fwd == Approx(measured_fraction(points, "cudnn", false)).epsilon(0.15));
-  CHECK(hopper.fused_bwd == Approx(measured_fraction(points, "cudnn", true)).epsilon(0.25));
   // The fused kernel is the faster family, as the datasheet orders them.
   CHECK(measured_fraction(points, "cudnn", false) > measured_fraction(points, "flash2", false));
   CHECK(measured_fraction(points, "cudnn", true) > measured_fraction(points, "flash2", true));
