@@ -43,6 +43,7 @@ struct Options {
   double min_gain_pct = 100 * kDefaultMinGain;
   std::string attention;
   std::string moe_dispatcher = "alltoall";
+  std::string cuda_graphs = "none";
   bool homogeneous_only = false;
   bool cross_node_cp = false;
   std::string emit;
@@ -257,6 +258,23 @@ int run_plan(const Options& options) {
     }
   }
   planner.space.moe_dispatcher = *dispatcher;
+  const std::optional<CudaGraphs> graphs = find_cuda_graphs(options.cuda_graphs);
+  if (!graphs) {
+    throw InputError("--cuda-graphs", "",
+                     fmt::format("unknown CUDA graph scope '{}'; expected one of {}{}",
+                                 options.cuda_graphs, join_names(cuda_graphs_names()),
+                                 did_you_mean(options.cuda_graphs, cuda_graphs_names())));
+  }
+  if (std::optional<std::string> problem = cuda_graphs_problem(*graphs, model)) {
+    throw InputError("--cuda-graphs", "", *problem);
+  }
+  if (!any_runtime && *graphs != CudaGraphs::kNone && !runtime_support(*runtime).cuda_graphs) {
+    throw InputError("--cuda-graphs", "",
+                     fmt::format("runtime {} does not capture CUDA graphs (only megatron-core "
+                                 "does: docs/export.md \"What each runtime runs\")",
+                                 runtime_name(*runtime)));
+  }
+  planner.space.cuda_graphs = *graphs;
   planner.top = options.top;
   planner.threads = options.threads;
   planner.split = split.get();
@@ -391,6 +409,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   command->add_option("--moe-dispatcher", options->moe_dispatcher,
                       "MoE token dispatcher of every plan with ep > 1: alltoall (default), "
                       "deepep, hybridep (Megatron-Core's flex dispatcher; docs/moe.md)");
+  command->add_option("--cuda-graphs", options->cuda_graphs,
+                      "CUDA graph capture of every plan: none (default), moe-router, layers, "
+                      "full-iteration (Megatron-Core's --cuda-graph-impl; docs/plan.md)");
   command->add_option("--threads", options->threads, "Simulation threads (default: all cores)")
       ->check(CLI::Range(0, kMaxThreads));
   add_work_budget_options(command, options->budget);

@@ -211,15 +211,24 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   price.forward_comm = comm_fwd;
   price.backward_comm = comm_bwd;
   const bool host_sync = moe_layer && runtime_traits(plan_.runtime).moe_host_sync;
-  if (host_sync || (moe_layer && model_.moe->dropless())) {
+  // A layer inside a CUDA graph is one replay: the host issues none of its kernels.
+  const bool graphed = plan_.cuda_graphs == CudaGraphs::kFullIteration ||
+                       plan_.cuda_graphs == CudaGraphs::kLayers;
+  if ((host_sync || (moe_layer && model_.moe->dropless())) && !graphed) {
     // The layer's token counts go to the host every forward, so the host cannot run ahead of
     // it (header): its kernels' issue time adds to the device time under a runtime that reads
     // them in every MoE layer, else (a dropless layer elsewhere) each pass takes at least it.
+    // Under a moe-router graph the router and the preprocess are one replay each (a launch).
+    const bool router_graphed = plan_.cuda_graphs == CudaGraphs::kMoeRouter;
     double launches_fwd = 0, launches_bwd = 0;
     for (const Op& op : ops) {
       const bool cast = op.op_class == OpClass::kGemm && op.precision == Precision::kFp8;
-      launches_fwd += op.kernels_fwd + (cast ? 1 : 0);
-      launches_bwd += op.kernels_b + op.kernels_w + (cast ? 1 : 0);
+      int fwd = op.kernels_fwd + (cast ? 1 : 0);
+      int bwd = op.kernels_b + op.kernels_w + (cast ? 1 : 0);
+      if (router_graphed && op.name == "moe_router") fwd = bwd = 1;
+      if (router_graphed && op.name == "moe_permute") fwd -= kMoePreprocessKernels - 1;
+      launches_fwd += fwd;
+      launches_bwd += bwd;
     }
     const double issue_fwd = launches_fwd * kHostSecondsPerKernel;
     const double issue_bwd = launches_bwd * kHostSecondsPerKernel;
@@ -443,7 +452,10 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
     zero3_exposure(group, layer_prices, first_layer, layers, first_chunk, last_chunk, ends, price);
   }
   // Framework per-microbatch dispatch (cost_model.h), once per forward and per backward.
-  const double dispatch = efficiency_.overheads(plan_.runtime).microbatch_overhead_s;
+  // Under a full-iteration graph the schedule itself is replayed: no host dispatch per task.
+  const double dispatch = plan_.cuda_graphs == CudaGraphs::kFullIteration
+                              ? 0.0
+                              : efficiency_.overheads(plan_.runtime).microbatch_overhead_s;
   price.forward += dispatch;
   price.backward_input += dispatch;
   return price;

@@ -32,7 +32,10 @@
 //              MoE layer and microbatch beyond device time at any microbatch size, which the
 //              sum gives and a max(host, device) would not. Elsewhere a dropless layer
 //              (token counts for the all-to-all splits) takes at least that issue time per
-//              pass, its excess over the pass's device time added;
+//              pass, its excess over the pass's device time added. CUDA graphs (plan.h
+//              CudaGraphs) take kernels off the host: under layers or full-iteration an MoE
+//              layer waits for no issue; under moe-router the router (each pass) and the
+//              preprocess (kMoePreprocessKernels, layer_ops.h) count one launch each;
 //   mtp        on the last chunk, each multi-token-prediction layer: a layer of the last
 //              layer's kind, its 2h x h projection and another output layer and loss;
 //   cp         context parallelism: the KV ring's excess over the attention it hides under
@@ -41,7 +44,8 @@
 // layer and loss on the last chunk; ZeRO-3's parameter gather (before each pass) and gradient
 // reduce-scatter (after the backward) where they outlast the chunk's compute, FSDP prefetching
 // the rest, plus a contention share of what they hide (overlap_slowdown, collective_cost.h);
-// and the framework's per-microbatch dispatch once per forward and per backward (cost_model.h).
+// and the framework's per-microbatch dispatch once per forward and per backward (cost_model.h;
+// none under a full-iteration CUDA graph, whose replay issues the whole schedule).
 //
 // The bound keeps compute + tp per pass (under tp_comm_overlap, tp's excess over the GEMMs)
 // and, under ZeRO-3, the gather and scatter excess over that smaller compute; it leaves out

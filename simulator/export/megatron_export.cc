@@ -235,6 +235,28 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   megatron_pipeline_args(model, plan, parallel_args);
   // Runnable here (runtime_plan_problem checks TransformerConfig's asserts).
   if (plan.moe_a2a_overlap) parallel_args.push_back({"--overlap-moe-expert-parallel-comm", ""});
+  // CUDA graphs (plan.h CudaGraphs). Under token drop the alltoall dispatcher's preprocess
+  // copies counts to the host, which Megatron refuses to graph: the router alone then.
+  switch (plan.cuda_graphs) {
+    case CudaGraphs::kNone:
+      break;
+    case CudaGraphs::kMoeRouter:
+      parallel_args.push_back({"--cuda-graph-impl", "transformer_engine"});
+      parallel_args.push_back(
+          {"--cuda-graph-modules",
+           plan.moe_dispatcher == MoeDispatcher::kAllToAll && !model.moe->dropless()
+               ? "moe_router"
+               : "moe_router moe_preprocess"});
+      break;
+    case CudaGraphs::kLayers:
+      parallel_args.push_back({"--cuda-graph-impl", "local"});
+      break;
+    case CudaGraphs::kFullIteration:
+      parallel_args.push_back({"--cuda-graph-impl", "full_iteration"});
+      // arguments.py asserts the loss/grad NaN check off under the full-iteration graph.
+      parallel_args.push_back({"--no-check-for-nan-in-loss-and-grad", ""});
+      break;
+  }
 
   std::vector<Arg> training_args = {
       {"--micro-batch-size", std::to_string(plan.micro_batch_size)},

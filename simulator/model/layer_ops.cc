@@ -321,7 +321,7 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
                 0, (routed * d.h + dispatched) * kActivationBytes);
   permute.bytes_fwd += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
   permute.bytes_b += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
-  permute.kernels_fwd = 6 + (local_experts > 1 ? 2 : 0);
+  permute.kernels_fwd = kMoePreprocessKernels + 2 + (local_experts > 1 ? 2 : 0);
   permute.kernels_b = 2 + (local_experts > 1 ? 2 : 0);
   permute.all_to_all_bytes = received * kActivationBytes;
   permute.expert_gather_bytes = d.etp > 1 ? received * d.etp * kActivationBytes : 0;

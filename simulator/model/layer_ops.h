@@ -143,6 +143,12 @@ struct Op {
   bool recomputed = false;  // Forward re-run inside backward under the shape's recompute.
 };
 
+// Of moe_permute's forward kernels, those of the dispatcher's preprocess (Megatron
+// MoELayer.preprocess: the per-expert token counts, their all-gather over the tp x ep group, the
+// split sums and their device-to-host copy), which a moe-router CUDA graph captures; the other
+// two are the fused permute of the tokens and of their probabilities.
+inline constexpr int kMoePreprocessKernels = 4;
+
 // The largest op list one call produces (an MLA layer with shared experts has 23 ops).
 inline constexpr int kMaxOps = 28;
 

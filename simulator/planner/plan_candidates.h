@@ -87,6 +87,8 @@ struct SearchSpace {
   // The MoE token dispatcher of every candidate with ep > 1 (`plan --moe-dispatcher`); ep 1
   // candidates dispatch nothing and keep alltoall.
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // The CUDA graph capture of every candidate (`plan --cuda-graphs`; plan.h CudaGraphs).
+  CudaGraphs cuda_graphs = CudaGraphs::kNone;
   // Pipeline schedules tried when pp > 1. Default: all the simulator has.
   std::vector<ScheduleKind> schedules = default_search_schedules();
   int64_t max_micro_batch_size = 16;      // Largest micro-batch size tried.

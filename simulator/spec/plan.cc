@@ -19,6 +19,8 @@ namespace {
 
 const std::vector<std::string> kRecomputeNames = {"none", "selective", "full"};
 const std::vector<std::string> kMoeDispatcherNames = {"alltoall", "deepep", "hybridep"};
+const std::vector<std::string> kCudaGraphsNames = {"none", "moe-router", "layers",
+                                                   "full-iteration"};
 const std::vector<std::string> kPrecisionNames = {"bf16", "fp16", "fp8"};
 
 std::vector<int64_t> read_int_list(const nlohmann::json& array, const JsonReader& reader,
@@ -134,6 +136,8 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   plan.runtime = *find_runtime(
       reader.optional_choice("runtime", runtime_names()).value_or(runtime_name(kDefaultRuntime)));
   plan.tp_comm_overlap = reader.optional_bool("tp_comm_overlap");
+  plan.cuda_graphs = *find_cuda_graphs(
+      reader.optional_choice("cuda_graphs", kCudaGraphsNames).value_or("none"));
   if (std::optional<std::string> attention =
           reader.optional_choice("attention", attention_kernel_names())) {
     plan.attention = find_attention_kernel(*attention);
@@ -263,6 +267,47 @@ std::string moe_dispatcher_name(MoeDispatcher dispatcher) {
 
 const std::vector<std::string>& moe_dispatcher_names() { return kMoeDispatcherNames; }
 
+// What a CUDA graph scope needs of the model (Megatron-Core's asserts in
+// TransformerConfig.__post_init__, transformer_config.py): a whole-layer MoE graph needs
+// drop-and-pad's static shapes, a router scope needs routers. (Its full-recompute assert is a
+// runtime fact: runtime_support.cc.)
+std::optional<std::string> cuda_graphs_problem(CudaGraphs graphs, const ModelSpec& model) {
+  const std::string name = "cuda_graphs=" + cuda_graphs_name(graphs);
+  switch (graphs) {
+    case CudaGraphs::kNone:
+    case CudaGraphs::kFullIteration:
+      return std::nullopt;
+    case CudaGraphs::kMoeRouter:
+      if (!model.is_moe()) {
+        return fmt::format("{} graphs MoE routers, and {} has no MoE layers (use layers or "
+                           "full-iteration)",
+                           name, model.name);
+      }
+      break;
+    case CudaGraphs::kLayers:
+      if (model.is_moe() && model.moe->dropless()) {
+        return fmt::format("{} needs static MoE shapes: Megatron graphs an MoE layer whole only "
+                           "with drop-and-pad (set moe.capacity_factor), else use moe-router or "
+                           "full-iteration",
+                           name);
+      }
+      break;
+  }
+  return std::nullopt;
+}
+
+std::string cuda_graphs_name(CudaGraphs graphs) {
+  return kCudaGraphsNames[static_cast<size_t>(graphs)];
+}
+
+const std::vector<std::string>& cuda_graphs_names() { return kCudaGraphsNames; }
+
+std::optional<CudaGraphs> find_cuda_graphs(const std::string& name) {
+  auto it = std::find(kCudaGraphsNames.begin(), kCudaGraphsNames.end(), name);
+  if (it == kCudaGraphsNames.end()) return std::nullopt;
+  return static_cast<CudaGraphs>(it - kCudaGraphsNames.begin());
+}
+
 std::optional<MoeDispatcher> find_moe_dispatcher(const std::string& name) {
   auto it = std::find(kMoeDispatcherNames.begin(), kMoeDispatcherNames.end(), name);
   if (it == kMoeDispatcherNames.end()) return std::nullopt;
@@ -333,6 +378,7 @@ std::string plan_to_json(const Plan& plan) {
   json["runtime"] = runtime_name(plan.runtime);
   if (plan.attention) json["attention"] = attention_kernel_name(*plan.attention);
   if (plan.tp_comm_overlap) json["tp_comm_overlap"] = *plan.tp_comm_overlap;
+  if (plan.cuda_graphs != CudaGraphs::kNone) json["cuda_graphs"] = cuda_graphs_name(plan.cuda_graphs);
   if (plan.training)
     json["training"] = nlohmann::ordered_json::parse(training_spec_to_json(*plan.training));
   return json.dump();
@@ -376,6 +422,7 @@ std::string plan_to_inline(const Plan& plan) {
   if (plan.attention) text += ",attention=" + attention_kernel_name(*plan.attention);
   if (plan.tp_comm_overlap)
     text += fmt::format(",tp_comm_overlap={}", *plan.tp_comm_overlap ? "true" : "false");
+  if (plan.cuda_graphs != CudaGraphs::kNone) text += ",cuda_graphs=" + cuda_graphs_name(plan.cuda_graphs);
   return text;
 }
 
@@ -595,6 +642,9 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     return fmt::format("moe_dispatcher={} needs an MoE model with ep > 1 (there are no tokens to "
                        "dispatch to other ranks)",
                        moe_dispatcher_name(plan.moe_dispatcher));
+  }
+  if (std::optional<std::string> problem = cuda_graphs_problem(plan.cuda_graphs, model)) {
+    return problem;
   }
   if (plan.etp > 0 && !model.is_moe()) {
     return fmt::format("etp={} but {} has no experts (etp splits expert MLPs)", plan.etp,

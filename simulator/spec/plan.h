@@ -6,7 +6,7 @@
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
 //    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"moe_dispatcher"?,
-//    "tp_comm_overlap"?,"training"?}
+//    "tp_comm_overlap"?,"cuda_graphs"?,"training"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
 // (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
@@ -53,6 +53,23 @@ enum class Recompute { kNone, kSelective, kFull };
 //              destination NVLink domain and is forwarded over NVLink inside it.
 //   kHybridEp  NVIDIA's HybridEP ("flex", backend hybridep), the same per-domain scheme.
 enum class MoeDispatcher { kAllToAll, kDeepEp, kHybridEp };
+
+// What the step captures in CUDA graphs, so the host replays a graph instead of launching each
+// kernel (Megatron-Core --cuda-graph-impl / --cuda-graph-modules). It matters where the host
+// cannot run ahead of the device: an MoE layer that reads its token counts on the host
+// (cost/chunk_price.h "host"), and the per-microbatch dispatch.
+//   kNone           eager launches (Megatron's default).
+//   kMoeRouter      each MoE layer's router and dispatcher preprocess (the token counts) are a
+//                   graph: --cuda-graph-impl transformer_engine --cuda-graph-modules moe_router
+//                   moe_preprocess (moe_router alone under token drop, which Megatron requires);
+//                   the Megatron-Bridge MoE recipes of 2025-11 to 2026-04.
+//   kLayers         every transformer layer's forward and backward whole (--cuda-graph-impl
+//                   local, no modules: Megatron's per-layer graphs); an MoE layer is graphable
+//                   only with drop-and-pad (moe.capacity_factor), whose shapes are static.
+//   kFullIteration  the whole forward-backward of the step, optimizer excluded
+//                   (--cuda-graph-impl full_iteration): no host issue time inside it at all,
+//                   dropless MoE included (Megatron sizes its dispatch buffers for the graph).
+enum class CudaGraphs { kNone, kMoeRouter, kLayers, kFullIteration };
 
 struct Plan {
   int64_t tp = 1;   // Tensor-parallel degree. Default 1.
@@ -106,6 +123,9 @@ struct Plan {
   // and reduce-scatter into tp steps run under the GEMM's chunks), when the plan says; else the
   // runtime's default (tp_comm_overlap_in_force()).
   std::optional<bool> tp_comm_overlap;
+  // CUDA graph capture (above); JSON "cuda_graphs": "none" | "moe-router" | "layers" |
+  // "full-iteration". Default none.
+  CudaGraphs cuda_graphs = CudaGraphs::kNone;
   // The training run (tokens, batch ramp, checkpoint interval); JSON "training", default none.
   std::optional<TrainingSpec> training;
 
@@ -127,6 +147,15 @@ std::string recompute_name(Recompute recompute);
 std::string moe_dispatcher_name(MoeDispatcher dispatcher);
 const std::vector<std::string>& moe_dispatcher_names();
 std::optional<MoeDispatcher> find_moe_dispatcher(const std::string& name);
+
+// "none", "moe-router", "layers", "full-iteration".
+std::string cuda_graphs_name(CudaGraphs graphs);
+const std::vector<std::string>& cuda_graphs_names();
+std::optional<CudaGraphs> find_cuda_graphs(const std::string& name);
+// Why `model` cannot be captured with `graphs` (Megatron-Core's asserts: a whole-layer MoE
+// graph needs drop-and-pad's static shapes; a router scope needs routers), or nullopt. Part of
+// plan_problem; `plan --cuda-graphs` asks it before searching.
+std::optional<std::string> cuda_graphs_problem(CudaGraphs graphs, const ModelSpec& model);
 
 // The plan as JSON in the format parse_plan accepts (every key spelled out).
 std::string plan_to_json(const Plan& plan);

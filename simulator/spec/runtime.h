@@ -152,6 +152,9 @@ struct RuntimeSupport {
   // Sequence-parallel TP collectives overlapped with their GEMMs (Megatron-Core
   // --tp-comm-overlap; plan key tp_comm_overlap, on by default where supported: plan.h).
   bool tp_comm_overlap = false;
+  // CUDA graph capture of training steps (plan key cuda_graphs: Megatron-Core's
+  // --cuda-graph-impl; plan.h CudaGraphs).
+  bool cuda_graphs = false;
   const char* source = "";                 // Launcher source files that show each fact.
 };
 

@@ -124,6 +124,19 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
     return refuse("tensor-parallel communication overlap (tp_comm_overlap=true; "
                   "Megatron-Core's --tp-comm-overlap)");
   }
+  if (plan.cuda_graphs != CudaGraphs::kNone && !support.cuda_graphs) {
+    return refuse(fmt::format("CUDA graph capture of the training step (cuda_graphs={}; "
+                              "Megatron-Core's --cuda-graph-impl)",
+                              cuda_graphs_name(plan.cuda_graphs)));
+  }
+  // TransformerConfig.__post_init__: "full recompute is only supported with full iteration
+  // CUDA graph".
+  if (plan.recompute == Recompute::kFull && (plan.cuda_graphs == CudaGraphs::kLayers ||
+                                             plan.cuda_graphs == CudaGraphs::kMoeRouter)) {
+    return refuse(fmt::format("full recompute inside per-layer CUDA graphs (cuda_graphs={}, "
+                              "recompute=full; only cuda_graphs=full-iteration allows it)",
+                              cuda_graphs_name(plan.cuda_graphs)));
+  }
   return std::nullopt;
 }
 

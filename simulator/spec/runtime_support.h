@@ -18,8 +18,8 @@ namespace ppsim {
 // Why `plan` cannot run on its runtime (plan.runtime), naming the feature and the runtime, or
 // nullopt. runtime_shape_problem checks what decides a plan's shape (tp, pp, schedule, vpp, cp,
 // ep, etp, layer split); runtime_knob_problem the knobs the planner varies per shape (ZeRO,
-// offload, sequence parallelism, precision, tp_comm_overlap); runtime_plan_problem both and
-// moe_a2a_overlap.
+// offload, sequence parallelism, precision, tp_comm_overlap, cuda_graphs); runtime_plan_problem
+// both and moe_a2a_overlap.
 // Messages read "runtime R cannot run FEATURE (...)". REQUIRES: plan_problem(plan, model, ...)
 // is nullopt.
 std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSpec& model);

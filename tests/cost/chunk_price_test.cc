@@ -365,6 +365,55 @@ TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the
   CHECK(ahead.host_wait_fwd == 0);
 }
 
+TEST_CASE("ChunkPrice: CUDA graphs take an MoE layer's kernels off the host") {
+  ModelSpec model = small_expert_model();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 4, 4);
+  const NodeGroup& group = cluster.nodes.front();
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  CostModel costs(group.gpu, efficiency, nullptr);
+  CommCounts comm;
+  auto layer_price = [&](const ModelSpec& m, const std::string& graphs) {
+    Plan plan = make_plan("dp=16,ep=16,mbs=1,gbs=16,seq=128,cuda_graphs=" + graphs);
+    ChunkPricer pricer(m, plan, efficiency, collective, nullptr, false);
+    return pricer.layer(costs, group, pricer.tensor_parallel(group, comm), 0);
+  };
+  Plan eager = make_plan("dp=16,ep=16,mbs=1,gbs=16,seq=128");
+  double launches_fwd = 0, launches_bwd = 0;
+  for (const Op& op : layer_ops(model, op_shape(eager, model), 0)) {
+    launches_fwd += op.kernels_fwd;
+    launches_bwd += op.kernels_b + op.kernels_w;
+  }
+  const LayerPrice none = layer_price(model, "none");
+  REQUIRE(none.host_wait_fwd == Approx(launches_fwd * kHostSecondsPerKernel));
+  // moe-router: the router's 13 forward kernels and its 8 + 1 backward ones become one replay
+  // per pass, and the preprocess's 4 token-count kernels one more: 15 fewer forward launches,
+  // 8 fewer backward ones.
+  const LayerPrice router = layer_price(model, "moe-router");
+  CHECK(router.host_wait_fwd == Approx((launches_fwd - 15) * kHostSecondsPerKernel));
+  CHECK(router.host_wait_bwd == Approx((launches_bwd - 8) * kHostSecondsPerKernel));
+  CHECK(router.compute.fwd == none.compute.fwd);  // The device does the same work.
+  // The full iteration graph: no host issue at all, dropless included, and no per-task
+  // dispatch: the chunk's forward is the layer's device time and communication.
+  const LayerPrice full = layer_price(model, "full-iteration");
+  CHECK(full.host_wait_fwd == 0);
+  CHECK(full.host_wait_bwd == 0);
+  Plan full_plan = make_plan("dp=16,ep=16,mbs=1,gbs=16,seq=128,cuda_graphs=full-iteration");
+  ChunkPricer full_pricer(model, full_plan, efficiency, collective, nullptr, false);
+  ChunkPrice chunk = full_pricer.chunk(costs, group, 0, 1, false, false);
+  CHECK(chunk.forward == Approx(full.compute.fwd + full.forward_comm));
+  // Whole-layer graphs (token drop): no host wait, the per-task dispatch stays.
+  model.moe->capacity_factor = 1.0;
+  const LayerPrice layers = layer_price(model, "layers");
+  CHECK(layers.host_wait_fwd == 0);
+  CHECK(layers.host_wait_bwd == 0);
+  Plan layers_plan = make_plan("dp=16,ep=16,mbs=1,gbs=16,seq=128,cuda_graphs=layers");
+  ChunkPricer layers_pricer(model, layers_plan, efficiency, collective, nullptr, false);
+  CHECK(layers_pricer.chunk(costs, group, 0, 1, false, false).forward ==
+        Approx(layers.compute.fwd + layers.forward_comm +
+               efficiency.overheads(layers_plan.runtime).microbatch_overhead_s));
+}
+
 TEST_CASE("ChunkPrice: DeepEP sends a token once per remote node; inside one node it changes "
           "nothing") {
   ModelSpec model = small_expert_model();

@@ -396,6 +396,13 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--mtp-num-layers", {}},
       {"--expert-tensor-parallel-size", {}},
       {"--overlap-moe-expert-parallel-comm", {}},
+      // TransformerConfig.cuda_graph_impl (choices none, local, transformer_engine,
+      // full_iteration) and cuda_graph_modules (nargs +: attn, mlp, moe, moe_router,
+      // moe_preprocess, mamba); arguments.py asserts --no-check-for-nan-in-loss-and-grad under
+      // full_iteration (Megatron-LM at 2026-08-22).
+      {"--cuda-graph-impl", {"local", "transformer_engine", "full_iteration"}},
+      {"--cuda-graph-modules", {"moe_router", "moe_router moe_preprocess"}},
+      {"--no-check-for-nan-in-loss-and-grad", {}},
   };
   return flags;
 }
@@ -833,6 +840,34 @@ TEST_CASE("Megatron export: shape, precision and optimizer flags") {
   CHECK_THROWS_WITH(export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
                                   "tp=2,pp=1,dp=4,mbs=1,gbs=32,offload=0.5"),
                     Catch::Contains("optimizer CPU offload without the distributed optimizer"));
+}
+
+TEST_CASE("Megatron export: CUDA graph flags per scope; other launchers refuse graphs") {
+  auto parallel = [](const std::string& model, const std::string& plan) {
+    std::string text = export_inline(LauncherFormat::kMegatron, model, "dgx-h100-1", plan).text;
+    check_megatron_flags(text);
+    return args_of(text, "PARALLEL_ARGS");
+  };
+  const std::string moe_plan = "tp=1,pp=1,dp=8,ep=8,mbs=1,gbs=64,cuda_graphs=";
+  auto router = parallel("qwen3-30b-a3b", moe_plan + "moe-router");
+  CHECK(router.at("--cuda-graph-impl") == "transformer_engine");
+  CHECK(router.at("--cuda-graph-modules") == "moe_router moe_preprocess");
+  // Token drop under the alltoall dispatcher copies counts to the host in the preprocess,
+  // which Megatron refuses to graph: the router alone.
+  auto dropped = parallel("tests/data/models/qwen3-30b-a3b-capacity.json", moe_plan + "moe-router");
+  CHECK(dropped.at("--cuda-graph-modules") == "moe_router");
+  auto layers = parallel("tests/data/models/qwen3-30b-a3b-capacity.json", moe_plan + "layers");
+  CHECK(layers.at("--cuda-graph-impl") == "local");
+  CHECK(layers.count("--cuda-graph-modules") == 0);
+  auto full = parallel("qwen3-30b-a3b", moe_plan + "full-iteration");
+  CHECK(full.at("--cuda-graph-impl") == "full_iteration");
+  CHECK(full.count("--no-check-for-nan-in-loss-and-grad") == 1);
+  CHECK(parallel("qwen3-30b-a3b", "tp=1,pp=1,dp=8,ep=8,mbs=1,gbs=64").count("--cuda-graph-impl") ==
+        0);
+  CHECK_THROWS_WITH(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
+                                  "dp=8,mbs=1,gbs=64,zero_stage=3,cuda_graphs=layers,"
+                                  "runtime=torchtitan"),
+                    Catch::Contains("runtime torchtitan cannot run CUDA graph capture"));
 }
 
 TEST_CASE("DeepSpeed export: batch, ZeRO and what the pipeline engine rejects") {

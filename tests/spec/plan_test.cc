@@ -283,5 +283,38 @@ TEST_CASE("Plan: tp_comm_overlap parses, round-trips, defaults by runtime and ne
   CHECK(problem("tp=4,dp=2,gbs=8,sequence_parallel=true,tp_comm_overlap=false").empty());
 }
 
+TEST_CASE("Plan: cuda_graphs parses, round-trips and follows Megatron-Core's graph asserts") {
+  CHECK(parse_plan("tp=1,dp=8,gbs=8", "--plan").cuda_graphs == CudaGraphs::kNone);
+  for (const std::string& name : cuda_graphs_names()) {
+    Plan plan = parse_plan("dp=8,gbs=8,cuda_graphs=" + name, "--plan");
+    CHECK(cuda_graphs_name(plan.cuda_graphs) == name);
+    CHECK(parse_plan(plan_to_inline(plan), "inline").cuda_graphs == plan.cuda_graphs);
+    CHECK(parse_plan(plan_to_json(plan), "json").cuda_graphs == plan.cuda_graphs);
+  }
+  CHECK(plan_to_inline(parse_plan("dp=8,gbs=8", "--plan")).find("cuda_graphs") ==
+        std::string::npos);
+  CHECK(parse_plan(R"({"dp": 8, "gbs": 8, "cuda_graphs": "full-iteration"})", "p.json")
+            .cuda_graphs == CudaGraphs::kFullIteration);
+  CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,cuda_graphs=full", "--plan"),
+                    Catch::Contains("/cuda_graphs") && Catch::Contains("full-iteration"));
+  // Dense model: whole layers and the full iteration graph; routers there are none.
+  CHECK(problem("tp=2,dp=2,gbs=8,cuda_graphs=layers").empty());
+  CHECK(problem("tp=2,dp=2,gbs=8,cuda_graphs=full-iteration").empty());
+  CHECK(problem("tp=2,dp=2,gbs=8,cuda_graphs=moe-router") ==
+        "cuda_graphs=moe-router graphs MoE routers, and " + test_model().name +
+            " has no MoE layers (use layers or full-iteration)");
+  // MoE: a whole-layer graph needs drop-and-pad's static shapes; dropless takes the router
+  // scope or the full iteration.
+  ModelSpec moe = test_model();
+  moe.moe = MoeSpec{8, 2, 1024, 1};  // 8 experts, top 2, expert FFN 1024, every layer.
+  ClusterSpec cluster = test_cluster(4);
+  CHECK(problem("dp=4,ep=4,gbs=8,cuda_graphs=layers", moe, cluster)
+            .rfind("cuda_graphs=layers needs static MoE shapes", 0) == 0);
+  CHECK(problem("dp=4,ep=4,gbs=8,cuda_graphs=moe-router", moe, cluster).empty());
+  CHECK(problem("dp=4,ep=4,gbs=8,cuda_graphs=full-iteration", moe, cluster).empty());
+  moe.moe->capacity_factor = 1.0;
+  CHECK(problem("dp=4,ep=4,gbs=8,cuda_graphs=layers", moe, cluster).empty());
+}
+
 }  // namespace
 }  // namespace ppsim

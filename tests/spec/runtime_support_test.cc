@@ -108,5 +108,28 @@ TEST_CASE("Runtime support: only megatron-core overlaps TP communication with it
             .empty());
 }
 
+TEST_CASE("Runtime support: only megatron-core captures CUDA graphs") {
+  CHECK(runtime_support(Runtime::kMegatronCore).cuda_graphs);
+  for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan,
+                          Runtime::kPytorchFsdp}) {
+    CHECK_FALSE(runtime_support(runtime).cuda_graphs);
+  }
+  CHECK(runtime_refusal("dp=8,gbs=8,cuda_graphs=full-iteration", "llama3-8b").empty());
+  CHECK(runtime_refusal("dp=8,gbs=8,cuda_graphs=layers,runtime=torchtitan", "llama3-8b")
+            .rfind("runtime torchtitan cannot run CUDA graph capture of the training step "
+                   "(cuda_graphs=layers; Megatron-Core's --cuda-graph-impl) (its capabilities",
+                   0) == 0);
+  CHECK(runtime_refusal("dp=8,gbs=8,runtime=torchtitan", "llama3-8b").empty());
+  // Megatron-Core runs full recompute only under the full-iteration graph.
+  CHECK(runtime_refusal("dp=8,gbs=8,recompute=full,cuda_graphs=layers", "llama3-8b")
+            .rfind("runtime megatron-core cannot run full recompute inside per-layer CUDA graphs "
+                   "(cuda_graphs=layers, recompute=full; only cuda_graphs=full-iteration allows "
+                   "it)",
+                   0) == 0);
+  CHECK(runtime_refusal("dp=8,gbs=8,recompute=full,cuda_graphs=full-iteration", "llama3-8b")
+            .empty());
+  CHECK(runtime_refusal("dp=8,gbs=8,recompute=selective,cuda_graphs=layers", "llama3-8b").empty());
+}
+
 }  // namespace
 }  // namespace ppsim

@@ -118,6 +118,14 @@ TEST_CASE("CLI plan: bad flags exit 2") {
                                      "deepep, hybridep"},
       {"plan --moe-dispatcher deepep --runtime deepspeed",
        "runtime deepspeed cannot run the DeepEP MoE dispatcher (moe_dispatcher=deepep)"},
+      {"plan --cuda-graphs full", "unknown CUDA graph scope 'full'; expected one of none, "
+                                  "moe-router, layers, full-iteration"},
+      {"plan --cuda-graphs moe-router", "cuda_graphs=moe-router graphs MoE routers, and "
+                                        "llama3-70b has no MoE layers"},
+      {"plan --model qwen3-30b-a3b --cuda-graphs layers",
+       "cuda_graphs=layers needs static MoE shapes"},
+      {"plan --cuda-graphs layers --runtime torchtitan",
+       "runtime torchtitan does not capture CUDA graphs"},
   };
   for (const Bad& bad : bad_inputs) {
     INFO("ppsim " << bad.arguments);
@@ -127,6 +135,30 @@ TEST_CASE("CLI plan: bad flags exit 2") {
     CHECK(result.err.rfind("ppsim: error: ", 0) == 0);
     CHECK(result.err.find(bad.expected) != std::string::npos);
   }
+}
+
+TEST_CASE("CLI plan: --cuda-graphs sets every plan's capture, and simulate agrees") {
+  testing::CommandResult result =
+      run_ppsim("plan --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
+                "--global-batch 64 --cuda-graphs full-iteration --top 2 --json");
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const nlohmann::json plans = nlohmann::json::parse(result.out)["plans"];
+  REQUIRE(plans.size() == 2);
+  for (const nlohmann::json& plan : plans) CHECK(plan["plan"]["cuda_graphs"] == "full-iteration");
+  auto simulate = [](const nlohmann::json& plan) {
+    testing::CommandResult simulated =
+        run_ppsim("simulate --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
+                  "--json --plan '" + plan.dump() + "'");
+    INFO(simulated.err);
+    REQUIRE(simulated.exit_code == 0);
+    return nlohmann::json::parse(simulated.out)["iteration_time_s"].get<double>();
+  };
+  CHECK(simulate(plans[0]["plan"]) == Approx(plans[0]["iteration_time_s"].get<double>()));
+  // The same plan launched eagerly pays the host's issue time and per-task dispatch.
+  nlohmann::json eager = plans[0]["plan"];
+  eager.erase("cuda_graphs");
+  CHECK(simulate(eager) > plans[0]["iteration_time_s"].get<double>());
 }
 
 TEST_CASE("CLI plan: --moe-dispatcher sets every expert-parallel plan's dispatcher") {
