@@ -31,7 +31,10 @@
 //                    keeps a lead over an MoE layer and its kernels' issue time adds to the
 //                    device time (cost/chunk_price.h "host"). Charged for token drop too, though
 //                    drop-and-pad builds those counts on the host without a sync: the published
-//                    token-drop runs are as host-bound as the dropless ones (docs/moe.md "Host")
+//                    token-drop runs (whole-layer CUDA graphs, so device-bound) are about 1.6x
+//                    slower than ppsim's device time, and this charge makes up most of it until
+//                    the missing device work is found (docs/moe.md "Host"). CUDA graphs
+//                    (plan.h CudaGraphs) take graphed kernels off the host
 //
 // Thread-safety: pure functions over a constant table.
 #pragma once
