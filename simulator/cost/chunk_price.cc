@@ -47,9 +47,11 @@ int64_t ChunkPricer::dp_ranks_per_node(const NodeGroup& group) const {
 
 double ChunkPricer::collective_seconds(Collective kind, double bytes, int64_t size,
                                        int64_t per_node, const NodeGroup& group,
-                                       CommCounts& comm, double cross_node_share) const {
+                                       CommCounts& comm, double cross_node_share,
+                                       double intra_node_share) const {
   CollectiveGroup members = collective_group(size, per_node, group);
   members.cross_node_share = cross_node_share;
+  members.intra_node_share = intra_node_share;
   PassCost cost = collective_time(kind, bytes, members, collective_,
                                   profile_for_gpu(profile_, group.gpu), ideal_links_);
   count_comm(cost, comm);
@@ -169,10 +171,11 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
       const int64_t per_domain = divisor_at_most(plan_.ep, group.gpus_per_node / etp);
       const double share =
           cross_domain_share(*model_.moe, plan_.ep, per_domain, plan_.moe_dispatcher);
+      const double gpu_share = destination_gpu_share(*model_.moe, plan_.ep, plan_.moe_dispatcher);
       for (const Op& op : ops) {
         if (op.all_to_all_bytes <= 0) continue;
         expert_comm += collective_seconds(Collective::kAllToAll, op.all_to_all_bytes, plan_.ep,
-                                          per_domain, group, price.comm, share);
+                                          per_domain, group, price.comm, share, gpu_share);
       }
     }
     if (etp > 1) {

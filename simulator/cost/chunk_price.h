@@ -16,7 +16,8 @@
 //              order), so an NVLink domain of g GPUs holds g/etp of them and the rest is
 //              reached over the NICs; sized for the critical rank (layer_ops.h). DeepEP and
 //              HybridEP (Plan::moe_dispatcher) send a token once per remote domain and
-//              forward it over NVLink there (model/moe_dispatch.h). With
+//              forward it over NVLink there, and over NVLink once per destination GPU, not
+//              per expert (model/moe_dispatch.h). With
 //              moe_a2a_overlap only their excess over the pass's compute shows (plus the
 //              overlap contention share). With etp > 1, the all-gather and reduce-scatter of the
 //              expert rows over the etp group (forward AG + RS, backward the mirror). An MoE
@@ -204,10 +205,11 @@ class ChunkPricer {
 
   // Seconds of one collective on `size` ranks, `per_node` of them per node of `group`, counted
   // into `comm`: measured when the profile applies and has it, else alpha-beta.
-  // `cross_node_share`: CollectiveGroup's (a deduplicating MoE dispatcher's all-to-all).
+  // `cross_node_share`, `intra_node_share`: CollectiveGroup's (a deduplicating MoE
+  // dispatcher's all-to-all).
   double collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
                             const NodeGroup& group, CommCounts& comm,
-                            double cross_node_share = 1) const;
+                            double cross_node_share = 1, double intra_node_share = 1) const;
 
  private:
   const ModelSpec& model_;

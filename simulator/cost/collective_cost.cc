@@ -22,7 +22,7 @@ struct Traffic {
 };
 
 Traffic traffic(Collective kind, double s, double n, double g, double nodes,
-                double cross_node_share) {
+                double cross_node_share, double intra_node_share) {
   Traffic t;
   switch (kind) {
     case Collective::kAllReduce:
@@ -45,6 +45,7 @@ Traffic traffic(Collective kind, double s, double n, double g, double nodes,
       t.inter_bytes = (n - g) / n * s * cross_node_share;
       // Deduplicated copies land on one GPU of the destination node, which forwards them.
       if (cross_node_share < 1) t.intra_bytes += (n - g) / n * s * (g - 1) / g;
+      t.intra_bytes *= intra_node_share;
       t.intra_hops = g > 1 ? 1 : 0;
       t.inter_hops = nodes > 1 ? 1 : 0;
       t.concurrent = true;
@@ -81,7 +82,9 @@ CollectiveCost collective_cost(Collective kind, double bytes, const CollectiveGr
   double nodes = static_cast<double>(group.num_nodes());
   PPSIM_CHECK(group.cross_node_share > 0 && group.cross_node_share <= 1,
               "cross_node_share must be in (0, 1]");
-  Traffic t = traffic(kind, bytes, n, g, nodes, group.cross_node_share);
+  PPSIM_CHECK(group.intra_node_share > 0 && group.intra_node_share <= 1,
+              "intra_node_share must be in (0, 1]");
+  Traffic t = traffic(kind, bytes, n, g, nodes, group.cross_node_share, group.intra_node_share);
 
   cost.intra_bytes = t.intra_bytes;
   cost.inter_bytes = t.inter_bytes;

@@ -70,6 +70,11 @@ struct CollectiveGroup {
   // model/moe_dispatch.h); the forwarding adds (g-1)/g of the undeduplicated cross-node bytes
   // to the intra-node ones. 1: every copy crosses (NCCL all-to-all).
   double cross_node_share = 1;
+  // All-to-all only: the share of its intra-node bytes sent (the direct ones and the forwarded
+  // cross-node ones), < 1 under a dispatcher that sends a token once per destination GPU
+  // rather than once per expert (DeepEP, HybridEP; model/moe_dispatch.h
+  // destination_gpu_share). 1: NCCL all-to-all.
+  double intra_node_share = 1;
 
   int64_t num_nodes() const { return size / ranks_per_node; }
 };

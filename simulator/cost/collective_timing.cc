@@ -24,7 +24,7 @@ PassCost collective_time(Collective kind, double bytes, const CollectiveGroup& g
   PassCost cost;
   if (ideal_links || group.size <= 1 || bytes <= 0) return cost;
   // A profile measured NCCL's all-to-all, not a deduplicating dispatcher's.
-  if (profile && group.cross_node_share == 1) {
+  if (profile && group.cross_node_share == 1 && group.intra_node_share == 1) {
     if (std::optional<ProfileEstimate> measured =
             profile->collective(kind, group.size, group.ranks_per_node, bytes)) {
       cost.seconds = measured->seconds;

@@ -49,4 +49,8 @@ double cross_domain_share(const MoeSpec& moe, int64_t ep, int64_t ranks_per_doma
   return cross_domain_copies(moe, ep, ranks_per_domain, dispatcher) / all;
 }
 
+double destination_gpu_share(const MoeSpec& moe, int64_t ep, MoeDispatcher dispatcher) {
+  return cross_domain_share(moe, ep, 1, dispatcher);
+}
+
 }  // namespace ppsim
