@@ -137,6 +137,16 @@ TEST_CASE("CLI plan: bad flags exit 2") {
   }
 }
 
+// The iteration time `ppsim simulate` gives a plan JSON of tiny-mla-moe on two DGX H100 nodes.
+double simulated_mla_moe_seconds(const nlohmann::json& plan) {
+  testing::CommandResult simulated =
+      run_ppsim("simulate --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
+                "--json --plan '" + plan.dump() + "'");
+  INFO(simulated.err);
+  REQUIRE(simulated.exit_code == 0);
+  return nlohmann::json::parse(simulated.out)["iteration_time_s"].get<double>();
+}
+
 TEST_CASE("CLI plan: --cuda-graphs sets every plan's capture, and simulate agrees") {
   testing::CommandResult result =
       run_ppsim("plan --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
@@ -146,19 +156,12 @@ TEST_CASE("CLI plan: --cuda-graphs sets every plan's capture, and simulate agree
   const nlohmann::json plans = nlohmann::json::parse(result.out)["plans"];
   REQUIRE(plans.size() == 2);
   for (const nlohmann::json& plan : plans) CHECK(plan["plan"]["cuda_graphs"] == "full-iteration");
-  auto simulate = [](const nlohmann::json& plan) {
-    testing::CommandResult simulated =
-        run_ppsim("simulate --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
-                  "--json --plan '" + plan.dump() + "'");
-    INFO(simulated.err);
-    REQUIRE(simulated.exit_code == 0);
-    return nlohmann::json::parse(simulated.out)["iteration_time_s"].get<double>();
-  };
-  CHECK(simulate(plans[0]["plan"]) == Approx(plans[0]["iteration_time_s"].get<double>()));
+  CHECK(simulated_mla_moe_seconds(plans[0]["plan"]) ==
+        Approx(plans[0]["iteration_time_s"].get<double>()));
   // The same plan launched eagerly pays the host's issue time and per-task dispatch.
   nlohmann::json eager = plans[0]["plan"];
   eager.erase("cuda_graphs");
-  CHECK(simulate(eager) > plans[0]["iteration_time_s"].get<double>());
+  CHECK(simulated_mla_moe_seconds(eager) > plans[0]["iteration_time_s"].get<double>());
 }
 
 TEST_CASE("CLI plan: --moe-dispatcher sets every expert-parallel plan's dispatcher") {
@@ -181,12 +184,7 @@ TEST_CASE("CLI plan: --moe-dispatcher sets every expert-parallel plan's dispatch
     }
   }
   CHECK(plans[0]["plan"].value("ep", 1) > 1);
-  testing::CommandResult simulated =
-      run_ppsim("simulate --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
-                "--json --plan '" + plans[0]["plan"].dump() + "'");
-  INFO(simulated.err);
-  REQUIRE(simulated.exit_code == 0);
-  CHECK(nlohmann::json::parse(simulated.out)["iteration_time_s"].get<double>() ==
+  CHECK(simulated_mla_moe_seconds(plans[0]["plan"]) ==
         Approx(plans[0]["iteration_time_s"].get<double>()));
 }
 

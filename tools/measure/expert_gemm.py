@@ -3,24 +3,8 @@
 # DeepSeek-V3 experts, tokens per expert 64..4096. Prints JSON lines. Needs PyTorch and a GPU;
 # its H200 run is tests/data/kernels/h200_expert_gemm.json (tests/cost/expert_gemm_test.cc).
 import json, torch
+from cuda_graph_time import graph_time  # Beside this script.
 dev = "cuda"
-def graph_time(fn, reps=10):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3): fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(reps): fn()
-    for _ in range(3): g.replay()
-    torch.cuda.synchronize()
-    st, en = torch.cuda.Event(True), torch.cuda.Event(True)
-    ts = []
-    for _ in range(7):
-        st.record(); g.replay(); en.record(); torch.cuda.synchronize()
-        ts.append(st.elapsed_time(en) * 1e3 / reps)
-    ts.sort(); return ts[3]
 shapes = [("qwen3-30b fc1", 2048, 1536, 16), ("qwen3-30b fc2", 768, 2048, 16),
           ("dsv3 fc1", 7168, 4096, 32), ("dsv3 fc2", 2048, 7168, 32)]
 for name, k, n, e in shapes:

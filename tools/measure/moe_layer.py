@@ -10,25 +10,8 @@
 # total per shape. Needs PyTorch and a GPU; not yet run (written 2026-12-05 without a GPU):
 # its purpose is the missing MoE device time of docs/moe.md "Host".
 import json, torch
+from cuda_graph_time import graph_time  # Beside this script.
 dev, dt = "cuda", torch.bfloat16
-
-def graph_time(fn, reps=10):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3): fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(reps): fn()
-    for _ in range(3): g.replay()
-    torch.cuda.synchronize()
-    st, en = torch.cuda.Event(True), torch.cuda.Event(True)
-    ts = []
-    for _ in range(7):
-        st.record(); g.replay(); en.record(); torch.cuda.synchronize()
-        ts.append(st.elapsed_time(en) * 1e3 / reps)
-    ts.sort(); return ts[3]
 
 def measure(shape, tokens, hidden, experts, ffn, top_k, ep):
     local = experts // ep
