@@ -405,6 +405,9 @@ TEST_CASE("ChunkPrice: CUDA graphs take an MoE layer's kernels off the host") {
   CHECK(chunk.forward == Approx(full.compute.fwd + full.forward_comm));
   // Whole-layer graphs (token drop): no host wait, the per-task dispatch stays.
   model.moe->capacity_factor = 1.0;
+  // Under alltoall token drop Megatron graphs the router alone: 12 fewer forward launches.
+  const LayerPrice router_only = layer_price(model, "moe-router");
+  CHECK(router_only.host_wait_fwd == Approx((launches_fwd - 12) * kHostSecondsPerKernel));
   const LayerPrice layers = layer_price(model, "layers");
   CHECK(layers.host_wait_fwd == 0);
   CHECK(layers.host_wait_bwd == 0);
