@@ -268,11 +268,10 @@ int run_plan(const Options& options) {
   if (std::optional<std::string> problem = cuda_graphs_problem(*graphs, model)) {
     throw InputError("--cuda-graphs", "", *problem);
   }
-  if (!any_runtime && *graphs != CudaGraphs::kNone && !runtime_support(*runtime).cuda_graphs) {
-    throw InputError("--cuda-graphs", "",
-                     fmt::format("runtime {} does not capture CUDA graphs (only megatron-core "
-                                 "does: docs/export.md \"What each runtime runs\")",
-                                 runtime_name(*runtime)));
+  if (!any_runtime) {
+    if (std::optional<std::string> problem = runtime_cuda_graphs_problem(*runtime, *graphs)) {
+      throw InputError("--cuda-graphs", "", *problem);
+    }
   }
   planner.space.cuda_graphs = *graphs;
   planner.top = options.top;

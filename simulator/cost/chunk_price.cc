@@ -221,13 +221,10 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     // The layer's token counts go to the host every forward, so the host cannot run ahead of
     // it (header): its kernels' issue time adds to the device time under a runtime that reads
     // them in every MoE layer, else (a dropless layer elsewhere) each pass takes at least it.
-    // Under a moe-router graph the router and the preprocess are one replay each (a launch);
-    // Megatron leaves the preprocess out of the graph under alltoall token drop, whose counts
-    // go to the host there (megatron_export.cc writes the same scope).
+    // Under a moe-router graph the router and (moe_preprocess_graphed) the preprocess are one
+    // replay each: a launch.
     const bool router_graphed = plan_.cuda_graphs == CudaGraphs::kMoeRouter;
-    const bool preprocess_graphed =
-        router_graphed &&
-        !(plan_.moe_dispatcher == MoeDispatcher::kAllToAll && !model_.moe->dropless());
+    const bool preprocess_graphed = moe_preprocess_graphed(plan_, model_);
     double launches_fwd = 0, launches_bwd = 0;
     for (const Op& op : ops) {
       const bool cast = op.op_class == OpClass::kGemm && op.precision == Precision::kFp8;

@@ -235,8 +235,7 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   megatron_pipeline_args(model, plan, parallel_args);
   // Runnable here (runtime_plan_problem checks TransformerConfig's asserts).
   if (plan.moe_a2a_overlap) parallel_args.push_back({"--overlap-moe-expert-parallel-comm", ""});
-  // CUDA graphs (plan.h CudaGraphs). Under token drop the alltoall dispatcher's preprocess
-  // copies counts to the host, which Megatron refuses to graph: the router alone then.
+  // CUDA graphs (plan.h CudaGraphs; the preprocess where moe_preprocess_graphed says).
   switch (plan.cuda_graphs) {
     case CudaGraphs::kNone:
       break;
@@ -244,9 +243,7 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
       parallel_args.push_back({"--cuda-graph-impl", "transformer_engine"});
       parallel_args.push_back(
           {"--cuda-graph-modules",
-           plan.moe_dispatcher == MoeDispatcher::kAllToAll && !model.moe->dropless()
-               ? "moe_router"
-               : "moe_router moe_preprocess"});
+           moe_preprocess_graphed(plan, model) ? "moe_router moe_preprocess" : "moe_router"});
       break;
     case CudaGraphs::kLayers:
       parallel_args.push_back({"--cuda-graph-impl", "local"});

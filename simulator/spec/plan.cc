@@ -296,6 +296,11 @@ std::optional<std::string> cuda_graphs_problem(CudaGraphs graphs, const ModelSpe
   return std::nullopt;
 }
 
+bool moe_preprocess_graphed(const Plan& plan, const ModelSpec& model) {
+  return plan.cuda_graphs == CudaGraphs::kMoeRouter && model.is_moe() &&
+         !(plan.moe_dispatcher == MoeDispatcher::kAllToAll && !model.moe->dropless());
+}
+
 std::string cuda_graphs_name(CudaGraphs graphs) {
   return kCudaGraphsNames[static_cast<size_t>(graphs)];
 }
@@ -378,7 +383,9 @@ std::string plan_to_json(const Plan& plan) {
   json["runtime"] = runtime_name(plan.runtime);
   if (plan.attention) json["attention"] = attention_kernel_name(*plan.attention);
   if (plan.tp_comm_overlap) json["tp_comm_overlap"] = *plan.tp_comm_overlap;
-  if (plan.cuda_graphs != CudaGraphs::kNone) json["cuda_graphs"] = cuda_graphs_name(plan.cuda_graphs);
+  if (plan.cuda_graphs != CudaGraphs::kNone) {
+    json["cuda_graphs"] = cuda_graphs_name(plan.cuda_graphs);
+  }
   if (plan.training)
     json["training"] = nlohmann::ordered_json::parse(training_spec_to_json(*plan.training));
   return json.dump();
@@ -422,7 +429,9 @@ std::string plan_to_inline(const Plan& plan) {
   if (plan.attention) text += ",attention=" + attention_kernel_name(*plan.attention);
   if (plan.tp_comm_overlap)
     text += fmt::format(",tp_comm_overlap={}", *plan.tp_comm_overlap ? "true" : "false");
-  if (plan.cuda_graphs != CudaGraphs::kNone) text += ",cuda_graphs=" + cuda_graphs_name(plan.cuda_graphs);
+  if (plan.cuda_graphs != CudaGraphs::kNone) {
+    text += ",cuda_graphs=" + cuda_graphs_name(plan.cuda_graphs);
+  }
   return text;
 }
 

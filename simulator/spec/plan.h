@@ -156,6 +156,11 @@ std::optional<CudaGraphs> find_cuda_graphs(const std::string& name);
 // graph needs drop-and-pad's static shapes; a router scope needs routers), or nullopt. Part of
 // plan_problem; `plan --cuda-graphs` asks it before searching.
 std::optional<std::string> cuda_graphs_problem(CudaGraphs graphs, const ModelSpec& model);
+// Whether the plan's moe-router graphs also capture each MoE layer's dispatcher preprocess
+// (the token counts): yes, except under alltoall token drop, whose preprocess copies the counts
+// to the host and which Megatron refuses to graph (transformer_config.py). The price
+// (chunk_price.cc) and the Megatron export read it alike.
+bool moe_preprocess_graphed(const Plan& plan, const ModelSpec& model);
 
 // The plan as JSON in the format parse_plan accepts (every key spelled out).
 std::string plan_to_json(const Plan& plan);

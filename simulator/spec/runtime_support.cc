@@ -124,10 +124,9 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
     return refuse("tensor-parallel communication overlap (tp_comm_overlap=true; "
                   "Megatron-Core's --tp-comm-overlap)");
   }
-  if (plan.cuda_graphs != CudaGraphs::kNone && !support.cuda_graphs) {
-    return refuse(fmt::format("CUDA graph capture of the training step (cuda_graphs={}; "
-                              "Megatron-Core's --cuda-graph-impl)",
-                              cuda_graphs_name(plan.cuda_graphs)));
+  if (std::optional<std::string> problem =
+          runtime_cuda_graphs_problem(plan.runtime, plan.cuda_graphs)) {
+    return problem;
   }
   // TransformerConfig.__post_init__: "full recompute is only supported with full iteration
   // CUDA graph".
@@ -180,6 +179,14 @@ std::optional<std::string> runtime_dispatcher_problem(Runtime runtime, MoeDispat
                                            dispatcher == MoeDispatcher::kDeepEp ? "DeepEP"
                                                                                 : "HybridEP",
                                            moe_dispatcher_name(dispatcher)));
+}
+
+std::optional<std::string> runtime_cuda_graphs_problem(Runtime runtime, CudaGraphs graphs) {
+  if (graphs == CudaGraphs::kNone || runtime_support(runtime).cuda_graphs) return std::nullopt;
+  return feature_refusal(runtime, fmt::format("CUDA graph capture of the training step "
+                                              "(cuda_graphs={}; Megatron-Core's "
+                                              "--cuda-graph-impl)",
+                                              cuda_graphs_name(graphs)));
 }
 
 }  // namespace ppsim

@@ -29,5 +29,9 @@ std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpe
 // Megatron-Core's flex dispatcher), in the same words, or nullopt. Part of
 // runtime_plan_problem; `plan --moe-dispatcher` asks it before searching.
 std::optional<std::string> runtime_dispatcher_problem(Runtime runtime, MoeDispatcher dispatcher);
+// Why `runtime` cannot capture the training step with `graphs` (only Megatron-Core does), in
+// the same words, or nullopt. Part of runtime_knob_problem; `plan --cuda-graphs` asks it before
+// searching.
+std::optional<std::string> runtime_cuda_graphs_problem(Runtime runtime, CudaGraphs graphs);
 
 }  // namespace ppsim

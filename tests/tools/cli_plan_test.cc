@@ -125,7 +125,7 @@ TEST_CASE("CLI plan: bad flags exit 2") {
       {"plan --model qwen3-30b-a3b --cuda-graphs layers",
        "cuda_graphs=layers needs static MoE shapes"},
       {"plan --cuda-graphs layers --runtime torchtitan",
-       "runtime torchtitan does not capture CUDA graphs"},
+       "runtime torchtitan cannot run CUDA graph capture of the training step"},
   };
   for (const Bad& bad : bad_inputs) {
     INFO("ppsim " << bad.arguments);
