@@ -44,6 +44,7 @@ struct Options {
   std::string attention;
   std::string moe_dispatcher = "alltoall";
   std::string cuda_graphs = "none";
+  std::string precision = "bf16";
   bool homogeneous_only = false;
   bool cross_node_cp = false;
   std::string emit;
@@ -56,13 +57,18 @@ struct Options {
   std::string checkpoint_interval;      // --checkpoint-interval daly|young|STEPS.
 };
 
+// The message for a flag value outside its names: "unknown WHAT 'VALUE'; expected one of ...".
+std::string unknown_choice(std::string_view what, const std::string& value,
+                           const std::vector<std::string>& names) {
+  return fmt::format("unknown {} '{}'; expected one of {}{}", what, value, join_names(names),
+                     did_you_mean(value, names));
+}
+
 Objective parse_objective(const std::string& name) {
   const std::vector<std::string>& names = objective_names();
   auto it = std::find(names.begin(), names.end(), name);
   if (it == names.end()) {
-    throw InputError("--objective", "",
-                     fmt::format("unknown objective '{}'; expected one of {}{}", name,
-                                 join_names(names), did_you_mean(name, names)));
+    throw InputError("--objective", "", unknown_choice("objective", name, names));
   }
   return static_cast<Objective>(it - names.begin());
 }
@@ -157,9 +163,7 @@ int run_plan(const Options& options) {
   if (!runtime) {
     std::vector<std::string> names = runtime_names();
     names.push_back("any");
-    throw InputError("--runtime", "",
-                     fmt::format("unknown runtime '{}'; expected one of {}{}", options.runtime,
-                                 join_names(names), did_you_mean(options.runtime, names)));
+    throw InputError("--runtime", "", unknown_choice("runtime", options.runtime, names));
   }
   if (!options.emit.empty()) {  // Fail early: a bad format, or one the runtime does not run.
     LauncherFormat format = parse_launcher_format(options.emit, "--emit");
@@ -240,17 +244,15 @@ int run_plan(const Options& options) {
     planner.space.attention = find_attention_kernel(options.attention);
     if (!planner.space.attention) {
       throw InputError("--attention", "",
-                       fmt::format("unknown attention kernel '{}'; expected one of {}{}",
-                                   options.attention, join_names(attention_kernel_names()),
-                                   did_you_mean(options.attention, attention_kernel_names())));
+                       unknown_choice("attention kernel", options.attention,
+                                      attention_kernel_names()));
     }
   }
   const std::optional<MoeDispatcher> dispatcher = find_moe_dispatcher(options.moe_dispatcher);
   if (!dispatcher) {
     throw InputError("--moe-dispatcher", "",
-                     fmt::format("unknown MoE dispatcher '{}'; expected one of {}{}",
-                                 options.moe_dispatcher, join_names(moe_dispatcher_names()),
-                                 did_you_mean(options.moe_dispatcher, moe_dispatcher_names())));
+                     unknown_choice("MoE dispatcher", options.moe_dispatcher,
+                                    moe_dispatcher_names()));
   }
   if (!any_runtime) {
     if (std::optional<std::string> problem = runtime_dispatcher_problem(*runtime, *dispatcher)) {
@@ -261,9 +263,7 @@ int run_plan(const Options& options) {
   const std::optional<CudaGraphs> graphs = find_cuda_graphs(options.cuda_graphs);
   if (!graphs) {
     throw InputError("--cuda-graphs", "",
-                     fmt::format("unknown CUDA graph scope '{}'; expected one of {}{}",
-                                 options.cuda_graphs, join_names(cuda_graphs_names()),
-                                 did_you_mean(options.cuda_graphs, cuda_graphs_names())));
+                     unknown_choice("CUDA graph scope", options.cuda_graphs, cuda_graphs_names()));
   }
   if (std::optional<std::string> problem = cuda_graphs_problem(*graphs, model)) {
     throw InputError("--cuda-graphs", "", *problem);
@@ -274,6 +274,22 @@ int run_plan(const Options& options) {
     }
   }
   planner.space.cuda_graphs = *graphs;
+  const std::optional<Precision> precision = find_precision(options.precision);
+  if (!precision) {
+    throw InputError("--precision", "",
+                     unknown_choice("precision", options.precision, precision_names()));
+  }
+  for (const NodeGroup& group : cluster.nodes) {
+    if (std::optional<std::string> problem = gpu_precision_problem(*precision, group.gpu)) {
+      throw InputError("--precision", "", *problem);
+    }
+  }
+  if (!any_runtime) {
+    if (std::optional<std::string> problem = runtime_precision_problem(*runtime, *precision)) {
+      throw InputError("--precision", "", *problem);
+    }
+  }
+  planner.space.precision = *precision;
   planner.top = options.top;
   planner.threads = options.threads;
   planner.split = split.get();
@@ -411,6 +427,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   command->add_option("--cuda-graphs", options->cuda_graphs,
                       "CUDA graph capture of every plan: none (default), moe-router, layers, "
                       "full-iteration (Megatron-Core's --cuda-graph-impl; docs/plan.md)");
+  command->add_option("--precision", options->precision,
+                      "GEMM precision of every plan: bf16 (default), fp16, fp8, nvfp4 (Blackwell "
+                      "FP4; Megatron-Core only)");
   command->add_option("--threads", options->threads, "Simulation threads (default: all cores)")
       ->check(CLI::Range(0, kMaxThreads));
   add_work_budget_options(command, options->budget);

@@ -633,6 +633,8 @@ Precision read_precision(const std::string& text, const std::string& framework_t
     return Precision::kBf16;
   }
   if (contains(value, "fp8") || contains(value, "float8")) return Precision::kFp8;
+  // NVFP4 (Megatron-Bridge's nvfp4 preset: Transformer Engine's NVFP4BlockScaling).
+  if (contains(value, "fp4")) return Precision::kNvfp4;
   bool fp16 = contains(value, "fp16") || contains(value, "float16");
   bool bf16 = contains(value, "bf16") || contains(value, "bfloat16");
   if (bf16 && !fp16) return Precision::kBf16;
@@ -641,7 +643,8 @@ Precision read_precision(const std::string& text, const std::string& framework_t
     defaults.push_back(fmt::format("precision '{}': bf16 (same peak as fp16)", text));
     return Precision::kBf16;
   }
-  throw RowProblem{fmt::format("unsupported precision '{}' (expected bf16, fp16 or fp8)", text)};
+  throw RowProblem{
+      fmt::format("unsupported precision '{}' (expected bf16, fp16, fp8 or nvfp4)", text)};
 }
 
 bool read_flag(const std::string& column, const std::string& text) {

@@ -227,9 +227,9 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     const bool preprocess_graphed = moe_preprocess_graphed(plan_, model_);
     double launches_fwd = 0, launches_bwd = 0;
     for (const Op& op : ops) {
-      const bool cast = op.op_class == OpClass::kGemm && op.precision == Precision::kFp8;
-      int fwd = op.kernels_fwd + (cast ? 1 : 0);
-      int bwd = op.kernels_b + op.kernels_w + (cast ? 1 : 0);
+      const int cast = op.op_class == OpClass::kGemm ? quantize_kernels(op.precision) : 0;
+      int fwd = op.kernels_fwd + cast;
+      int bwd = op.kernels_b + op.kernels_w + cast;
       if (router_graphed && op.name == "moe_router") fwd = bwd = 1;
       if (preprocess_graphed && op.name == "moe_permute") fwd -= kMoePreprocessKernels - 1;
       launches_fwd += fwd;

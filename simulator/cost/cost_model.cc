@@ -13,11 +13,21 @@ namespace {
 constexpr std::string_view kNoFp8 = "no fp8 tensor cores on this GPU: fp8 GEMMs at the bf16 peak";
 constexpr std::string_view kNoBf16 = "no bf16 tensor cores on this GPU: fp16 peak used";
 constexpr std::string_view kNoFp16 = "no fp16 tensor-core peak on this GPU: bf16 peak used";
+constexpr std::string_view kNoFp4 =
+    "no fp4 tensor cores on this GPU: nvfp4 GEMMs at the fp8 (or bf16) peak";
 
 int index_of(Precision precision) { return static_cast<int>(precision); }
 
 // Bytes per element of an fp8 cast: read 2 (bf16), write 1 (fp8).
 constexpr double kFp8CastBytes = 3;
+// Bytes per element of an NVFP4 quantization of a GEMM's activation operand (Transformer
+// Engine's NVFP4BlockScaling: 1x16 blocks with E4M3 scales under an fp32 tensor scale, the
+// W pass's operand rotated by a 16-point random Hadamard transform; NVIDIA, "Pretraining Large
+// Language Models with NVFP4", arXiv 2509.25149, section 4): the amax kernel reads the bf16
+// tensor (2; the tensor scale must be known before any block is encoded), the quantize kernel
+// reads it again (2) and writes the row-wise copy and the column-wise rotated copy, half a byte
+// each, with one scale byte per 16 elements each (2 x 0.5625): 5.125.
+constexpr double kNvfp4QuantizeBytes = 5.125;
 
 // x / (x + half), 1 when half is 0 (the factor switched off).
 double saturate(double x, double half) { return half > 0 ? x / (x + half) : 1.0; }
@@ -33,6 +43,10 @@ double smooth_max(double a, double b, double r) {
 
 }  // namespace
 
+int quantize_kernels(Precision precision) {
+  return precision == Precision::kNvfp4 ? 2 : precision == Precision::kFp8 ? 1 : 0;
+}
+
 CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency)
     : gpu_(std::move(gpu)), efficiency_(efficiency) {
   PPSIM_CHECK(gpu_.peak_bf16_flops > 0 || gpu_.peak_fp16_flops > 0,
@@ -47,6 +61,9 @@ CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency)
   peaks_[index_of(Precision::kBf16)] = bf16;
   peaks_[index_of(Precision::kFp16)] = fp16;
   peaks_[index_of(Precision::kFp8)] = fp8;
+  PeakFlops fp4{gpu_.peak_fp4_flops, Precision::kNvfp4, {}};
+  if (fp4.flops <= 0) fp4 = {fp8.flops, fp8.used, kNoFp4};
+  peaks_[index_of(Precision::kNvfp4)] = fp4;
   kernel_gap_ = efficiency_.overheads(runtime_).kernel_gap_s;
   attention_ = runtime_traits(runtime_).attention;
 }
@@ -88,8 +105,10 @@ const PeakFlops& CostModel::peak(Precision precision) const { return peaks_[inde
 
 double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) const {
   const EfficiencyTable& e = efficiency_;
-  double max = e.kernel_scale * (peak(precision).used == Precision::kFp8 ? gpu_.kernels.gemm_fp8
-                                                                        : gpu_.kernels.gemm_bf16);
+  const Precision used = peak(precision).used;
+  double max = e.kernel_scale * (used == Precision::kNvfp4 ? gpu_.kernels.gemm_fp4
+                                 : used == Precision::kFp8 ? gpu_.kernels.gemm_fp8
+                                                           : gpu_.kernels.gemm_bf16);
   double tiles = shape.batch * (shape.m / e.gemm_tile) * (shape.n / e.gemm_tile);
   return max * saturate(tiles, e.gemm_half_tiles) * saturate(shape.k, e.gemm_half_k);
 }
@@ -140,14 +159,18 @@ OpCost CostModel::op_cost(const Op& op) const {
                     op.kernels_b, cost.b);
       apply_profile(op, GemmShape{g.k, g.n, g.m, g.batch}, true, op.flops_w, op.bytes_w,
                     op.kernels_w, cost.w);
-      if (peak(op.precision).used == Precision::kFp8 && op.kernels_fwd > 0) {
+      const Precision used = peak(op.precision).used;
+      if ((used == Precision::kFp8 || used == Precision::kNvfp4) && op.kernels_fwd > 0) {
         // fp8 recipes (Transformer Engine, torchao Float8) cast each pass's activation operand
         // first, X forward and dY backward (W reuses both casts): read bf16, write fp8, in one
         // cast(-transpose) kernel with its amax. Small GEMMs lose much of fp8's gain to it.
+        // NVFP4 quantizes the same operands in two kernels (amax, then quantize).
+        const double bytes = used == Precision::kNvfp4 ? kNvfp4QuantizeBytes : kFp8CastBytes;
+        const int kernels = quantize_kernels(used);
         Op cast = op;
         cast.op_class = OpClass::kMemoryBound;
-        cost.fwd.seconds += pass(cast, 0, kFp8CastBytes * g.batch * g.m * g.k, 1, 1).seconds;
-        cost.b.seconds += pass(cast, 0, kFp8CastBytes * g.batch * g.m * g.n, 1, 1).seconds;
+        cost.fwd.seconds += pass(cast, 0, bytes * g.batch * g.m * g.k, kernels, 1).seconds;
+        cost.b.seconds += pass(cast, 0, bytes * g.batch * g.m * g.n, kernels, 1).seconds;
       }
       break;
     }

@@ -9,7 +9,8 @@
 //     occupancy  = tiles / (tiles + gemm_half_tiles)                  fills the SMs
 //     depth      = k / (k + gemm_half_k)                              main loop vs epilogue
 //     efficiency = gemm_max(p) * occupancy * depth
-//     gemm_max   = kernel_scale * kernels.gemm_bf16 (or kernels.gemm_fp8 at the fp8 peak)
+//     gemm_max   = kernel_scale * kernels.gemm_bf16 (or kernels.gemm_fp8 / gemm_fp4 at the
+//                  fp8 / fp4 peak)
 //     compute    = flops / (peak(p) * efficiency)
 //   attention pass (flash2 or fused kernel, AttentionKernel):
 //     tiles      = batch_heads * q_tokens / attention_q_tile
@@ -25,6 +26,10 @@
 //     dropout as memory-bound passes (13 bytes per score forward, 19 backward; cost_model.cc).
 //   fp8 GEMM pass: plus a memory-bound cast of its activation operand (X forward, dY in B;
 //     3 bytes per element, one kernel).
+//   nvfp4 GEMM pass: plus the NVFP4 quantization of its activation operand (X forward, dY in B):
+//     an amax pass and a quantize pass that writes the row-wise copy for this GEMM and the
+//     column-wise, Hadamard-rotated copy for the W pass, with their E4M3 block scales
+//     (5.125 bytes per element, two kernels; cost_model.cc kNvfp4QuantizeBytes).
 //   every pass:
 //     memory     = bytes / (memory_bandwidth * memory_efficiency)
 //     seconds    = (compute^r + memory^r)^(1/r) + kernels * kernel_gap
@@ -37,6 +42,8 @@
 //
 // Peaks: fp8 GEMMs run at the fp8 peak with kernels.gemm_fp8; on a GPU without fp8 tensor cores
 // they run at the bf16 peak (and bf16 efficiency) and the cost carries a note saying so.
+// nvfp4 GEMMs run at the fp4 peak with kernels.gemm_fp4, else as fp8 GEMMs with a note (a plan
+// refuses nvfp4 on such GPUs, plan.h plan_problem; the fallback keeps hand-built ops total).
 // bf16 falls back to fp16 (V100) and fp16 to bf16 the same way.
 //
 // With a profile attached (profile.h), measured times win over the roofline, pass by pass:
@@ -185,6 +192,10 @@ struct PeakFlops {
   std::string_view note;              // Set when `used` differs from the request.
 };
 
+// Kernels that quantize one GEMM pass's activation operand at `precision`: one fp8
+// cast(-transpose), two for nvfp4 (amax, then quantize), none at 16 bits.
+int quantize_kernels(Precision precision);
+
 class ProfileTable;
 
 class CostModel {
@@ -236,7 +247,7 @@ class CostModel {
 
   GpuSpec gpu_;
   EfficiencyTable efficiency_;
-  PeakFlops peaks_[3];  // Indexed by Precision.
+  PeakFlops peaks_[4];  // Indexed by Precision.
   const ProfileTable* profile_ = nullptr;  // Not owned; null without a profile.
   Runtime runtime_ = kDefaultRuntime;
   AttentionKernel attention_ = AttentionKernel::kFused;

@@ -136,12 +136,15 @@ const std::pair<std::string, std::string_view>* ProfileTable::gemm_table(
   static const std::vector<std::pair<std::string, std::string_view>> kOrders[] = {
       {{"bf16", {}}, {"fp16", kTwinNote}, {"fp8", kOtherNote}, {"fp32", kOtherNote}},
       {{"fp16", {}}, {"bf16", kTwinNote}, {"fp8", kOtherNote}, {"fp32", kOtherNote}},
-      {{"fp8", {}}}};
+      {{"fp8", {}}},
+      {}};
   // Tables are tried in order: the precision's own, its 16-bit twin, then (not for fp8, whose
-  // roofline peak is the better guess) any measured dtype.
+  // roofline peak is the better guess) any measured dtype. ppsim profile measures no nvfp4
+  // GEMMs, so nvfp4 keeps the roofline (its fp4 peak).
   const auto& order = kOrders[precision == Precision::kBf16   ? 0
                               : precision == Precision::kFp16 ? 1
-                                                              : 2];
+                              : precision == Precision::kFp8  ? 2
+                                                              : 3];
   for (const auto& entry : order) {
     if (find(gemm_, entry.first)) return &entry;
   }

@@ -277,6 +277,11 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
       training_args.push_back({"--fp8-recipe", "delayed"});
       training_args.push_back({"--fp8-amax-history-len", "1024"});
       training_args.push_back({"--fp8-amax-compute-algo", "max"});
+    } else if (plan.precision == Precision::kNvfp4) {
+      // Transformer Engine's NVFP4BlockScaling (megatron/core/fp4_utils.py get_fp4_recipe),
+      // without --fp4-param-gather (ppsim keeps bf16 weights, memory_model.h).
+      training_args.push_back({"--fp4-format", "e2m1"});
+      training_args.push_back({"--fp4-recipe", "nvfp4"});
     }
   }
   const bool megatron_fsdp = plan.zero_stage >= 2;

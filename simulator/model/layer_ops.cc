@@ -29,9 +29,13 @@ constexpr double kCrossEntropyFlopsBwd = 3;  // subtract one-hot, scale, cast
 constexpr double kCrossEntropyBytesFwd = 30;
 constexpr double kCrossEntropyBytesBwd = 14;
 
-double operand_bytes(Precision precision) { return precision == Precision::kFp8 ? 1.0 : 2.0; }
+// Bytes per GEMM operand element: fp8 1, NVFP4 half a byte plus one E4M3 scale per 16 (0.5625),
+// else 2.
+double operand_bytes(Precision precision) {
+  return precision == Precision::kNvfp4 ? 0.5625 : precision == Precision::kFp8 ? 1.0 : 2.0;
+}
 
-// Attention, norms and elementwise ops stay in 16-bit under fp8 recipes.
+// Attention, norms and elementwise ops stay in 16-bit under fp8 and nvfp4 recipes.
 Precision non_fp8(Precision precision) {
   return precision == Precision::kFp16 ? Precision::kFp16 : Precision::kBf16;
 }

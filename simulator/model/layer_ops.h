@@ -31,8 +31,9 @@
 //   Memory-bound ops carry rough elementwise FLOP counts (a few per element); only their
 //     bytes matter for time, and Megatron's formula leaves them out.
 // Bytes are HBM traffic per pass (reads + writes). Activations are 2 bytes (bf16/fp16; with
-// fp8, Transformer Engine feeds GEMMs fp8 operands, 1 byte, but writes bf16 outputs and keeps
-// norms, attention and elementwise ops in bf16). Weight gradients accumulate into fp32 main
+// fp8, Transformer Engine feeds GEMMs fp8 operands, 1 byte, and with nvfp4 NVFP4 operands,
+// 0.5625 bytes with their block scales, but writes bf16 outputs and keeps norms, attention,
+// elementwise ops and the output layer in bf16). Weight gradients accumulate into fp32 main
 // grads (Megatron's gradient_accumulation_fusion): 8 bytes read+write per weight in W.
 //
 // MoE (Megatron's alltoall token dispatcher with Transformer Engine's grouped experts):
@@ -117,7 +118,7 @@ struct Op {
   std::string_view name;  // Static name, e.g. "qkv_proj" (header list above).
   OpClass op_class = OpClass::kMemoryBound;
   Precision precision = Precision::kBf16;  // Math precision; attention and memory-bound ops
-                                           // never run in fp8 (bf16 instead).
+                                           // never run in fp8 or nvfp4 (bf16 instead).
   GemmShape gemm;                          // kGemm only: the forward shape.
   AttentionShape attention;                // kAttention only.
 

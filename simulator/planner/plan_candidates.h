@@ -73,7 +73,7 @@ struct SearchSpace {
   std::vector<int64_t> gpu_counts;
   int64_t global_batch_size = 0;      // Sequences per step. REQUIRES: > 0.
   std::optional<int64_t> seq_length;  // Overrides the model's when set.
-  Precision precision = Precision::kBf16;
+  Precision precision = Precision::kBf16;  // Every candidate's (`plan --precision`).
   Runtime runtime = kDefaultRuntime;             // Every candidate's runtime (spec/runtime.h).
   // Only plans `runtime` can run (runtime_support, spec/runtime.h: schedules, ZeRO and offload
   // forms, cp, ep/etp, layer splits, sequence parallelism); false searches every plan the

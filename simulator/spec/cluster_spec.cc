@@ -26,6 +26,7 @@ void apply_gpu_overrides(JsonReader reader, GpuSpec& gpu) {
   set("bf16_tflops", gpu.peak_bf16_flops, kTera);
   set("fp16_tflops", gpu.peak_fp16_flops, kTera);
   set("fp8_tflops", gpu.peak_fp8_flops, kTera);
+  set("fp4_tflops", gpu.peak_fp4_flops, kTera);
   set("fp32_tflops", gpu.peak_fp32_flops, kTera);
   set("memory_GiB", gpu.memory_bytes, kGiB);
   set("memory_bandwidth_GBps", gpu.memory_bandwidth, kGiga);
@@ -37,6 +38,7 @@ void apply_gpu_overrides(JsonReader reader, GpuSpec& gpu) {
   };
   fraction("gemm_bf16_efficiency", gpu.kernels.gemm_bf16);
   fraction("gemm_fp8_efficiency", gpu.kernels.gemm_fp8);
+  fraction("gemm_fp4_efficiency", gpu.kernels.gemm_fp4);
   fraction("flash2_fwd_efficiency", gpu.kernels.flash2_fwd);
   fraction("flash2_bwd_efficiency", gpu.kernels.flash2_bwd);
   fraction("fused_attention_fwd_efficiency", gpu.kernels.fused_fwd);

@@ -1,5 +1,6 @@
 #include "simulator/spec/gpu_catalog.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,8 +45,8 @@ GpuSpec make(std::string name, double bf16, double fp16, double fp8, double fp32
   return gpu;
 }
 
-// The dense FP4 peak (TFLOP/s) of a Blackwell entry, from the datasheet its source cites; no
-// plan precision uses it yet.
+// The dense FP4 peak (TFLOP/s) of a Blackwell entry, from the datasheet its source cites: what
+// precision nvfp4 plans run their GEMMs against.
 GpuSpec with_fp4(double fp4_tflops, GpuSpec gpu) {
   gpu.peak_fp4_flops = tflops(fp4_tflops);
   return gpu;
@@ -57,10 +58,11 @@ GpuSpec with_fp4(double fp4_tflops, GpuSpec gpu) {
 // 128 (FLOPs counted causally, as layer_ops.h does) at long sequences: the ceilings that the
 // cost model's per-tile overhead (cost_model.h attention_tile_overhead_*) lowers for short key
 // ranges. Where a source gives one figure "at 2-16K", the ceiling is that figure over the
-// overhead factor at 8K causal (32 key blocks: 0.950 forward, 0.891 backward).
+// overhead factor at 8K causal (32 key blocks: 0.950 forward, 0.891 backward). The fp4 GEMM
+// fraction is 0 (no FP4 tensor cores) unless an entry sets it.
 KernelDatasheet datasheet(double gemm_bf16, double gemm_fp8, double flash2_fwd, double flash2_bwd,
                           double fused_fwd, double fused_bwd, std::string source) {
-  return {gemm_bf16, gemm_fp8, flash2_fwd, flash2_bwd, fused_fwd, fused_bwd, std::move(source)};
+  return {gemm_bf16, gemm_fp8, 0, flash2_fwd, flash2_bwd, fused_fwd, fused_bwd, std::move(source)};
 }
 
 // Volta: no FlashAttention-2 (sm80+); PyTorch's memory-efficient SDPA (xformers cutlass kernels)
@@ -98,13 +100,23 @@ const KernelDatasheet kHopperPcieKernels = datasheet(
     0.70, 0.62, 0.33, 0.31, 0.60, 0.50,
     "H100 PCIe/NVL at 350-400 W: GEMM sweeps ~5-8% below SXM per TFLOP/s of peak (the peak "
     "already counts the lower boost clock); attention scaled the same from the SXM figures");
-const KernelDatasheet kBlackwellKernels = datasheet(
-    0.70, 0.70, 0.21, 0.19, 0.68, 0.56,
-    "cuBLASLt on B200 (1000 W) ~1.5-1.65 of 2.25 PFLOP/s BF16 and ~3.0-3.3 of 4.5 FP8 at 8192 "
-    "(NVIDIA cuBLAS 12.8 release performance; SemiAnalysis B200 GEMM benchmarks, 2025); "
-    "FlashAttention-2 has no tcgen05 path and runs at about its H100 speed (~400-450 TFLOP/s "
-    "forward); cuDNN 9.7+ fused attention ~1.4-1.5 PFLOP/s forward, ~1.1 backward (NVIDIA cuDNN "
-    "Blackwell SDPA benchmarks; FlashAttention-4 talk, Hot Chips 2025)");
+// Blackwell's FP4 fraction: cuBLASLt's block-scaled FP4 GEMM on one B200 at 8192^3, 5,239 of
+// 9,000 TFLOP/s, and 3,939 at 4096 x 4096 x 7168 (cublasTest 13.3 against DeepGEMM's MXF4 kernel,
+// deepseek-ai/DeepGEMM pull request 348, June 2026): 0.58 at the large shape. No Blackwell
+// Ultra (B300, GB300) FP4 GEMM sweep is public; their entries take the same fraction of their
+// larger FP4 peak, an assumption (docs/precision.md).
+const KernelDatasheet kBlackwellKernels = [] {
+  KernelDatasheet kernels = datasheet(
+      0.70, 0.70, 0.21, 0.19, 0.68, 0.56,
+      "cuBLASLt on B200 (1000 W) ~1.5-1.65 of 2.25 PFLOP/s BF16 and ~3.0-3.3 of 4.5 FP8 at 8192 "
+      "(NVIDIA cuBLAS 12.8 release performance; SemiAnalysis B200 GEMM benchmarks, 2025); "
+      "block-scaled FP4 (NVFP4/MXF4) 5.24 of 9 PFLOP/s at 8192 (cublasTest 13.3, DeepGEMM pull "
+      "request 348); FlashAttention-2 has no tcgen05 path and runs at about its H100 speed "
+      "(~400-450 TFLOP/s forward); cuDNN 9.7+ fused attention ~1.4-1.5 PFLOP/s forward, ~1.1 "
+      "backward (NVIDIA cuDNN Blackwell SDPA benchmarks; FlashAttention-4 talk, Hot Chips 2025)");
+  kernels.gemm_fp4 = 0.58;
+  return kernels;
+}();
 const KernelDatasheet kCdna3Kernels = datasheet(
     0.55, 0.50, 0.37, 0.28, 0.37, 0.28,
     "hipBLASLt BF16 on MI300X ~650-750 of 1307 TFLOP/s at 8192 (SemiAnalysis, MI300X vs H100 "
@@ -217,6 +229,8 @@ double GpuSpec::peak_flops(Precision precision) const {
       return peak_fp16_flops;
     case Precision::kFp8:
       return peak_fp8_flops;
+    case Precision::kNvfp4:
+      return peak_fp4_flops;
   }
   return 0;
 }
@@ -247,8 +261,24 @@ std::string precision_name(Precision precision) {
       return "fp16";
     case Precision::kFp8:
       return "fp8";
+    case Precision::kNvfp4:
+      return "nvfp4";
   }
   return "unknown";
+}
+
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> names = {
+      precision_name(Precision::kBf16), precision_name(Precision::kFp16),
+      precision_name(Precision::kFp8), precision_name(Precision::kNvfp4)};
+  return names;
+}
+
+std::optional<Precision> find_precision(const std::string& name) {
+  const std::vector<std::string>& names = precision_names();
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<Precision>(it - names.begin());
 }
 
 }  // namespace ppsim

@@ -10,7 +10,10 @@
 
 namespace ppsim {
 
-enum class Precision { kBf16, kFp16, kFp8 };
+// GEMM precision of a plan. kNvfp4 is Transformer Engine's NVFP4BlockScaling recipe (Megatron-Core
+// --fp4-format e2m1 --fp4-recipe nvfp4): E2M1 values with an E4M3 scale per 16 elements and an
+// fp32 scale per tensor, on Blackwell's FP4 tensor cores.
+enum class Precision { kBf16, kFp16, kFp8, kNvfp4 };
 
 // Fractions of the datasheet peak that published kernel benchmarks reach on one GPU: the
 // roofline's large-shape ceilings (cost/cost_model.h), used when no measured profile is given.
@@ -19,6 +22,7 @@ enum class Precision { kBf16, kFp16, kFp8 };
 struct KernelDatasheet {
   double gemm_bf16 = 0;   // Large bf16/fp16 GEMMs (8192-class, cuBLAS/cuBLASLt), of that peak.
   double gemm_fp8 = 0;    // Large fp8 GEMMs (cuBLASLt / Transformer Engine), of the fp8 peak.
+  double gemm_fp4 = 0;    // Large block-scaled fp4 GEMMs (NVFP4, cuBLASLt), of the fp4 peak.
   // Attention at head_dim 128, of the bf16 peak, per kernel family (runtime.h
   // AttentionKernel): FlashAttention-2, and the generation's fused kernel (FlashAttention-3 /
   // cuDNN on Hopper, cuDNN on Blackwell, FA2 on Ampere). Long-sequence ceilings: the cost
@@ -59,5 +63,9 @@ std::optional<GpuSpec> find_gpu(const std::string& name);
 std::vector<std::string> gpu_names();
 
 std::string precision_name(Precision precision);
+// Every precision's name, in enum order ("bf16", "fp16", "fp8", "nvfp4").
+const std::vector<std::string>& precision_names();
+// The precision a name spells; nullopt when none does.
+std::optional<Precision> find_precision(const std::string& name);
 
 }  // namespace ppsim

@@ -21,7 +21,6 @@ const std::vector<std::string> kRecomputeNames = {"none", "selective", "full"};
 const std::vector<std::string> kMoeDispatcherNames = {"alltoall", "deepep", "hybridep"};
 const std::vector<std::string> kCudaGraphsNames = {"none", "moe-router", "layers",
                                                    "full-iteration"};
-const std::vector<std::string> kPrecisionNames = {"bf16", "fp16", "fp8"};
 
 std::vector<int64_t> read_int_list(const nlohmann::json& array, const JsonReader& reader,
                                    const std::string& key, int64_t min, int64_t max) {
@@ -105,10 +104,10 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
     }
     if (*fraction > 0) plan.offload_fraction = *fraction;
   }
-  std::string precision = reader.optional_choice("precision", kPrecisionNames).value_or("bf16");
-  plan.precision = precision == "fp8"    ? Precision::kFp8
-                   : precision == "fp16" ? Precision::kFp16
-                                         : Precision::kBf16;
+  if (std::optional<std::string> precision =
+          reader.optional_choice("precision", precision_names())) {
+    plan.precision = *find_precision(*precision);
+  }
   if (const nlohmann::json* layers = reader.optional_array("stage_layers")) {
     plan.stage_layers = read_int_list(*layers, reader, "stage_layers", 0, kMaxPlanDegree);
   }
@@ -708,13 +707,30 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
         plan.tp, smallest_node);
   }
   for (const NodeGroup& nodes : cluster.nodes) {
-    if (plan.precision == Precision::kFp8 && nodes.gpu.peak_fp8_flops <= 0) {
+    if (std::optional<std::string> problem = gpu_precision_problem(plan.precision, nodes.gpu)) {
+      return problem;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> gpu_precision_problem(Precision precision, const GpuSpec& gpu) {
+  switch (precision) {
+    case Precision::kFp8:
+      if (gpu.peak_fp8_flops > 0) return std::nullopt;
       return fmt::format("precision fp8 needs FP8 tensor cores, which {} lacks (use bf16)",
-                         nodes.gpu.name);
-    }
-    if (plan.precision == Precision::kBf16 && nodes.gpu.peak_bf16_flops <= 0) {
-      return fmt::format("precision bf16 is not supported by {} (use fp16)", nodes.gpu.name);
-    }
+                         gpu.name);
+    case Precision::kNvfp4:
+      if (gpu.peak_fp4_flops > 0) return std::nullopt;
+      return fmt::format(
+          "precision nvfp4 needs FP4 tensor cores (Blackwell: B200, GB200, B300, GB300), which "
+          "{} lacks (use fp8 or bf16)",
+          gpu.name);
+    case Precision::kBf16:
+      if (gpu.peak_bf16_flops > 0) return std::nullopt;
+      return fmt::format("precision bf16 is not supported by {} (use fp16)", gpu.name);
+    case Precision::kFp16:
+      return std::nullopt;
   }
   return std::nullopt;
 }

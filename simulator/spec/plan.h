@@ -3,7 +3,7 @@
 // JSON (configs/plans/*.json; DESIGN.md "Specs"):
 //   {"tp","pp","dp","cp","ep","vpp","micro_batch_size","global_batch_size","seq_length"?,
 //    "schedule","recompute":"none|selective|full","sequence_parallel","zero_stage":0-3,
-//    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8","stage_layers":[...]?,
+//    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8|nvfp4","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
 //    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"moe_dispatcher"?,
 //    "tp_comm_overlap"?,"cuda_graphs"?,"training"?}
@@ -104,7 +104,8 @@ struct Plan {
   // States, Maurya et al. 2024; docs/offload.md). JSON "offload_fraction" or inline "offload";
   // giving it alone turns offload on (0 turns it off). Default 1 (everything on the host).
   double offload_fraction = 1.0;
-  Precision precision = Precision::kBf16;  // GEMM precision. Default "bf16".
+  // GEMM precision: "bf16" (default), "fp16", "fp8" or "nvfp4" (gpu_catalog.h Precision).
+  Precision precision = Precision::kBf16;
   std::vector<int64_t> stage_layers;  // Layers per pipeline stage (pp entries); empty = balanced.
   // Layers of the first and last pipeline stage (Megatron --decoder-first/last-pipeline-num-
   // layers); the middle stages split the rest evenly. 0 = not given. Not with stage_layers.
@@ -206,6 +207,10 @@ std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model
 // (then gbs need only be divisible by mbs).
 std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model,
                                         const ClusterSpec& cluster);
+// Why `gpu` cannot run GEMMs at `precision` (no FP8 or FP4 tensor cores, no bf16), naming the
+// GPU and what to use instead, or nullopt. Part of plan_problem; `plan --precision` asks it
+// before searching.
+std::optional<std::string> gpu_precision_problem(Precision precision, const GpuSpec& gpu);
 // The part of plan_problem that the model's op shapes (layer_ops.h) need: tp against the heads
 // and kv heads, ep against the experts, the sequence against 2*cp.
 std::optional<std::string> op_shape_problem(const Plan& plan, const ModelSpec& model);

@@ -83,6 +83,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
 
 constexpr uint32_t bit(ScheduleKind kind) { return 1u << static_cast<unsigned>(kind); }
 constexpr uint32_t bit(Precision precision) { return 1u << static_cast<unsigned>(precision); }
+// bf16, fp16 and fp8; nvfp4 (Transformer Engine's NVFP4BlockScaling) only Megatron-Core runs.
 constexpr uint32_t kAllPrecisions = bit(Precision::kBf16) | bit(Precision::kFp16) |
                                     bit(Precision::kFp8);
 constexpr uint32_t kMegatronSchedules = bit(ScheduleKind::kOneFOneB) |
@@ -92,7 +93,8 @@ constexpr uint32_t kMegatronSchedules = bit(ScheduleKind::kOneFOneB) |
 constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // megatron-core
     {true, true, kMegatronSchedules, true, true, true, 0b1111, 0b1111, false,
-     OffloadForm::kAnyFraction, true, true, true, kAllPrecisions, true, true,
+     OffloadForm::kAnyFraction, true, true, true, kAllPrecisions | bit(Precision::kNvfp4), true,
+     true,
      "NVIDIA/Megatron-LM: megatron/core/pipeline_parallel/schedules.py get_forward_backward_func "
      "(no pipelining, 1F1B without interleaving, interleaved with virtual stages: no GPipe, no "
      "zero-bubble or V schedule); megatron/core/transformer/pipeline_parallel_layer_layout.py "
@@ -102,7 +104,8 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "megatron/core/model_parallel_config.py (sequence parallelism with ep and tp; "
      "--tp-comm-overlap, Transformer Engine's userbuffers, asserts sequence parallelism); "
      "megatron/core/transformer/transformer_config.py (--cuda-graph-impl local, "
-     "transformer_engine, full_iteration; --cuda-graph-modules); "
+     "transformer_engine, full_iteration; --cuda-graph-modules; --fp4-format e2m1 --fp4-recipe "
+     "nvfp4, Transformer Engine >= 2.7's NVFP4BlockScaling, megatron/core/fp4_utils.py); "
      "megatron/core/optimizer/__init__.py "
      "(HybridDeviceOptimizer with --optimizer-offload-fraction; --use-precision-aware-optimizer "
      "raises without the distributed optimizer)"},

@@ -117,8 +117,8 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
       support.expert_tp_needs_sequence_parallel) {
     return refuse("expert and tensor parallelism without sequence parallelism");
   }
-  if ((support.precisions & bit(plan.precision)) == 0) {
-    return refuse(fmt::format("precision {}", precision_name(plan.precision)));
+  if (std::optional<std::string> problem = runtime_precision_problem(plan.runtime, plan.precision)) {
+    return problem;
   }
   if (plan.tp_comm_overlap.value_or(false) && !support.tp_comm_overlap) {
     return refuse("tensor-parallel communication overlap (tp_comm_overlap=true; "
@@ -187,6 +187,11 @@ std::optional<std::string> runtime_cuda_graphs_problem(Runtime runtime, CudaGrap
                                               "(cuda_graphs={}; Megatron-Core's "
                                               "--cuda-graph-impl)",
                                               cuda_graphs_name(graphs)));
+}
+
+std::optional<std::string> runtime_precision_problem(Runtime runtime, Precision precision) {
+  if ((runtime_support(runtime).precisions & bit(precision)) != 0) return std::nullopt;
+  return feature_refusal(runtime, fmt::format("precision {}", precision_name(precision)));
 }
 
 }  // namespace ppsim

@@ -33,5 +33,8 @@ std::optional<std::string> runtime_dispatcher_problem(Runtime runtime, MoeDispat
 // the same words, or nullopt. Part of runtime_knob_problem; `plan --cuda-graphs` asks it before
 // searching.
 std::optional<std::string> runtime_cuda_graphs_problem(Runtime runtime, CudaGraphs graphs);
+// Why `runtime` cannot run GEMMs at `precision` (nvfp4 is Megatron-Core's alone), in the same
+// words, or nullopt. Part of runtime_knob_problem; `plan --precision` asks it before searching.
+std::optional<std::string> runtime_precision_problem(Runtime runtime, Precision precision);
 
 }  // namespace ppsim

@@ -263,6 +263,11 @@ TEST_CASE("PublicRun: schedule, recompute, sharding and precision texts") {
   CHECK(plan_of({{"precision", "amp_fp8 (FSDP mixed-precision mode DEFAULT)"}}).precision ==
         Precision::kFp8);
   CHECK(plan_of({{"precision", "fp16 mixed (loss-scale 8192)"}}).precision == Precision::kFp16);
+  // Megatron-Bridge's nvfp4 rows (Transformer Engine's NVFP4BlockScaling).
+  CHECK(plan_of({{"precision", "NVFP4"},
+                 {"gpu_type", "B200 (DGX B200)"},
+                 {"framework", "Megatron-Bridge / Megatron-Core (NeMo 26.02)"}})
+            .precision == Precision::kNvfp4);
   // dp from num_gpus when empty.
   CHECK(plan_of({{"dp", ""}}).dp == 4);
 }

@@ -23,7 +23,7 @@ GpuSpec h100() {
   gpu.peak_fp16_flops = tflops_to_flops(989);
   gpu.peak_fp8_flops = tflops_to_flops(1979);
   gpu.memory_bandwidth = gBps_to_bytes_per_s(3350);
-  gpu.kernels = {1, 1, 1, 1, 1, 1, "test: every kernel at its peak"};
+  gpu.kernels = {1, 1, 1, 1, 1, 1, 1, "test: every kernel at its peak"};
   return gpu;
 }
 
@@ -34,7 +34,7 @@ GpuSpec a100() {
   gpu.peak_bf16_flops = tflops_to_flops(312);
   gpu.peak_fp16_flops = tflops_to_flops(312);
   gpu.memory_bandwidth = gBps_to_bytes_per_s(2039);
-  gpu.kernels = {1, 1, 1, 1, 1, 1, "test: every kernel at its peak"};
+  gpu.kernels = {1, 1, 1, 1, 1, 1, 1, "test: every kernel at its peak"};
   return gpu;
 }
 
@@ -105,6 +105,66 @@ TEST_CASE("CostModel: fp8 GEMMs run at the fp8 peak, or at bf16 with a note") {
   CHECK(fallback.fwd.seconds == ampere.op_cost(op).fwd.seconds);
   CHECK_FALSE(fallback.note.empty());
   CHECK_FALSE(ampere.layer_cost(llama2_7b_shape(), fp8_shape, 0).note.empty());
+}
+
+// B200 datasheet peaks (dense: 2.25 / 4.5 / 9 PFLOP/s bf16 / fp8 / fp4, 7.7 TB/s), every kernel
+// at its peak.
+GpuSpec b200() {
+  GpuSpec gpu = h100();
+  gpu.name = "test-B200";
+  gpu.peak_bf16_flops = tflops_to_flops(2250);
+  gpu.peak_fp16_flops = tflops_to_flops(2250);
+  gpu.peak_fp8_flops = tflops_to_flops(4500);
+  gpu.peak_fp4_flops = tflops_to_flops(9000);
+  gpu.memory_bandwidth = gBps_to_bytes_per_s(7700);
+  return gpu;
+}
+
+TEST_CASE("CostModel: nvfp4 GEMMs run at the fp4 peak after an amax and a quantize pass") {
+  OpShape nvfp4_shape = shape_of(1, 16384);
+  nvfp4_shape.precision = Precision::kNvfp4;
+  Op op = op_named(layer_ops(llama2_7b_shape(), nvfp4_shape, 0), "mlp_down");
+  const double m = op.gemm.m, n = op.gemm.n, k = op.gemm.k;
+  // Operands are half a byte plus one E4M3 scale per 16 elements; the output stays bf16.
+  CHECK(op.bytes_fwd == Approx((m * k + k * n) * 0.5625 + m * n * 2).epsilon(1e-15));
+
+  CostModel blackwell(b200(), ideal());
+  CHECK(blackwell.peak(Precision::kNvfp4).used == Precision::kNvfp4);
+  CHECK(blackwell.peak(Precision::kNvfp4).flops == tflops_to_flops(9000));
+  // Compute-bound in every pass (1.48 TFLOP against at most 0.5 GB): flops / fp4 peak, plus
+  // quantizing X (m x k) in the forward and dY (m x n) in B: read bf16 twice (amax, quantize),
+  // write the row-wise and the column-wise fp4 copies with their scales,
+  // 2 + 2 + 2 x 0.5625 = 5.125 bytes an element.
+  const double bandwidth = gBps_to_bytes_per_s(7700);
+  OpCost cost = blackwell.op_cost(op);
+  CHECK(cost.fwd.seconds ==
+        Approx(op.flops_fwd / tflops_to_flops(9000) + 5.125 * m * k / bandwidth).epsilon(1e-12));
+  CHECK(cost.b.seconds ==
+        Approx(op.flops_b / tflops_to_flops(9000) + 5.125 * m * n / bandwidth).epsilon(1e-12));
+  CHECK(cost.w.seconds == Approx(op.flops_w / tflops_to_flops(9000)).epsilon(1e-12));
+  CHECK(cost.note.empty());
+  // Each quantization is two kernels (amax, quantize) where fp8 casts in one.
+  CHECK(quantize_kernels(Precision::kNvfp4) == 2);
+  CHECK(quantize_kernels(Precision::kFp8) == 1);
+  CHECK(quantize_kernels(Precision::kBf16) == 0);
+  EfficiencyTable gaps = ideal();
+  for (RuntimeOverheads& overheads : gaps.runtimes) overheads.kernel_gap_s = 1e-6;
+  CostModel with_gaps(b200(), gaps);
+  CHECK(with_gaps.op_cost(op).fwd.seconds == Approx(cost.fwd.seconds + 3e-6).epsilon(1e-12));
+
+  // The datasheet fraction applies at the fp4 peak: half of it doubles the GEMM's time.
+  GpuSpec half = b200();
+  half.kernels.gemm_fp4 = 0.5;
+  CHECK(CostModel(half, ideal()).op_cost(op).w.seconds == Approx(2 * cost.w.seconds));
+
+  // Without FP4 tensor cores: the fp8 peak (H100), else bf16 (A100), with a note.
+  CostModel hopper(h100(), ideal());
+  CHECK(hopper.peak(Precision::kNvfp4).used == Precision::kFp8);
+  CHECK(hopper.peak(Precision::kNvfp4).note.find("no fp4 tensor cores") != std::string::npos);
+  CHECK(hopper.op_cost(op).w.seconds == Approx(op.flops_w / tflops_to_flops(1979)));
+  CostModel ampere(a100(), ideal());
+  CHECK(ampere.peak(Precision::kNvfp4).used == Precision::kBf16);
+  CHECK_FALSE(ampere.op_cost(op).note.empty());
 }
 
 TEST_CASE("CostModel: V100-style GPUs without bf16 fall back to fp16") {

@@ -87,7 +87,7 @@ LauncherOutput export_case(LauncherFormat format, const GoldenCase& entry) {
 
 LauncherOutput export_inline(LauncherFormat format, const std::string& model_name,
                              const std::string& cluster_name, const std::string& plan_text) {
-  return export_case(format, {"inline", model_name, cluster_name, plan_text});
+  return export_case(format, {"inline", model_name, cluster_name, plan_text, {}});
 }
 
 // "" when equal, else the first differing line of both.
@@ -318,6 +318,10 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--bf16", {}},
       {"--fp16", {}},
       {"--fp8-format", {"e4m3", "hybrid"}},
+      // TransformerConfig.fp4 (argparse --fp4-format, choices e2m1) and fp4_recipe (nvfp4,
+      // custom): transformer_config.py at d98e8a64.
+      {"--fp4-format", {"e2m1"}},
+      {"--fp4-recipe", {"nvfp4", "custom"}},
       // TransformerConfig fields (transformer_config.py: rotary_base, attention_dropout,
       // hidden_dropout, fp8_recipe, fp8_amax_history_len, fp8_amax_compute_algo) and
       // OptimizerConfig.overlap_cpu_optimizer_d2h_h2d, as argparse flags (argument_utils.py).
@@ -840,6 +844,22 @@ TEST_CASE("Megatron export: shape, precision and optimizer flags") {
   CHECK_THROWS_WITH(export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
                                   "tp=2,pp=1,dp=4,mbs=1,gbs=32,offload=0.5"),
                     Catch::Contains("optimizer CPU offload without the distributed optimizer"));
+}
+
+TEST_CASE("Megatron export: nvfp4 writes Transformer Engine's NVFP4 recipe; others refuse it") {
+  const std::string text = export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-b200:1",
+                                         "tp=2,pp=1,dp=4,mbs=1,gbs=32,precision=nvfp4")
+                               .text;
+  check_megatron_flags(text);
+  auto training = args_of(text, "TRAINING_ARGS");
+  CHECK(training.count("--bf16") == 1);
+  CHECK(training.at("--fp4-format") == "e2m1");
+  CHECK(training.at("--fp4-recipe") == "nvfp4");
+  CHECK(training.count("--fp8-format") == 0);
+  CHECK_THROWS_WITH(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-b200:1",
+                                  "dp=8,mbs=1,gbs=64,zero_stage=3,precision=nvfp4,"
+                                  "runtime=torchtitan"),
+                    Catch::Contains("runtime torchtitan cannot run precision nvfp4"));
 }
 
 TEST_CASE("Megatron export: CUDA graph flags per scope; other launchers refuse graphs") {

@@ -46,6 +46,16 @@ TEST_CASE("ClusterSpec: parses node groups with units converted once") {
   CHECK(cluster.nodes[1].price_per_gpu_hour == 2.5);
 }
 
+TEST_CASE("ClusterSpec: gpu_overrides set the fp4 peak and its GEMM fraction") {
+  ClusterSpec cluster = parse_cluster_spec(
+      testing::replace_once(kCluster, R"("gpu_overrides": {"bf16_tflops": 700})",
+                            R"("gpu_overrides": {"fp4_tflops": 8000, "gemm_fp4_efficiency": 0.5})"),
+      "c.json");
+  CHECK(cluster.nodes[1].gpu.peak_fp4_flops == Approx(8000e12));
+  CHECK(cluster.nodes[1].gpu.kernels.gemm_fp4 == 0.5);
+  CHECK(cluster.nodes[0].gpu.peak_fp4_flops == 0);
+}
+
 TEST_CASE("ClusterSpec: host memory and CPU Adam per node group, with documented defaults") {
   ClusterSpec defaults = parse_cluster_spec(kCluster, "c.json");
   CHECK(defaults.nodes[0].host_memory_bytes == 2048 * kGiB);  // DGX H100 / A100 640GB: 2 TiB.

@@ -106,6 +106,31 @@ TEST_CASE("GpuCatalog: precision names") {
   CHECK(precision_name(Precision::kBf16) == "bf16");
   CHECK(precision_name(Precision::kFp16) == "fp16");
   CHECK(precision_name(Precision::kFp8) == "fp8");
+  CHECK(precision_name(Precision::kNvfp4) == "nvfp4");
+  CHECK(precision_names() == std::vector<std::string>{"bf16", "fp16", "fp8", "nvfp4"});
+  for (const std::string& name : precision_names()) {
+    REQUIRE(find_precision(name).has_value());
+    CHECK(precision_name(*find_precision(name)) == name);
+  }
+  CHECK_FALSE(find_precision("fp4").has_value());
+  CHECK_FALSE(find_precision("NVFP4").has_value());
+}
+
+TEST_CASE("GpuCatalog: nvfp4 GEMMs run at the Blackwell FP4 peak, which Hopper lacks") {
+  // Dense FP4 per GPU from the datasheets gpu_catalog.cc cites: B200 9, GB200 10, B300 13.5,
+  // GB300 15 PFLOP/s.
+  const std::pair<const char*, double> fp4[] = {
+      {"B200", 9000}, {"GB200", 10000}, {"B300", 13500}, {"GB300", 15000}};
+  for (const auto& [name, tflops] : fp4) {
+    INFO(name);
+    GpuSpec gpu = *find_gpu(name);
+    CHECK(gpu.peak_flops(Precision::kNvfp4) == Approx(tflops * 1e12));
+    // cuBLASLt's block-scaled FP4 GEMM on B200: 5,239 of 9,000 TFLOP/s at 8192^3.
+    CHECK(gpu.kernels.gemm_fp4 == Approx(5239.0 / 9000).margin(0.005));
+  }
+  CHECK(find_gpu("H100-SXM-80GB")->peak_flops(Precision::kNvfp4) == 0);
+  CHECK(find_gpu("H100-SXM-80GB")->kernels.gemm_fp4 == 0);
+  CHECK(find_gpu("A100-SXM-80GB")->peak_flops(Precision::kNvfp4) == 0);
 }
 
 }  // namespace

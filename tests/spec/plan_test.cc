@@ -148,6 +148,22 @@ TEST_CASE("Plan: validation explains impossible plans") {
   CHECK(problem("tp=8,pp=4,gbs=8,precision=fp8", test_model(), test_cluster(4, "A100-SXM-80GB")) ==
         "precision fp8 needs FP8 tensor cores, which A100-SXM-80GB lacks (use bf16)");
   CHECK(problem("tp=8,pp=4,dp=1,gbs=64,schedule=1f1b").empty());
+  CHECK(problem("tp=8,pp=4,gbs=8,precision=nvfp4", test_model(),
+                test_cluster(4, "H100-SXM-80GB")) ==
+        "precision nvfp4 needs FP4 tensor cores (Blackwell: B200, GB200, B300, GB300), which "
+        "H100-SXM-80GB lacks (use fp8 or bf16)");
+  CHECK(problem("tp=8,pp=4,gbs=8,precision=nvfp4", test_model(), test_cluster(4, "B200")).empty());
+}
+
+TEST_CASE("Plan: precision nvfp4 in the inline and JSON forms") {
+  Plan plan = parse_plan("tp=2,pp=2,dp=2,mbs=1,gbs=16,precision=nvfp4", "--plan");
+  CHECK(plan.precision == Precision::kNvfp4);
+  CHECK(plan_to_json(plan).find(R"("precision":"nvfp4")") != std::string::npos);
+  CHECK(plan_to_inline(plan).find(",precision=nvfp4") != std::string::npos);
+  CHECK(plan_to_json(parse_plan(plan_to_inline(plan), "x")) == plan_to_json(plan));
+  CHECK(plan_to_json(parse_plan(plan_to_json(plan), "x")) == plan_to_json(plan));
+  CHECK(error_of("tp=2,gbs=16,precision=fp4").find("bf16, fp16, fp8, nvfp4") !=
+        std::string::npos);
 }
 
 TEST_CASE("Plan: kv heads must divide tp or be divided by it") {

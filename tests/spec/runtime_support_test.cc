@@ -131,5 +131,20 @@ TEST_CASE("Runtime support: only megatron-core captures CUDA graphs") {
   CHECK(runtime_refusal("dp=8,gbs=8,recompute=selective,cuda_graphs=layers", "llama3-8b").empty());
 }
 
+TEST_CASE("Runtime support: only megatron-core runs nvfp4 GEMMs") {
+  CHECK_FALSE(runtime_precision_problem(Runtime::kMegatronCore, Precision::kNvfp4).has_value());
+  for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan,
+                          Runtime::kPytorchFsdp}) {
+    INFO(runtime_name(runtime));
+    REQUIRE(runtime_precision_problem(runtime, Precision::kNvfp4).has_value());
+    CHECK(runtime_precision_problem(runtime, Precision::kNvfp4)
+              ->rfind("runtime " + runtime_name(runtime) + " cannot run precision nvfp4", 0) == 0);
+    CHECK_FALSE(runtime_precision_problem(runtime, Precision::kBf16).has_value());
+  }
+  CHECK(runtime_refusal("dp=8,gbs=8,precision=nvfp4", "llama3-8b").empty());
+  CHECK(runtime_refusal("dp=8,gbs=8,precision=nvfp4,runtime=torchtitan", "llama3-8b")
+            .rfind("runtime torchtitan cannot run precision nvfp4", 0) == 0);
+}
+
 }  // namespace
 }  // namespace ppsim

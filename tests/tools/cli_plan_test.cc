@@ -126,6 +126,11 @@ TEST_CASE("CLI plan: bad flags exit 2") {
        "cuda_graphs=layers needs static MoE shapes"},
       {"plan --cuda-graphs layers --runtime torchtitan",
        "runtime torchtitan cannot run CUDA graph capture of the training step"},
+      {"plan --precision fp4", "unknown precision 'fp4'; expected one of bf16, fp16, fp8, nvfp4"},
+      {"plan --precision nvfp4", "precision nvfp4 needs FP4 tensor cores (Blackwell: B200, GB200, "
+                                 "B300, GB300), which H100-SXM-80GB lacks"},
+      {"plan --cluster dgx-b200:1 --precision nvfp4 --runtime deepspeed",
+       "runtime deepspeed cannot run precision nvfp4"},
   };
   for (const Bad& bad : bad_inputs) {
     INFO("ppsim " << bad.arguments);
@@ -137,14 +142,19 @@ TEST_CASE("CLI plan: bad flags exit 2") {
   }
 }
 
-// The iteration time `ppsim simulate` gives a plan JSON of tiny-mla-moe on two DGX H100 nodes.
-double simulated_mla_moe_seconds(const nlohmann::json& plan) {
-  testing::CommandResult simulated =
-      run_ppsim("simulate --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
-                "--json --plan '" + plan.dump() + "'");
+// The iteration time `ppsim simulate` gives a plan JSON of `model` on `cluster`.
+double simulated_seconds(const std::string& model, const std::string& cluster,
+                         const nlohmann::json& plan) {
+  testing::CommandResult simulated = run_ppsim("simulate --model " + model + " --cluster " +
+                                               cluster + " --json --plan '" + plan.dump() + "'");
   INFO(simulated.err);
   REQUIRE(simulated.exit_code == 0);
   return nlohmann::json::parse(simulated.out)["iteration_time_s"].get<double>();
+}
+
+// The same for tiny-mla-moe on two DGX H100 nodes.
+double simulated_mla_moe_seconds(const nlohmann::json& plan) {
+  return simulated_seconds("tests/data/models/tiny-mla-moe.json", "dgx-h100:2", plan);
 }
 
 TEST_CASE("CLI plan: --cuda-graphs sets every plan's capture, and simulate agrees") {
@@ -162,6 +172,25 @@ TEST_CASE("CLI plan: --cuda-graphs sets every plan's capture, and simulate agree
   nlohmann::json eager = plans[0]["plan"];
   eager.erase("cuda_graphs");
   CHECK(simulated_mla_moe_seconds(eager) > plans[0]["iteration_time_s"].get<double>());
+}
+
+TEST_CASE("CLI plan: --precision sets every plan's GEMM precision, and simulate agrees") {
+  auto best = [](const std::string& precision) {
+    testing::CommandResult result = run_ppsim(
+        "plan --model llama3-8b --cluster dgx-b200:1 --global-batch 64 --top 1 --json "
+        "--precision " + precision);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return nlohmann::json::parse(result.out)["plans"][0];
+  };
+  const nlohmann::json nvfp4 = best("nvfp4");
+  const nlohmann::json bf16 = best("bf16");
+  CHECK(nvfp4["plan"]["precision"] == "nvfp4");
+  CHECK(bf16["plan"]["precision"] == "bf16");
+  // FP4 GEMMs at 9 against 2.25 PFLOP/s: the best nvfp4 plan is faster.
+  CHECK(nvfp4["iteration_time_s"].get<double>() < bf16["iteration_time_s"].get<double>());
+  CHECK(simulated_seconds("llama3-8b", "dgx-b200:1", nvfp4["plan"]) ==
+        Approx(nvfp4["iteration_time_s"].get<double>()));
 }
 
 TEST_CASE("CLI plan: --moe-dispatcher sets every expert-parallel plan's dispatcher") {
