@@ -127,6 +127,20 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     tp.recompute /= 2;
     tp.overlap_fill /= 2;
   }
+  const RecomputeModules modules = recomputed_modules(plan_);
+  auto recomputes = [modules](RecomputeModule module) {
+    return (modules & recompute_module_bit(module)) != 0;
+  };
+  if (plan_.recompute == Recompute::kSelective) {
+    // A recomputed dense MLP, or MoE block or shared experts with tp collectives, re-runs the
+    // MLP half of the forward's collectives inside the backward.
+    const bool mlp_half =
+        moe_layer ? model_.moe->num_shared_experts > 0 &&
+                        (recomputes(RecomputeModule::kMoe) ||
+                         recomputes(RecomputeModule::kSharedExperts))
+                  : recomputes(RecomputeModule::kMlp);
+    tp.recompute = mlp_half ? tp.forward / 2 : 0;
+  }
   const bool splits_backward = schedule_traits(plan_.schedule).splits_backward;
   const double under_bwd = compute.b + (splits_backward ? 0 : compute.w);
   OpList ops = layer_ops(model_, shape_, layer);
@@ -187,12 +201,18 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
             op.expert_gather_bytes, etp, per_domain, group, price.comm);
       }
     }
+    // A recomputed MoE block (full recompute, or the moe module) dispatches and combines
+    // again inside the backward.
+    const double recomputed_comm =
+        plan_.recompute == Recompute::kFull || recomputes(RecomputeModule::kMoe) ? expert_comm
+                                                                                 : 0.0;
     if (plan_.moe_a2a_overlap) {
       comm_fwd += overlapped_excess(expert_comm, compute.fwd, collective_.overlap_slowdown);
-      comm_bwd += overlapped_excess(expert_comm, under_bwd, collective_.overlap_slowdown);
+      comm_bwd += overlapped_excess(expert_comm + recomputed_comm, under_bwd,
+                                    collective_.overlap_slowdown);
     } else {
       comm_fwd += expert_comm;
-      comm_bwd += expert_comm;
+      comm_bwd += expert_comm + recomputed_comm;
     }
   }
   // Context parallelism: the KV ring hides under attention; the excess shows.
@@ -233,7 +253,8 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
       if (router_graphed && op.name == "moe_router") fwd = bwd = 1;
       if (preprocess_graphed && op.name == "moe_permute") fwd -= kMoePreprocessKernels - 1;
       launches_fwd += fwd;
-      launches_bwd += bwd;
+      // A recomputed op's forward kernels are issued again inside the backward.
+      launches_bwd += bwd + (op.recomputed ? fwd : 0);
     }
     const double issue_fwd = launches_fwd * kHostSecondsPerKernel;
     const double issue_bwd = launches_bwd * kHostSecondsPerKernel;

@@ -8,7 +8,9 @@
 //              the backward task) and weight-gradient passes;
 //   tp         tensor-parallel collectives inside each pass (Megatron: sequence parallelism's
 //              all-gather + reduce-scatter, else two all-reduces; full recompute repeats the
-//              forward's in the backward), priced once per chunk (tensor_parallel()); under
+//              forward's in the backward, selective recompute of the mlp, moe or
+//              shared_experts module (with shared experts) the MLP half's), priced once per
+//              chunk (tensor_parallel()); under
 //              tp_comm_overlap only their excess over the layer's tensor-parallel GEMMs shows
 //              (plus contention and the reduce-scatters' last steps);
 //   ep         MoE layers with ep > 1: the dispatch and combine all-to-alls, forward and backward,
@@ -22,12 +24,15 @@
 //              overlap contention share). With etp > 1, the all-gather and reduce-scatter of the
 //              expert rows over the etp group (forward AG + RS, backward the mirror). An MoE
 //              layer without shared experts has no MLP tensor-parallel collectives: its tokens
-//              stay sequence-parallel through the router (half of `tp` is dropped);
+//              stay sequence-parallel through the router (half of `tp` is dropped). A
+//              recomputed MoE block (full recompute, or the moe module of selective
+//              recompute) dispatches and combines again inside the backward;
 //   host       an MoE layer whose token counts go to the host each forward keeps the host
 //              from running ahead of it. Under a runtime whose MoE layers always read them
 //              (RuntimeTraits::moe_host_sync: Megatron-Core's grouped experts) the device
 //              drains at every such layer and waits for the host to issue the layer's
-//              kernels, so each pass adds its kernels x kHostSecondsPerKernel
+//              kernels (a recomputed op's forward kernels again in the backward),
+//              so each pass adds its kernels x kHostSecondsPerKernel
 //              (spec/runtime.h) to its device time: the published Megatron-Bridge
 //              Qwen3-30B-A3B and DeepSeek-V3 runs on GB200, GB300 and B300 show 2-5 ms per
 //              MoE layer and microbatch beyond device time at any microbatch size, which the

@@ -39,6 +39,7 @@ ActivationConfig activation_config(const Plan& plan, const ModelSpec& model) {
   config.ep = plan.ep;
   config.sequence_parallel = plan.sequence_parallel;
   config.recompute = plan.recompute;
+  config.recompute_modules = plan.recompute_modules;
   config.flash_attention = attention_kernel(plan) != AttentionKernel::kUnfused;
   return config;
 }
@@ -54,13 +55,30 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
     bytes.layer_input = kActivationElementBytes * tokens * h / replicated;
     return bytes;
   }
-  bytes.norm_and_gemm_inputs = 4 * kActivationElementBytes * tokens * h / replicated;
+  const RecomputeModules modules = recomputed_modules(config.recompute, config.recompute_modules);
+  auto recomputes = [modules](RecomputeModule module) {
+    return (modules & recompute_module_bit(module)) != 0;
+  };
+  // The two norm inputs always; the norms' outputs (the QKV and MLP/router inputs) unless
+  // layernorm recompute discards them.
+  const double norm_tensors = recomputes(RecomputeModule::kLayernorm) ? 2 : 4;
+  bytes.norm_and_gemm_inputs = norm_tensors * kActivationElementBytes * tokens * h / replicated;
   bytes.dropout_masks = 2 * kDropoutMaskBytes * tokens * h / replicated;
   const double q = model.query_width();
   // Each tp rank holds at least one key/value head (Megatron replicates them when tp > g).
   const double kv_local = model.kv_width() * std::max(1.0 / t, 1.0 / model.num_kv_heads);
-  bytes.attention = kActivationElementBytes * tokens * (2 * q / t + 2 * kv_local);
-  if (config.recompute == Recompute::kNone) {
+  if (model.mla && recomputes(RecomputeModule::kMlaUpProj)) {
+    // Q, K and V are rebuilt from the latents the up projections read (q rank, kv rank and
+    // the rope key, sharded like the norms); the context stays.
+    const MlaSpec& mla = *model.mla;
+    const double latents = static_cast<double>(mla.q_lora_rank + mla.kv_lora_rank +
+                                               mla.qk_rope_head_dim);
+    bytes.attention = kActivationElementBytes * tokens *
+                      (model.attention_output_width() / t + latents / replicated);
+  } else {
+    bytes.attention = kActivationElementBytes * tokens * (2 * q / t + 2 * kv_local);
+  }
+  if (!recomputes(RecomputeModule::kCoreAttn)) {
     const double heads = model.num_attention_heads;
     if (config.flash_attention) {
       bytes.attention_core = kFp32Bytes * heads * tokens / t;
@@ -76,15 +94,23 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
     // The critical ep rank holds load x its share of the dispatched rows (layer_ops.h): the
     // permuted expert inputs (the dispatch buffer the weight gradient needs), the expert
     // intermediates and outputs; shared experts keep a dense MLP's activations.
+    // moe recompute keeps only the block's input (the norm output, counted above).
+    if (recomputes(RecomputeModule::kMoe)) return bytes;
     const double copies = tokens * moe.top_k * moe_critical_rank_load(moe, config.ep);
+    // moe_act discards the activation's output, the down projection's input (F_e wide).
+    const double discarded = recomputes(RecomputeModule::kMoeAct)
+                                 ? kActivationElementBytes * moe.expert_ffn_hidden_size
+                                 : 0.0;
     bytes.router = kFp32Bytes * tokens * moe.num_experts / replicated;
-    bytes.mlp = copies * (kActivationElementBytes * h +
-                          mlp_intermediate_bytes_per_token(model, moe.expert_ffn_hidden_size) / t +
-                          kActivationElementBytes * h / t);
-    if (moe.num_shared_experts > 0) {
+    bytes.mlp = copies *
+                (kActivationElementBytes * h +
+                 (mlp_intermediate_bytes_per_token(model, moe.expert_ffn_hidden_size) - discarded) /
+                     t +
+                 kActivationElementBytes * h / t);
+    if (moe.num_shared_experts > 0 && !recomputes(RecomputeModule::kSharedExperts)) {
       bytes.mlp += tokens * mlp_intermediate_bytes_per_token(model, moe.shared_width()) / t;
     }
-  } else {
+  } else if (!recomputes(RecomputeModule::kMlp)) {
     bytes.mlp = tokens * mlp_intermediate_bytes_per_token(model, model.ffn_hidden_size) / t;
   }
   return bytes;

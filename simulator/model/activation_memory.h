@@ -36,6 +36,21 @@
 //   tensor as the output-projection input, counted once) and the fp32 logsumexp, 4·a·s·b bytes
 //   (split by t). Selective recompute reruns the attention core, so it saves no logsumexp either.
 //   Without flash attention, dropout on the probabilities is kept as the paper counts it.
+// - Selective recompute by module (Plan::recompute_modules, Megatron-Core --recompute-modules;
+//   the default is core_attn, the paragraph above). What each module stops saving, its input
+//   kept (output-discarding modules keep their input and drop their output):
+//     layernorm     the two norms' outputs, the QKV and MLP (or router) inputs: 4sbh of the
+//                   8sbh norm_and_gemm_inputs;
+//     mla_up_proj   MLA's Q, K and V, rebuilt from the latents the up projections read
+//                   (q rank + kv rank + rope per token, sharded like the norms); the context
+//                   stays;
+//     moe_act       per routed copy, the activation's output (the down projection's input),
+//                   F_e of the 2F_e (GeLU) or 3F_e (SwiGLU) intermediates (/t);
+//     mlp           a dense layer's MLP intermediates;
+//     shared_experts  the shared experts' intermediates;
+//     moe           the MoE block's router logits, dispatch buffers, expert and shared-expert
+//                   activations (all of `mlp` and `router`).
+//   Modules the layer lacks (moe on a dense layer) save nothing, as in Megatron.
 // - Context parallelism splits the sequence: s is seq/cp in every term. Non-flash scores are
 //   (seq/cp) x seq per head (local queries against all keys).
 // - MoE layers. Attention, norms and masks as above. The router keeps its fp32 logits, 4·s·b·E
@@ -84,6 +99,9 @@ struct ActivationConfig {
   int64_t ep = 1;                // Expert-parallel degree (the critical rank's load, MoE).
   bool sequence_parallel = false;  // Megatron sequence parallelism; ignored when tp == 1.
   Recompute recompute = Recompute::kNone;
+  // Under selective recompute, the modules re-run (the plan's recompute_modules; 0 = core_attn,
+  // plan.h recomputed_modules); what each saves: above.
+  RecomputeModules recompute_modules = 0;
   bool flash_attention = true;  // Fused/flash attention: no s^2 score matrix is saved.
 };
 

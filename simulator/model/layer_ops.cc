@@ -391,6 +391,27 @@ const Op* OpList::find(std::string_view name) const {
   return nullptr;
 }
 
+RecomputeModules recompute_modules_of(const Op& op, bool mla) {
+  auto bit = recompute_module_bit;
+  const std::string_view name = op.name;
+  if (op.op_class == OpClass::kAttention) return bit(RecomputeModule::kCoreAttn);
+  if (name == "input_norm" || name == "post_attn_norm") return bit(RecomputeModule::kLayernorm);
+  if (name == "mla_q_up" || name == "mla_q_proj" || name == "mla_kv_up" ||
+      (mla && name == "rotary")) {
+    return bit(RecomputeModule::kMlaUpProj);
+  }
+  if (name == "moe_expert_act") return bit(RecomputeModule::kMoeAct) | bit(RecomputeModule::kMoe);
+  if (name.starts_with("moe_shared_")) {
+    return bit(RecomputeModule::kSharedExperts) | bit(RecomputeModule::kMoe);
+  }
+  if (name.starts_with("moe_")) return bit(RecomputeModule::kMoe);
+  if (name == "mlp_up_gate" || name == "mlp_up" || name == "mlp_down" || name == "swiglu_act" ||
+      name == "geglu_act" || name == "gelu_act") {
+    return bit(RecomputeModule::kMlp);
+  }
+  return 0;
+}
+
 OpShape op_shape(const Plan& plan, const ModelSpec& model) {
   OpShape shape;
   shape.micro_batch_size = plan.micro_batch_size;
@@ -402,6 +423,7 @@ OpShape op_shape(const Plan& plan, const ModelSpec& model) {
   shape.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
   shape.precision = plan.precision;
   shape.recompute = plan.recompute;
+  shape.recompute_modules = plan.recompute_modules;
   return shape;
 }
 
@@ -417,10 +439,11 @@ OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_ind
   }
   ops.push_back(residual_op("mlp_residual_add", d));
 
+  const bool mla = model.mla.has_value();
+  const RecomputeModules modules = recomputed_modules(shape.recompute, shape.recompute_modules);
   for (Op& op : ops) {
-    op.recomputed =
-        shape.recompute == Recompute::kFull ||
-        (shape.recompute == Recompute::kSelective && op.op_class == OpClass::kAttention);
+    op.recomputed = shape.recompute == Recompute::kFull ||
+                    (modules & recompute_modules_of(op, mla)) != 0;
   }
   return ops;
 }

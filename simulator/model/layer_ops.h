@@ -65,6 +65,12 @@
 //     So with flash attention, selective recompute is nearly free in time (one attention
 //     forward, small next to the layer's GEMMs when s << 6h) and also saves little memory;
 //     the memory model (memory_model.h) decides what it saves.
+//     Other modules (Plan::recompute_modules, Megatron-Core --recompute-modules) re-run their
+//     ops: layernorm input_norm and post_attn_norm; mla_up_proj the MLA up projections
+//     (mla_q_up or mla_q_proj, mla_kv_up) and rotary; moe_act moe_expert_act; mlp the dense
+//     MLP (mlp_up_gate | mlp_up, the activation, mlp_down); shared_experts moe_shared_*; moe
+//     the whole MoE block (router, permutes, experts, shared experts; its all-to-alls re-run
+//     too, cost/chunk_price.h). recompute_module_of() names each op's module.
 //   full: every op of the layer (Megatron --recompute-granularity full, one layer per
 //     checkpoint); embedding and head are never recomputed.
 // Dropout is not modelled: ModelSpec has no dropout rate and current LLM recipes use 0; a
@@ -185,7 +191,9 @@ struct OpShape {
   int64_t etp = 0;                         // Expert tensor-parallel degree; 0 = tp.
   bool sequence_parallel = false;          // Norms and residuals on s/tp tokens (tp > 1).
   Precision precision = Precision::kBf16;  // GEMM precision.
-  Recompute recompute = Recompute::kNone;  // Which forwards re-run inside backward.
+  Recompute recompute = Recompute::kNone;  // Which forwards re-run inside backward...
+  RecomputeModules recompute_modules = 0;  // ...and which parts under selective (Plan's; 0 =
+                                           // core_attn: plan.h recomputed_modules).
 };
 
 // The busiest expert-parallel rank's tokens over the mean (the critical rank every all-to-all
@@ -193,6 +201,11 @@ struct OpShape {
 // one hot expert (moe.imbalance x the mean) beside E/ep - 1 average ones on its rank:
 // 1 + (imbalance - 1) / (E/ep).
 double moe_critical_rank_load(const MoeSpec& moe, int64_t ep);
+
+// The selective-recompute module an op of a layer belongs to (layer_ops.h "Recompute"), or
+// nullopt for ops no module re-runs (projections, residual adds, qk_norm). An op can sit in two
+// modules (a shared expert's in moe and shared_experts): the bits of both.
+RecomputeModules recompute_modules_of(const Op& op, bool mla);
 
 // The OpShape of a plan: its degrees, micro-batch size, sequence length (the plan's or the
 // model's), precision and recompute. Sequence parallelism only counts with tp > 1.

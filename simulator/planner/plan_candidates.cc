@@ -374,6 +374,7 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
         for (double offload : space.offload_fractions) {
           Plan plan = shape;
           plan.recompute = recompute;
+          plan.recompute_modules = recompute == Recompute::kSelective ? space.selective_modules : 0;
           plan.sequence_parallel = sp;
           plan.zero_stage = zero;
           plan.offload_optimizer = offload > 0;
@@ -402,6 +403,7 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
       for (int zero : space.zero_stages) {
         Plan base = shape;
         base.recompute = recompute;
+        base.recompute_modules = recompute == Recompute::kSelective ? space.selective_modules : 0;
         base.sequence_parallel = sp;
         base.zero_stage = zero;
         MemoryScreen none = screen.memory(with_fraction(base, 0));

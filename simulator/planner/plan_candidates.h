@@ -97,6 +97,9 @@ struct SearchSpace {
   bool cross_node_workers = false;        // Allow tp*cp above the GPUs per node (cp across nodes).
   std::vector<int64_t> tp;                // Tensor-parallel degrees to try; empty = every divisor.
   std::vector<Recompute> recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  // The modules every selective candidate re-runs (`plan --recompute-modules`; plan.h
+  // RecomputeModule bits); 0 = Megatron's default, core_attn.
+  RecomputeModules selective_modules = 0;
   std::vector<bool> sequence_parallel = {true, false};  // Tried when tp > 1.
   std::vector<int> zero_stages = {0, 1, 2, 3};
   // Optimizer offload fractions tried (0 = no offload; optimizer_offload.h): the quarters

@@ -18,6 +18,8 @@ namespace ppsim {
 namespace {
 
 const std::vector<std::string> kRecomputeNames = {"none", "selective", "full"};
+const std::vector<std::string> kRecomputeModuleNames = {
+    "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"};
 const std::vector<std::string> kMoeDispatcherNames = {"alltoall", "deepep", "hybridep"};
 const std::vector<std::string> kCudaGraphsNames = {"none", "moe-router", "layers",
                                                    "full-iteration"};
@@ -80,10 +82,38 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   plan.seq_length = read_int_with_alias(reader, "seq_length", "seq", 1, kMaxPlanSequence);
   plan.schedule =
       *find_schedule(reader.optional_choice("schedule", schedule_names()).value_or("1f1b"));
-  std::string recompute = reader.optional_choice("recompute", kRecomputeNames).value_or("none");
+  std::optional<std::string> recompute = reader.optional_choice("recompute", kRecomputeNames);
   plan.recompute = recompute == "full"        ? Recompute::kFull
                    : recompute == "selective" ? Recompute::kSelective
                                               : Recompute::kNone;
+  if (const nlohmann::json* modules = reader.optional_array("recompute_modules")) {
+    if (recompute && plan.recompute != Recompute::kSelective) {
+      reader.fail("recompute_modules",
+                  fmt::format("recompute_modules chooses what selective recompute re-runs, and "
+                              "recompute is {} (give recompute=selective, or leave recompute out)",
+                              *recompute));
+    }
+    plan.recompute = Recompute::kSelective;
+    if (modules->empty()) {
+      reader.fail("recompute_modules",
+                  "give at least one module (" + join_names(kRecomputeModuleNames) + ")");
+    }
+    for (size_t i = 0; i < modules->size(); ++i) {
+      const std::string path = reader.path_of("recompute_modules") + "/" + std::to_string(i);
+      const nlohmann::json& entry = (*modules)[i];
+      std::optional<RecomputeModule> module =
+          entry.is_string() ? find_recompute_module(entry.get<std::string>()) : std::nullopt;
+      if (!module) {
+        const std::string given = entry.is_string() ? entry.get<std::string>() : entry.dump();
+        throw InputError(reader.source(), path,
+                         fmt::format("unknown recompute module {}; expected one of {}{}",
+                                     entry.is_string() ? "'" + given + "'" : given,
+                                     join_names(kRecomputeModuleNames),
+                                     did_you_mean(given, kRecomputeModuleNames)));
+      }
+      plan.recompute_modules |= recompute_module_bit(*module);
+    }
+  }
   plan.sequence_parallel = reader.optional_bool("sequence_parallel").value_or(false);
   plan.zero_stage = static_cast<int>(reader.optional_int("zero_stage", 0, 3).value_or(0));
   std::optional<bool> offload = reader.optional_bool("offload_optimizer");
@@ -166,6 +196,17 @@ nlohmann::json inline_value(const std::string& key, const std::string& text,
     if (error != std::errc() || end != piece.data() + piece.size()) return std::nullopt;
     return value;
   };
+  if (key == "recompute_modules") {
+    nlohmann::json list = nlohmann::json::array();
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = text.find(':', start);
+      if (end == std::string::npos) end = text.size();
+      list.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    return list;
+  }
   if (key == "stage_layers" || key == "placement" || key == "replica_microbatches" ||
       key == "rmb") {
     nlohmann::json list = nlohmann::json::array();
@@ -258,6 +299,51 @@ std::optional<std::string> replica_share_problem(const Plan& plan) {
 
 std::string recompute_name(Recompute recompute) {
   return kRecomputeNames[static_cast<size_t>(recompute)];
+}
+
+const std::vector<std::string>& recompute_module_names() { return kRecomputeModuleNames; }
+
+std::optional<std::string> recompute_modules_problem(RecomputeModules modules,
+                                                     const ModelSpec& model) {
+  if ((modules & recompute_module_bit(RecomputeModule::kMlaUpProj)) && !model.mla) {
+    // Megatron-Core's assert (transformer_config.py): the module exists only in MLA layers.
+    return fmt::format("recompute_modules mla_up_proj needs multi-latent attention, which {} "
+                       "does not have (leave it out)",
+                       model.name);
+  }
+  return std::nullopt;
+}
+
+std::optional<RecomputeModule> find_recompute_module(const std::string& name) {
+  auto it = std::find(kRecomputeModuleNames.begin(), kRecomputeModuleNames.end(), name);
+  if (it == kRecomputeModuleNames.end()) return std::nullopt;
+  return static_cast<RecomputeModule>(it - kRecomputeModuleNames.begin());
+}
+
+RecomputeModules recomputed_modules(Recompute recompute, RecomputeModules modules) {
+  switch (recompute) {
+    case Recompute::kNone:
+      return 0;
+    case Recompute::kFull:
+      return kAllRecomputeModules;
+    case Recompute::kSelective:
+      return modules != 0 ? modules : recompute_module_bit(RecomputeModule::kCoreAttn);
+  }
+  return 0;
+}
+
+RecomputeModules recomputed_modules(const Plan& plan) {
+  return recomputed_modules(plan.recompute, plan.recompute_modules);
+}
+
+std::string recompute_modules_text(RecomputeModules modules, std::string_view separator) {
+  std::string text;
+  for (int i = 0; i < kRecomputeModuleCount; ++i) {
+    if ((modules & recompute_module_bit(static_cast<RecomputeModule>(i))) == 0) continue;
+    if (!text.empty()) text += separator;
+    text += kRecomputeModuleNames[i];
+  }
+  return text;
 }
 
 std::string moe_dispatcher_name(MoeDispatcher dispatcher) {
@@ -369,6 +455,15 @@ std::string plan_to_json(const Plan& plan) {
   if (plan.seq_length) json["seq_length"] = *plan.seq_length;
   json["schedule"] = schedule_name(plan.schedule);
   json["recompute"] = recompute_name(plan.recompute);
+  if (plan.recompute == Recompute::kSelective && plan.recompute_modules != 0) {
+    nlohmann::ordered_json modules = nlohmann::ordered_json::array();
+    for (int i = 0; i < kRecomputeModuleCount; ++i) {
+      if (plan.recompute_modules & recompute_module_bit(static_cast<RecomputeModule>(i))) {
+        modules.push_back(kRecomputeModuleNames[i]);
+      }
+    }
+    json["recompute_modules"] = modules;
+  }
   json["sequence_parallel"] = plan.sequence_parallel;
   json["zero_stage"] = plan.zero_stage;
   json["offload_optimizer"] = plan.offload_optimizer;
@@ -405,6 +500,9 @@ std::string plan_to_inline(const Plan& plan) {
   bool default_vpp = plan.vpp == default_chunks_per_rank(plan.schedule);
   if (!default_vpp) text += fmt::format(",vpp={}", plan.vpp);
   if (plan.recompute != Recompute::kNone) text += ",recompute=" + recompute_name(plan.recompute);
+  if (plan.recompute == Recompute::kSelective && plan.recompute_modules != 0) {
+    text += ",recompute_modules=" + recompute_modules_text(plan.recompute_modules, ":");
+  }
   if (plan.sequence_parallel) text += ",sequence_parallel=true";
   if (plan.zero_stage != 0) text += fmt::format(",zero_stage={}", plan.zero_stage);
   if (plan.offload_optimizer) {
@@ -653,6 +751,12 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   }
   if (std::optional<std::string> problem = cuda_graphs_problem(plan.cuda_graphs, model)) {
     return problem;
+  }
+  if (plan.recompute == Recompute::kSelective) {
+    if (std::optional<std::string> problem =
+            recompute_modules_problem(plan.recompute_modules, model)) {
+      return problem;
+    }
   }
   if (plan.etp > 0 && !model.is_moe()) {
     return fmt::format("etp={} but {} has no experts (etp splits expert MLPs)", plan.etp,

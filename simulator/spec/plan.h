@@ -2,7 +2,8 @@
 //
 // JSON (configs/plans/*.json; DESIGN.md "Specs"):
 //   {"tp","pp","dp","cp","ep","vpp","micro_batch_size","global_batch_size","seq_length"?,
-//    "schedule","recompute":"none|selective|full","sequence_parallel","zero_stage":0-3,
+//    "schedule","recompute":"none|selective|full","recompute_modules":[...]?,
+//    "sequence_parallel","zero_stage":0-3,
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8|nvfp4","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
 //    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"moe_dispatcher"?,
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "simulator/spec/cluster_spec.h"
@@ -44,6 +46,30 @@ inline constexpr int64_t kMaxBatch = (int64_t{1} << 31) - 1;
 inline constexpr int64_t kMaxPlanSequence = int64_t{1} << 24;
 
 enum class Recompute { kNone, kSelective, kFull };
+
+// The parts of a layer that selective recompute re-runs (Megatron-Core --recompute-modules,
+// transformer_config.py recompute_modules; default core_attn):
+//   kCoreAttn       the attention core (normal checkpoint: its input kept);
+//   kMoeAct         the routed experts' activation function (output discarded: the expert
+//                   down projection's input);
+//   kLayernorm      input_layernorm and pre_mlp_layernorm (outputs discarded: the QKV and
+//                   MLP/router inputs);
+//   kMlaUpProj      MLA's up projections and rope (outputs discarded: Q, K, V; MLA models
+//                   only, Megatron's assert);
+//   kMlp            the dense MLP of dense layers (normal checkpoint);
+//   kMoe            the whole MoE block: router, dispatch and combine all-to-alls, experts,
+//                   shared experts (normal checkpoint);
+//   kSharedExperts  the shared experts of MoE layers (normal checkpoint).
+// What each saves and re-runs: model/activation_memory.h, model/layer_ops.h.
+enum class RecomputeModule { kCoreAttn, kMoeAct, kLayernorm, kMlaUpProj, kMlp, kMoe, kSharedExperts };
+inline constexpr int kRecomputeModuleCount = 7;
+// A set of RecomputeModule, one bit each.
+using RecomputeModules = uint32_t;
+constexpr RecomputeModules recompute_module_bit(RecomputeModule module) {
+  return RecomputeModules{1} << static_cast<unsigned>(module);
+}
+inline constexpr RecomputeModules kAllRecomputeModules =
+    (RecomputeModules{1} << kRecomputeModuleCount) - 1;
 
 // How an MoE layer's tokens reach their experts' ranks (Megatron --moe-token-dispatcher-type).
 //   kAllToAll  NCCL all-to-all of every (token, expert) copy: a token routed to experts on two
@@ -95,6 +121,11 @@ struct Plan {
   std::optional<int64_t> seq_length;  // Overrides the model's sequence length; JSON "seq_length"/"seq".
   ScheduleKind schedule = kDefaultSchedule;  // Default "1f1b".
   Recompute recompute = Recompute::kNone;           // Default "none".
+  // Under selective recompute, the modules re-run (RecomputeModule bits); 0 = Megatron's
+  // default, core_attn. JSON "recompute_modules": ["moe_act", "layernorm"], inline
+  // recompute_modules=moe_act:layernorm; giving it alone means recompute=selective.
+  // recomputed_modules() gives the set in force under every recompute setting.
+  RecomputeModules recompute_modules = 0;
   bool sequence_parallel = false;  // Megatron sequence parallelism (needs tp > 1). Default false.
   int zero_stage = 0;      // 0 none, 1 optimizer states (Megatron distributed optimizer),
                            // 2 + gradients, 3 + parameters (FSDP). Default 0.
@@ -143,6 +174,21 @@ Plan load_plan(const std::string& path_or_inline);
 
 // Canonical names used in JSON, flags and reports (schedule names: schedule_kind.h).
 std::string recompute_name(Recompute recompute);
+
+// "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts" (Megatron's
+// spelling, RecomputeModule order).
+const std::vector<std::string>& recompute_module_names();
+std::optional<RecomputeModule> find_recompute_module(const std::string& name);
+// The modules re-run in each backward: none without recompute, every one under full, and
+// under selective `modules` (a plan's recompute_modules; core_attn when 0).
+RecomputeModules recomputed_modules(Recompute recompute, RecomputeModules modules);
+RecomputeModules recomputed_modules(const Plan& plan);
+// Why `model` cannot re-run `modules` (Megatron-Core's assert: mla_up_proj needs MLA), or
+// nullopt. Part of plan_problem; `plan --recompute-modules` asks it before searching.
+std::optional<std::string> recompute_modules_problem(RecomputeModules modules,
+                                                     const ModelSpec& model);
+// The names of a module set in RecomputeModule order, joined by `separator`.
+std::string recompute_modules_text(RecomputeModules modules, std::string_view separator);
 
 // "alltoall", "deepep", "hybridep".
 std::string moe_dispatcher_name(MoeDispatcher dispatcher);

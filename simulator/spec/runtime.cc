@@ -94,7 +94,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // megatron-core
     {true, true, kMegatronSchedules, true, true, true, 0b1111, 0b1111, false,
      OffloadForm::kAnyFraction, true, true, true, kAllPrecisions | bit(Precision::kNvfp4), true,
-     true,
+     true, true,
      "NVIDIA/Megatron-LM: megatron/core/pipeline_parallel/schedules.py get_forward_backward_func "
      "(no pipelining, 1F1B without interleaving, interleaved with virtual stages: no GPipe, no "
      "zero-bubble or V schedule); megatron/core/transformer/pipeline_parallel_layer_layout.py "
@@ -104,14 +104,15 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "megatron/core/model_parallel_config.py (sequence parallelism with ep and tp; "
      "--tp-comm-overlap, Transformer Engine's userbuffers, asserts sequence parallelism); "
      "megatron/core/transformer/transformer_config.py (--cuda-graph-impl local, "
-     "transformer_engine, full_iteration; --cuda-graph-modules; --fp4-format e2m1 --fp4-recipe "
+     "transformer_engine, full_iteration; --cuda-graph-modules; --recompute-modules; --fp4-format "
+     "e2m1 --fp4-recipe "
      "nvfp4, Transformer Engine >= 2.7's NVFP4BlockScaling, megatron/core/fp4_utils.py); "
      "megatron/core/optimizer/__init__.py "
      "(HybridDeviceOptimizer with --optimizer-offload-fraction; --use-precision-aware-optimizer "
      "raises without the distributed optimizer)"},
     // megatron-lm
     {true, true, kMegatronSchedules, false, false, false, 0b0011, 0b0011, false,
-     OffloadForm::kNone, false, true, true, kAllPrecisions, false, false,
+     OffloadForm::kNone, false, true, true, kAllPrecisions, false, false, false,
      "Megatron-LM 2020-2023 (core_r0.3 and before): megatron/schedules.py (1F1B and interleaved "
      "only), --num-layers divisible by the pipeline size (arguments.py), the distributed "
      "optimizer as its only sharding; context parallelism, MoE expert parallelism, Megatron-FSDP, "
@@ -119,7 +120,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "Megatron-Core 0.4 and later"},
     // deepspeed
     {true, true, bit(ScheduleKind::kOneFOneB), false, true, false, 0b1111, 0b0011, false,
-     OffloadForm::kWholeOrPartialAtZero3, false, true, false, kAllPrecisions, false, false,
+     OffloadForm::kWholeOrPartialAtZero3, false, true, false, kAllPrecisions, false, false, false,
      "microsoft/DeepSpeed: deepspeed/runtime/pipe/schedule.py (TrainSchedule, 1F1B, one stage per "
      "rank); deepspeed/runtime/pipe/engine.py (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
      "parallelism\"); deepspeed/runtime/pipe/module.py (partition_method parameters|uniform|type: "
@@ -133,7 +134,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
          bit(ScheduleKind::kInterleaved1F1B) | bit(ScheduleKind::kZbH1) |
          bit(ScheduleKind::kZb1p) | bit(ScheduleKind::kZbv) | bit(ScheduleKind::kDualPipeV),
      true, true, false, 0b1101, 0b1101, true, OffloadForm::kWholeWithFsdp, true, false, false,
-     bit(Precision::kBf16) | bit(Precision::kFp8), false, false,
+     bit(Precision::kBf16) | bit(Precision::kFp8), false, false, false,
      "pytorch/torchtitan @ e347b1e5e: torchtitan/distributed/pipeline_parallel.py "
      "(get_schedule_class: GPipe, 1F1B, Interleaved1F1B, InterleavedZeroBubble = ZB1P, "
      "ZBVZeroBubble, DualPipeV; no ZB-H2/ZB-2P; module_fqns_per_model_part takes any split); "
@@ -144,7 +145,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "mixed_precision_param bfloat16|float32, TP always sequence-parallel)"},
     // pytorch-fsdp
     {false, false, 0, false, false, false, 0b1101, 0b1101, false, OffloadForm::kWholeWithFsdp,
-     true, true, false, kAllPrecisions, false, false,
+     true, true, false, kAllPrecisions, false, false, false,
      "pytorch/pytorch torch/distributed/fsdp/fully_sharded_data_parallel.py: FSDP alone "
      "(ShardingStrategy NO_SHARD, SHARD_GRAD_OP = ZeRO-2, FULL_SHARD = ZeRO-3; no optimizer-only "
      "sharding; CPUOffload(offload_params=True) moves parameters, gradients and the optimizer "

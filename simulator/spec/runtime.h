@@ -158,6 +158,9 @@ struct RuntimeSupport {
   // CUDA graph capture of training steps (plan key cuda_graphs: Megatron-Core's
   // --cuda-graph-impl; plan.h CudaGraphs).
   bool cuda_graphs = false;
+  // Selective recompute of modules other than the attention core (plan key recompute_modules:
+  // Megatron-Core's --recompute-modules; plan.h RecomputeModule).
+  bool recompute_modules = false;
   const char* source = "";                 // Launcher source files that show each fact.
 };
 

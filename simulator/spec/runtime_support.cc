@@ -120,6 +120,12 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
   if (std::optional<std::string> problem = runtime_precision_problem(plan.runtime, plan.precision)) {
     return problem;
   }
+  if (plan.recompute == Recompute::kSelective) {
+    if (std::optional<std::string> problem =
+            runtime_recompute_modules_problem(plan.runtime, plan.recompute_modules)) {
+      return problem;
+    }
+  }
   if (plan.tp_comm_overlap.value_or(false) && !support.tp_comm_overlap) {
     return refuse("tensor-parallel communication overlap (tp_comm_overlap=true; "
                   "Megatron-Core's --tp-comm-overlap)");
@@ -192,6 +198,18 @@ std::optional<std::string> runtime_cuda_graphs_problem(Runtime runtime, CudaGrap
 std::optional<std::string> runtime_precision_problem(Runtime runtime, Precision precision) {
   if ((runtime_support(runtime).precisions & bit(precision)) != 0) return std::nullopt;
   return feature_refusal(runtime, fmt::format("precision {}", precision_name(precision)));
+}
+
+std::optional<std::string> runtime_recompute_modules_problem(Runtime runtime,
+                                                             RecomputeModules modules) {
+  if (runtime_support(runtime).recompute_modules ||
+      (modules & ~recompute_module_bit(RecomputeModule::kCoreAttn)) == 0) {
+    return std::nullopt;
+  }
+  return feature_refusal(runtime,
+                         fmt::format("selective recompute of {} (recompute_modules, Megatron-Core's "
+                                     "--recompute-modules; it re-runs the attention core only)",
+                                     recompute_modules_text(modules, ", ")));
 }
 
 }  // namespace ppsim

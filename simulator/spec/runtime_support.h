@@ -36,5 +36,10 @@ std::optional<std::string> runtime_cuda_graphs_problem(Runtime runtime, CudaGrap
 // Why `runtime` cannot run GEMMs at `precision` (nvfp4 is Megatron-Core's alone), in the same
 // words, or nullopt. Part of runtime_knob_problem; `plan --precision` asks it before searching.
 std::optional<std::string> runtime_precision_problem(Runtime runtime, Precision precision);
+// Why `runtime` cannot re-run `modules` under selective recompute (any module but core_attn is
+// Megatron-Core's alone), in the same words, or nullopt. Part of runtime_knob_problem;
+// `plan --recompute-modules` asks it before searching.
+std::optional<std::string> runtime_recompute_modules_problem(Runtime runtime,
+                                                             RecomputeModules modules);
 
 }  // namespace ppsim

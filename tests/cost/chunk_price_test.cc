@@ -418,6 +418,57 @@ TEST_CASE("ChunkPrice: CUDA graphs take an MoE layer's kernels off the host") {
                efficiency.overheads(layers_plan.runtime).microbatch_overhead_s));
 }
 
+TEST_CASE("ChunkPrice: recomputed modules re-run their collectives and host issue in the "
+          "backward") {
+  ModelSpec model = small_expert_model();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 4, 4);
+  const NodeGroup& group = cluster.nodes.front();
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  CostModel costs(group.gpu, efficiency, nullptr);
+  CommCounts comm;
+  auto layer_price = [&](const ModelSpec& m, const std::string& text) {
+    Plan plan = make_plan(text);
+    ChunkPricer pricer(m, plan, efficiency, collective, nullptr, false);
+    return pricer.layer(costs, group, pricer.tensor_parallel(group, comm), 0);
+  };
+  const std::string base = "dp=16,ep=16,mbs=1,gbs=16,seq=128";
+  const LayerPrice eager = layer_price(model, base);
+  // No tp and no cp: the forward's communication is the dispatch and combine all-to-alls.
+  REQUIRE(eager.forward_comm > 0);
+  // moe: the block re-runs in the backward, all-to-alls included, and its forward kernels are
+  // issued again from the host (Megatron-Core reads the token counts there).
+  const LayerPrice moe = layer_price(model, base + ",recompute_modules=moe");
+  CHECK(moe.forward_comm == eager.forward_comm);
+  CHECK(moe.backward_comm == Approx(eager.backward_comm + eager.forward_comm));
+  double moe_launches = 0, moe_forward = 0;
+  for (const Op& op : layer_ops(model, op_shape(make_plan(base), model), 0)) {
+    if (!op.name.starts_with("moe_")) continue;
+    moe_launches += op.kernels_fwd;
+    moe_forward += costs.op_cost(op).fwd.seconds;
+  }
+  CHECK(moe.host_wait_fwd == eager.host_wait_fwd);
+  CHECK(moe.host_wait_bwd == Approx(eager.host_wait_bwd + moe_launches * kHostSecondsPerKernel));
+  CHECK(moe.compute.recompute == Approx(moe_forward));
+  // moe_act: one activation kernel again, no collective.
+  const LayerPrice act = layer_price(model, base + ",recompute_modules=moe_act");
+  CHECK(act.backward_comm == eager.backward_comm);
+  CHECK(act.host_wait_bwd == Approx(eager.host_wait_bwd + kHostSecondsPerKernel));
+  // Full recompute re-runs the all-to-alls too.
+  CHECK(layer_price(model, base + ",recompute=full").backward_comm ==
+        Approx(eager.backward_comm + eager.forward_comm));
+  // A dense layer's mlp module re-runs the MLP half of the tensor-parallel collectives (two of
+  // the forward's four sequence-parallel ones); core_attn re-runs none.
+  ModelSpec dense = testing::llama2_7b_shape();
+  const std::string tp = "tp=4,dp=4,mbs=1,gbs=16,seq=1024,sequence_parallel=true,"
+                         "tp_comm_overlap=false";
+  const LayerPrice core = layer_price(dense, tp + ",recompute=selective");
+  const LayerPrice none = layer_price(dense, tp);
+  CHECK(core.backward_comm == none.backward_comm);
+  const LayerPrice mlp = layer_price(dense, tp + ",recompute_modules=mlp");
+  CHECK(mlp.backward_comm == Approx(core.backward_comm + core.forward_comm / 2));
+}
+
 TEST_CASE("ChunkPrice: DeepEP sends a token once per remote node, and once per destination "
           "GPU over NVLink") {
   ModelSpec model = small_expert_model();

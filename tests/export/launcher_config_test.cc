@@ -315,6 +315,9 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--recompute-granularity", {"full", "selective"}},
       {"--recompute-method", {"uniform", "block"}},
       {"--recompute-num-layers", {}},
+      // TransformerConfig.recompute_modules (argparse nargs="*"): the words are checked in
+      // check_megatron_flags against __post_init__'s allowed_modules.
+      {"--recompute-modules", {}},
       {"--bf16", {}},
       {"--fp16", {}},
       {"--fp8-format", {"e4m3", "hybrid"}},
@@ -442,6 +445,19 @@ void check_megatron_flags(const std::string& script) {
       auto known = megatron_flags().find(flag);
       REQUIRE(known != megatron_flags().end());
       if (!known->second.empty()) CHECK(known->second.count(value) == 1);
+      if (flag == "--recompute-modules") {
+        // transformer_config.py __post_init__ allowed_modules (the ones ppsim models).
+        const std::set<std::string> allowed = {"core_attn", "moe_act", "layernorm", "mla_up_proj",
+                                               "mlp", "moe", "shared_experts"};
+        std::istringstream words(value);
+        std::string word;
+        int count = 0;
+        while (words >> word) {
+          CHECK(allowed.count(word) == 1);
+          ++count;
+        }
+        CHECK(count > 0);
+      }
     }
   }
   for (const auto& [flag, value] : bash_array_args(script, "DISTRIBUTED_ARGS")) {
@@ -860,6 +876,33 @@ TEST_CASE("Megatron export: nvfp4 writes Transformer Engine's NVFP4 recipe; othe
                                   "dp=8,mbs=1,gbs=64,zero_stage=3,precision=nvfp4,"
                                   "runtime=torchtitan"),
                     Catch::Contains("runtime torchtitan cannot run precision nvfp4"));
+}
+
+TEST_CASE("Megatron export: recompute modules, and fp8 current scaling where delayed refuses them") {
+  auto training = [](const std::string& plan) {
+    std::string text =
+        export_inline(LauncherFormat::kMegatron, "qwen3-30b-a3b", "dgx-h100-1", plan).text;
+    check_megatron_flags(text);
+    return args_of(text, "TRAINING_ARGS");
+  };
+  const std::string base = "tp=1,pp=1,dp=8,ep=8,mbs=1,gbs=64";
+  auto modules = training(base + ",recompute_modules=moe_act:layernorm");
+  CHECK(modules.at("--recompute-granularity") == "selective");
+  CHECK(modules.at("--recompute-modules") == "moe_act layernorm");
+  // Megatron's default list (core_attn) is not spelled out.
+  CHECK(training(base + ",recompute=selective").count("--recompute-modules") == 0);
+  // Delayed scaling refuses moe_act and layernorm recompute (transformer_config.py): fp8 runs
+  // with current (tensorwise) scaling there, delayed elsewhere.
+  auto fp8 = training(base + ",recompute_modules=moe_act,precision=fp8");
+  CHECK(fp8.at("--fp8-recipe") == "tensorwise");
+  CHECK(fp8.count("--fp8-amax-history-len") == 0);
+  CHECK(training(base + ",recompute_modules=moe,precision=fp8").at("--fp8-recipe") == "delayed");
+  CHECK(training(base + ",precision=fp8").at("--fp8-recipe") == "delayed");
+  // Other launchers re-run the attention core at most.
+  CHECK_THROWS_WITH(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
+                                  "dp=8,mbs=1,gbs=64,zero_stage=3,recompute_modules=mlp,"
+                                  "runtime=torchtitan"),
+                    Catch::Contains("runtime torchtitan cannot run selective recompute of mlp"));
 }
 
 TEST_CASE("Megatron export: CUDA graph flags per scope; other launchers refuse graphs") {

@@ -161,6 +161,75 @@ TEST_CASE("ActivationMemory: MoE layers keep router logits and top_k expert copi
   CHECK(moe.norm_and_gemm_inputs == dense.norm_and_gemm_inputs);
 }
 
+TEST_CASE("ActivationMemory: selective recompute saves by module") {
+  ModelSpec model = gpt_layer_model();
+  model.activation = Activation::kSwiglu;
+  model.moe = MoeSpec{8, 2, 14336, 2};  // Layers 0, 2 are MoE; 1, 3 dense.
+  model.moe->imbalance = 1.0;
+  auto with = [](RecomputeModules modules) {
+    auto config = config_for(4, true, Recompute::kSelective, true);
+    config.recompute_modules = modules;
+    return config;
+  };
+  auto bit = recompute_module_bit;
+  const auto core = with(0);  // Megatron's default: core_attn.
+  CHECK(core.recompute_modules == 0);
+  const LayerActivationBytes moe_core = layer_activation_bytes(model, core, 0);
+  const LayerActivationBytes dense_core = layer_activation_bytes(model, core, 1);
+  CHECK(moe_core.attention_core == 0);
+  // Without core_attn the logsumexp stays (4 bytes per head and query row, /t).
+  CHECK(layer_activation_bytes(model, with(bit(RecomputeModule::kMoeAct)), 0).attention_core ==
+        4 * a * s * b / 4);
+  // layernorm: the norms' outputs go, their inputs stay: 8sbh/t -> 4sbh/t.
+  CHECK(dense_core.norm_and_gemm_inputs == 8 * s * b * h / 4);
+  CHECK(layer_activation_bytes(model, with(bit(RecomputeModule::kLayernorm)), 1)
+            .norm_and_gemm_inputs == 4 * s * b * h / 4);
+  // moe_act: per routed copy (s*b*top_k of them), the F_e-wide activation output, /t.
+  const double copies = s * b * 2;
+  CHECK(moe_core.mlp - layer_activation_bytes(model, with(bit(RecomputeModule::kMoeAct)), 0).mlp ==
+        Approx(copies * 2 * 14336 / 4).epsilon(1e-12));
+  // ...and nothing on a dense layer, as in Megatron.
+  CHECK(layer_activation_bytes(model, with(bit(RecomputeModule::kMoeAct)), 1).mlp == dense_core.mlp);
+  // mlp: a dense layer's intermediates (SwiGLU 6sbF/t, F = 4h); MoE layers keep theirs.
+  CHECK(dense_core.mlp == 2 * s * b * 3 * (4 * h) / 4);
+  CHECK(layer_activation_bytes(model, with(bit(RecomputeModule::kMlp)), 1).mlp == 0);
+  CHECK(layer_activation_bytes(model, with(bit(RecomputeModule::kMlp)), 0).mlp == moe_core.mlp);
+  // moe: the router logits and every expert activation; attention and norms as before.
+  const LayerActivationBytes moe_block =
+      layer_activation_bytes(model, with(bit(RecomputeModule::kMoe)), 0);
+  CHECK(moe_block.mlp == 0);
+  CHECK(moe_block.router == 0);
+  CHECK(moe_block.attention == moe_core.attention);
+  CHECK(moe_block.attention_core == 4 * a * s * b / 4);
+  // shared_experts: a dense MLP of their width per token, only with shared experts.
+  model.moe->num_shared_experts = 1;
+  model.moe->shared_expert_ffn_hidden_size = 4096;
+  const double shared = 2 * s * b * 3 * 4096 / 4;
+  CHECK(layer_activation_bytes(model, core, 0).mlp -
+            layer_activation_bytes(model, with(bit(RecomputeModule::kSharedExperts)), 0).mlp ==
+        Approx(shared).epsilon(1e-12));
+  // The working set a backward rebuilds grows by what the module stopped saving.
+  CHECK(recompute_working_bytes(model, with(bit(RecomputeModule::kMoe)), 0) ==
+        Approx(layer_activation_bytes(model, config_for(4, true, Recompute::kNone, true), 0).total() -
+               moe_block.total()));
+}
+
+TEST_CASE("ActivationMemory: mla_up_proj keeps the context and the latents, not Q, K, V") {
+  ModelSpec model = gpt_layer_model();
+  model.num_attention_heads = 32;
+  model.num_kv_heads = 32;
+  model.mla = MlaSpec{1536, 512, 128, 64, 128};  // q rank, kv rank, nope, rope, v.
+  auto config = config_for(4, true, Recompute::kSelective, true);
+  config.recompute_modules = recompute_module_bit(RecomputeModule::kMlaUpProj);
+  // Context a*v/t per token; latents (1536 + 512 + 64) split like the norms (SP, /t).
+  CHECK(layer_activation_bytes(model, config, 0).attention ==
+        Approx(2 * s * b * (32.0 * 128 / 4 + (1536.0 + 512 + 64) / 4)).epsilon(1e-12));
+  config.recompute_modules = 0;
+  // Without it: Q (a*(nope+rope)) and the context, K and V.
+  CHECK(layer_activation_bytes(model, config, 0).attention ==
+        Approx(2 * s * b * (2 * 32.0 * 192 / 4 + 2 * 32.0 * 128 / 4)).epsilon(1e-12));
+}
+
 TEST_CASE("ActivationMemory: embedding and loss extras") {
   ModelSpec model = gpt_layer_model();  // V = 51200 = 50 * 1024: already padded for tp 4, 8.
   auto with_sp = config_for(4, true, Recompute::kSelective, true);

@@ -296,6 +296,56 @@ TEST_CASE("LayerOps: recompute marks the attention core (selective) or the layer
   CHECK_FALSE(sum_ops(head_ops(model, shape)).recompute_flops > 0);
 }
 
+TEST_CASE("LayerOps: selective recompute re-runs the ops of its modules") {
+  auto bit = recompute_module_bit;
+  // The ops each module marks, on a dense, an MoE-with-shared-experts and an MLA layer.
+  auto marked = [](const ModelSpec& model, RecomputeModules modules) {
+    OpShape shape = shape_of(2, 32);
+    shape.recompute = Recompute::kSelective;
+    shape.recompute_modules = modules;
+    std::vector<std::string> result;
+    for (const Op& op : layer_ops(model, shape, 0)) {
+      if (op.recomputed) result.emplace_back(op.name);
+    }
+    return result;
+  };
+  using Names = std::vector<std::string>;
+  const ModelSpec dense = tiny_dense_model();
+  CHECK(marked(dense, 0) == Names{"attention_core"});  // Megatron's default, core_attn.
+  CHECK(marked(dense, bit(RecomputeModule::kLayernorm)) == Names{"input_norm", "post_attn_norm"});
+  CHECK(marked(dense, bit(RecomputeModule::kMlp)) ==
+        Names{"mlp_up_gate", "swiglu_act", "mlp_down"});
+  CHECK(marked(dense, bit(RecomputeModule::kMoe) | bit(RecomputeModule::kMoeAct)).empty());
+  ModelSpec moe = tiny_moe_model();
+  moe.moe->num_shared_experts = 1;
+  CHECK(marked(moe, bit(RecomputeModule::kMoeAct)) == Names{"moe_expert_act"});
+  CHECK(marked(moe, bit(RecomputeModule::kSharedExperts)) ==
+        Names{"moe_shared_up", "moe_shared_act", "moe_shared_down"});
+  CHECK(marked(moe, bit(RecomputeModule::kMoe)) ==
+        Names{"moe_router", "moe_permute", "moe_expert_up_gate", "moe_expert_act",
+              "moe_expert_down", "moe_unpermute", "moe_shared_up", "moe_shared_act",
+              "moe_shared_down"});
+  CHECK(marked(moe, bit(RecomputeModule::kMlp)).empty());
+  ModelSpec mla = tiny_dense_model();
+  mla.mla = MlaSpec{32, 16, 8, 4, 8};
+  mla.num_kv_heads = mla.num_attention_heads;
+  CHECK(marked(mla, bit(RecomputeModule::kMlaUpProj)) == Names{"mla_q_up", "mla_kv_up", "rotary"});
+  // The recomputed FLOPs are the marked ops' forward FLOPs.
+  OpShape shape = shape_of(2, 32);
+  shape.recompute = Recompute::kSelective;
+  shape.recompute_modules = bit(RecomputeModule::kMoeAct) | bit(RecomputeModule::kLayernorm);
+  OpList ops = layer_ops(moe, shape, 0);
+  CHECK(sum_ops(ops).recompute_flops ==
+        op_named(ops, "moe_expert_act").flops_fwd + op_named(ops, "input_norm").flops_fwd +
+            op_named(ops, "post_attn_norm").flops_fwd);
+  // op_shape keeps the plan's modules.
+  Plan plan;
+  plan.global_batch_size = 8;
+  plan.recompute = Recompute::kSelective;
+  plan.recompute_modules = bit(RecomputeModule::kMoe);
+  CHECK(op_shape(plan, moe).recompute_modules == bit(RecomputeModule::kMoe));
+}
+
 TEST_CASE("LayerOps: passes without kernels carry no work") {
   const ModelSpec models[] = {tiny_dense_model(), tiny_moe_model(), llama2_7b_shape()};
   for (const ModelSpec& model : models) {

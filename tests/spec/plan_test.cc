@@ -332,5 +332,62 @@ TEST_CASE("Plan: cuda_graphs parses, round-trips and follows Megatron-Core's gra
   CHECK(problem("dp=4,ep=4,gbs=8,cuda_graphs=layers", moe, cluster).empty());
 }
 
+TEST_CASE("Plan: recompute_modules parses, implies selective, round-trips and is checked") {
+  auto bit = recompute_module_bit;
+  // Megatron's default under selective: core_attn alone.
+  CHECK(parse_plan("dp=8,gbs=8,recompute=selective", "--plan").recompute_modules == 0);
+  CHECK(recomputed_modules(parse_plan("dp=8,gbs=8,recompute=selective", "--plan")) ==
+        bit(RecomputeModule::kCoreAttn));
+  CHECK(recomputed_modules(parse_plan("dp=8,gbs=8", "--plan")) == 0);
+  CHECK(recomputed_modules(parse_plan("dp=8,gbs=8,recompute=full", "--plan")) ==
+        kAllRecomputeModules);
+  // Given alone it means selective; inline ':'-separated, JSON an array.
+  Plan plan = parse_plan("dp=8,gbs=8,recompute_modules=moe_act:layernorm", "--plan");
+  CHECK(plan.recompute == Recompute::kSelective);
+  CHECK(plan.recompute_modules == (bit(RecomputeModule::kMoeAct) | bit(RecomputeModule::kLayernorm)));
+  CHECK(recomputed_modules(plan) == plan.recompute_modules);  // core_attn not added.
+  Plan json = parse_plan(
+      R"({"dp": 8, "gbs": 8, "recompute": "selective", "recompute_modules": ["layernorm", "moe_act"]})",
+      "p.json");
+  CHECK(json.recompute_modules == plan.recompute_modules);
+  CHECK(plan_to_inline(plan).find(",recompute=selective,recompute_modules=moe_act:layernorm") !=
+        std::string::npos);
+  CHECK(plan_to_json(plan).find(R"("recompute_modules":["moe_act","layernorm"])") !=
+        std::string::npos);
+  CHECK(parse_plan(plan_to_inline(plan), "inline").recompute_modules == plan.recompute_modules);
+  CHECK(parse_plan(plan_to_json(plan), "json").recompute_modules == plan.recompute_modules);
+  CHECK(plan_to_inline(parse_plan("dp=8,gbs=8,recompute=selective", "--plan"))
+            .find("recompute_modules") == std::string::npos);
+  // Every name round-trips.
+  for (const std::string& name : recompute_module_names()) {
+    Plan one = parse_plan("dp=8,gbs=8,recompute_modules=" + name, "--plan");
+    CHECK(recompute_modules_text(one.recompute_modules, ":") == name);
+  }
+  // Errors: a contradicting recompute, an unknown or empty name, a non-string entry.
+  CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute=full,recompute_modules=moe_act", "--plan"),
+                    Catch::Contains("/recompute_modules") &&
+                        Catch::Contains("recompute is full (give recompute=selective"));
+  CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute_modules=moe_ac", "--plan"),
+                    Catch::Contains("/recompute_modules/0") &&
+                        Catch::Contains("unknown recompute module 'moe_ac'") &&
+                        Catch::Contains("moe_act"));
+  CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute_modules=mlp:", "--plan"),
+                    Catch::Contains("/recompute_modules/1") &&
+                        Catch::Contains("unknown recompute module ''"));
+  CHECK_THROWS_WITH(parse_plan(R"({"dp": 8, "gbs": 8, "recompute_modules": []})", "p.json"),
+                    Catch::Contains("give at least one module"));
+  CHECK_THROWS_WITH(parse_plan(R"({"dp": 8, "gbs": 8, "recompute_modules": [3]})", "p.json"),
+                    Catch::Contains("/recompute_modules/0") &&
+                        Catch::Contains("unknown recompute module 3"));
+  // mla_up_proj needs MLA (Megatron-Core's assert); the others apply where the layer has them.
+  CHECK(problem("dp=4,gbs=8,recompute_modules=mla_up_proj") ==
+        "recompute_modules mla_up_proj needs multi-latent attention, which m does not have "
+        "(leave it out)");
+  CHECK(problem("dp=4,gbs=8,recompute_modules=moe:moe_act:layernorm:mlp").empty());
+  ModelSpec mla = test_model();
+  mla.mla = MlaSpec{1536, 512, 128, 64, 128};
+  CHECK(problem("dp=4,gbs=8,recompute_modules=mla_up_proj", mla).empty());
+}
+
 }  // namespace
 }  // namespace ppsim

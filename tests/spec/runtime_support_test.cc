@@ -146,5 +146,30 @@ TEST_CASE("Runtime support: only megatron-core runs nvfp4 GEMMs") {
             .rfind("runtime torchtitan cannot run precision nvfp4", 0) == 0);
 }
 
+TEST_CASE("Runtime support: only megatron-core re-runs recompute modules other than core_attn") {
+  CHECK(runtime_refusal("dp=8,gbs=8,recompute_modules=moe_act:layernorm", "qwen3-30b-a3b").empty());
+  for (Runtime runtime : all_runtimes()) {
+    INFO(runtime_name(runtime));
+    const RecomputeModules modules = recompute_module_bit(RecomputeModule::kLayernorm) |
+                                     recompute_module_bit(RecomputeModule::kMoeAct);
+    CHECK(runtime_recompute_modules_problem(runtime, recompute_module_bit(
+                                                         RecomputeModule::kCoreAttn)) ==
+          std::nullopt);
+    if (runtime == Runtime::kMegatronCore) {
+      CHECK(runtime_recompute_modules_problem(runtime, modules) == std::nullopt);
+    } else {
+      CHECK(runtime_recompute_modules_problem(runtime, modules).value_or("").rfind(
+                "runtime " + runtime_name(runtime) +
+                    " cannot run selective recompute of moe_act, layernorm (recompute_modules, "
+                    "Megatron-Core's --recompute-modules; it re-runs the attention core only)",
+                0) == 0);
+    }
+  }
+  CHECK(runtime_refusal("dp=8,gbs=8,recompute_modules=core_attn,runtime=torchtitan", "llama3-8b")
+            .empty());
+  CHECK(runtime_refusal("dp=8,gbs=8,recompute_modules=mlp,runtime=torchtitan", "llama3-8b")
+            .rfind("runtime torchtitan cannot run selective recompute of mlp", 0) == 0);
+}
+
 }  // namespace
 }  // namespace ppsim

@@ -131,6 +131,12 @@ TEST_CASE("CLI plan: bad flags exit 2") {
                                  "B300, GB300), which H100-SXM-80GB lacks"},
       {"plan --cluster dgx-b200:1 --precision nvfp4 --runtime deepspeed",
        "runtime deepspeed cannot run precision nvfp4"},
+      {"plan --recompute-modules moe_ac",
+       "unknown recompute module 'moe_ac'; expected one of core_attn, moe_act, layernorm"},
+      {"plan --recompute-modules layernorm,mla_up_proj",
+       "recompute_modules mla_up_proj needs multi-latent attention"},
+      {"plan --recompute-modules mlp --runtime torchtitan",
+       "runtime torchtitan cannot run selective recompute of mlp"},
   };
   for (const Bad& bad : bad_inputs) {
     INFO("ppsim " << bad.arguments);
@@ -191,6 +197,30 @@ TEST_CASE("CLI plan: --precision sets every plan's GEMM precision, and simulate 
   CHECK(nvfp4["iteration_time_s"].get<double>() < bf16["iteration_time_s"].get<double>());
   CHECK(simulated_seconds("llama3-8b", "dgx-b200:1", nvfp4["plan"]) ==
         Approx(nvfp4["iteration_time_s"].get<double>()));
+}
+
+TEST_CASE("CLI plan: --recompute-modules sets what selective plans re-run, and simulate agrees") {
+  testing::CommandResult result = run_ppsim(
+      "plan --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 --global-batch 64 "
+      "--top 50 --json --recompute-modules mla_up_proj,moe_act,layernorm");
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const nlohmann::json plans = nlohmann::json::parse(result.out)["plans"];
+  int selective = 0;
+  for (const nlohmann::json& entry : plans) {
+    const nlohmann::json& plan = entry["plan"];
+    if (plan["recompute"] != "selective") {
+      CHECK_FALSE(plan.contains("recompute_modules"));
+      continue;
+    }
+    ++selective;
+    CHECK(plan["recompute_modules"] ==
+          nlohmann::json::array({"moe_act", "layernorm", "mla_up_proj"}));
+    if (selective == 1) {
+      CHECK(simulated_mla_moe_seconds(plan) == Approx(entry["iteration_time_s"].get<double>()));
+    }
+  }
+  CHECK(selective > 0);
 }
 
 TEST_CASE("CLI plan: --moe-dispatcher sets every expert-parallel plan's dispatcher") {
