@@ -5,6 +5,7 @@
 #include "simulator/model/layer_ops.h"
 #include "simulator/model/model_stats.h"
 #include "simulator/spec/error.h"
+#include "simulator/spec/runtime.h"
 
 namespace ppsim {
 namespace {
@@ -21,11 +22,14 @@ double local_tokens(const ActivationConfig& config) {
   return static_cast<double>(config.seq_length / config.cp) * config.micro_batch_size;
 }
 
-// Bytes per token an MLP of width `ffn` keeps between its two GEMMs (before the tp split).
-double mlp_intermediate_bytes_per_token(const ModelSpec& model, int64_t ffn) {
-  // GeLU: fc1 output and GeLU output, F each; SwiGLU: the 2F-wide fc1 output and the product.
-  double elements = is_gated(model.activation) ? 3.0 * ffn : 2.0 * ffn;
-  return kActivationElementBytes * elements;
+// Bytes per token an MLP of width `ffn` keeps between its two GEMMs (before the tp split): the
+// activation's input in bf16 (GeLU: fc1's F-wide output; SwiGLU: its 2F-wide output) and its
+// output, the down projection's input, at `fc2_input_bytes` per element (bf16, or its
+// quantized copy: ActivationConfig::gemm_input_bytes).
+double mlp_intermediate_bytes_per_token(const ModelSpec& model, int64_t ffn,
+                                        double fc2_input_bytes) {
+  const double activation_input = is_gated(model.activation) ? 2.0 * ffn : 1.0 * ffn;
+  return kActivationElementBytes * activation_input + fc2_input_bytes * ffn;
 }
 
 }  // namespace
@@ -40,6 +44,10 @@ ActivationConfig activation_config(const Plan& plan, const ModelSpec& model) {
   config.sequence_parallel = plan.sequence_parallel;
   config.recompute = plan.recompute;
   config.recompute_modules = plan.recompute_modules;
+  const bool quantized = plan.precision == Precision::kFp8 || plan.precision == Precision::kNvfp4;
+  if (quantized && runtime_traits(plan.runtime).quantized_gemm_inputs) {
+    config.gemm_input_bytes = gemm_operand_bytes(plan.precision);
+  }
   config.flash_attention = attention_kernel(plan) != AttentionKernel::kUnfused;
   return config;
 }
@@ -59,24 +67,43 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
   auto recomputes = [modules](RecomputeModule module) {
     return (modules & recompute_module_bit(module)) != 0;
   };
-  // The two norm inputs always; the norms' outputs (the QKV and MLP/router inputs) unless
-  // layernorm recompute discards them.
-  const double norm_tensors = recomputes(RecomputeModule::kLayernorm) ? 2 : 4;
-  bytes.norm_and_gemm_inputs = norm_tensors * kActivationElementBytes * tokens * h / replicated;
+  const bool moe_layer = model.is_moe_layer(layer_index);
+  // GEMM inputs the weight gradient needs, at their saved size (header "Precision").
+  const double gemm_input = config.gemm_input_bytes;
+  const bool quantized = gemm_input < kActivationElementBytes;
+  // The two norm inputs always; the norms' outputs (the QKV and MLP inputs) unless layernorm
+  // recompute discards them. An MoE layer's second one is the router's bf16 input (and, when
+  // quantized, the shared experts' copy beside it).
+  double norm_outputs = 0;
+  if (!recomputes(RecomputeModule::kLayernorm)) {
+    const bool shared = moe_layer && model.moe->num_shared_experts > 0;
+    norm_outputs = gemm_input + (moe_layer ? kActivationElementBytes : gemm_input) +
+                   (shared && quantized ? gemm_input : 0.0);
+  }
+  bytes.norm_and_gemm_inputs =
+      (2 * kActivationElementBytes + norm_outputs) * tokens * h / replicated;
   bytes.dropout_masks = 2 * kDropoutMaskBytes * tokens * h / replicated;
   const double q = model.query_width();
   // Each tp rank holds at least one key/value head (Megatron replicates them when tp > g).
   const double kv_local = model.kv_width() * std::max(1.0 / t, 1.0 / model.num_kv_heads);
+  // The context: the attention's output (bf16, for its backward) is the output projection's
+  // input. One tensor in bf16; quantized, the projection keeps its own copy and the bf16 one
+  // stays only while the attention core keeps its outputs (not under core_attn recompute).
+  const double context_bytes =
+      quantized ? gemm_input + (recomputes(RecomputeModule::kCoreAttn) ? 0.0
+                                                                      : kActivationElementBytes)
+                : kActivationElementBytes;
   if (model.mla && recomputes(RecomputeModule::kMlaUpProj)) {
     // Q, K and V are rebuilt from the latents the up projections read (q rank, kv rank and
     // the rope key, sharded like the norms); the context stays.
     const MlaSpec& mla = *model.mla;
     const double latents = static_cast<double>(mla.q_lora_rank + mla.kv_lora_rank +
                                                mla.qk_rope_head_dim);
-    bytes.attention = kActivationElementBytes * tokens *
-                      (model.attention_output_width() / t + latents / replicated);
+    bytes.attention = tokens * (context_bytes * model.attention_output_width() / t +
+                                gemm_input * latents / replicated);
   } else {
-    bytes.attention = kActivationElementBytes * tokens * (2 * q / t + 2 * kv_local);
+    bytes.attention = tokens * (kActivationElementBytes * (q / t + 2 * kv_local) +
+                                context_bytes * q / t);
   }
   if (!recomputes(RecomputeModule::kCoreAttn)) {
     const double heads = model.num_attention_heads;
@@ -89,7 +116,7 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
       bytes.attention_core = (2 * kActivationElementBytes + kDropoutMaskBytes) * scores / t;
     }
   }
-  if (model.is_moe_layer(layer_index)) {
+  if (moe_layer) {
     const MoeSpec& moe = *model.moe;
     // The critical ep rank holds load x its share of the dispatched rows (layer_ops.h): the
     // permuted expert inputs (the dispatch buffer the weight gradient needs), the expert
@@ -98,20 +125,20 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
     if (recomputes(RecomputeModule::kMoe)) return bytes;
     const double copies = tokens * moe.top_k * moe_critical_rank_load(moe, config.ep);
     // moe_act discards the activation's output, the down projection's input (F_e wide).
-    const double discarded = recomputes(RecomputeModule::kMoeAct)
-                                 ? kActivationElementBytes * moe.expert_ffn_hidden_size
-                                 : 0.0;
+    const double fc2_input = recomputes(RecomputeModule::kMoeAct) ? 0.0 : gemm_input;
     bytes.router = kFp32Bytes * tokens * moe.num_experts / replicated;
     bytes.mlp = copies *
-                (kActivationElementBytes * h +
-                 (mlp_intermediate_bytes_per_token(model, moe.expert_ffn_hidden_size) - discarded) /
+                (gemm_input * h +
+                 mlp_intermediate_bytes_per_token(model, moe.expert_ffn_hidden_size, fc2_input) /
                      t +
                  kActivationElementBytes * h / t);
     if (moe.num_shared_experts > 0 && !recomputes(RecomputeModule::kSharedExperts)) {
-      bytes.mlp += tokens * mlp_intermediate_bytes_per_token(model, moe.shared_width()) / t;
+      bytes.mlp +=
+          tokens * mlp_intermediate_bytes_per_token(model, moe.shared_width(), gemm_input) / t;
     }
   } else if (!recomputes(RecomputeModule::kMlp)) {
-    bytes.mlp = tokens * mlp_intermediate_bytes_per_token(model, model.ffn_hidden_size) / t;
+    bytes.mlp =
+        tokens * mlp_intermediate_bytes_per_token(model, model.ffn_hidden_size, gemm_input) / t;
   }
   return bytes;
 }

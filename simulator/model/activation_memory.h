@@ -59,10 +59,17 @@
 //   default), and the dispatcher gathers the tp group's tokens, so each copy keeps its expert
 //   input 2h (whole), the expert MLP intermediates (4F_e or 6F_e)/t and its share of the expert
 //   output 2h/t (kept by the combine step for the routing-probability gradient).
-// - Precision. Activations are 2 bytes for bf16, fp16 and fp8 plans alike. Assumption: an fp8
-//   plan computes GEMMs in fp8 but keeps activations in bf16, as Megatron's estimator does; the
-//   1-byte fp8 copies Transformer Engine may save for some GEMM inputs would lower the GEMM-input
-//   terms and are not modelled (so fp8 estimates err high).
+// - Precision. Activations are 2 bytes, except the inputs linears keep for their weight
+//   gradient under fp8 and nvfp4 where the runtime keeps them quantized (Transformer Engine's
+//   Linear, LayerNormLinear and GroupedLinear save the quantized column-wise input, 1 byte per
+//   element for fp8, 0.5625 for nvfp4, block scales included; torchao's Float8Linear keeps
+//   bf16; RuntimeTraits::quantized_gemm_inputs): the QKV and MLP inputs (the norms' outputs;
+//   not the router's, a bf16 GEMM), the output projection's input (a quantized copy of the
+//   context; the bf16 context stays for the attention backward unless core_attn is
+//   recomputed), the down projection's input (the activation's output, dense and expert),
+//   the experts' dispatched inputs and MLA's up-projection latents. The activation's input,
+//   Q, K, V, norm inputs and the expert outputs stay bf16. Megatron's estimator (REFERENCE.md
+//   1.5) counts bf16 throughout, so for fp8 plans ppsim sits below it.
 // - Dropout masks (1 byte per element) are counted as the paper and Megatron's estimator count
 //   them, even for models usually trained without dropout (ModelSpec has no dropout field).
 //
@@ -103,6 +110,10 @@ struct ActivationConfig {
   // plan.h recomputed_modules); what each saves: above.
   RecomputeModules recompute_modules = 0;
   bool flash_attention = true;  // Fused/flash attention: no s^2 score matrix is saved.
+  // Bytes per element a linear keeps of its input for the weight gradient: 2 (bf16), or the
+  // quantized copy's 1 (fp8) or 0.5625 (nvfp4) where the runtime keeps that copy (header
+  // "Precision"; RuntimeTraits::quantized_gemm_inputs).
+  double gemm_input_bytes = kActivationElementBytes;
 };
 
 // The plan's activation settings (sequence length from effective_seq_length(); flash_attention

@@ -29,11 +29,6 @@ constexpr double kCrossEntropyFlopsBwd = 3;  // subtract one-hot, scale, cast
 constexpr double kCrossEntropyBytesFwd = 30;
 constexpr double kCrossEntropyBytesBwd = 14;
 
-// Bytes per GEMM operand element: fp8 1, NVFP4 half a byte plus one E4M3 scale per 16 (0.5625),
-// else 2.
-double operand_bytes(Precision precision) {
-  return precision == Precision::kNvfp4 ? 0.5625 : precision == Precision::kFp8 ? 1.0 : 2.0;
-}
 
 // Attention, norms and elementwise ops stay in 16-bit under fp8 and nvfp4 recipes.
 Precision non_fp8(Precision precision) {
@@ -105,7 +100,7 @@ Op gemm_op(std::string_view name, double m, double n, double k, double batch, Pr
   op.flops_fwd = flops;
   op.flops_b = flops;
   op.flops_w = flops;
-  double in = operand_bytes(precision);
+  double in = gemm_operand_bytes(precision);
   op.bytes_fwd = batch * ((m * k + k * n) * in + m * n * kActivationBytes);
   op.bytes_b = batch * ((m * n + n * k) * in + m * k * kActivationBytes);
   op.bytes_w = batch * ((m * k + m * n) * in + k * n * kMainGradBytes);
@@ -389,6 +384,10 @@ const Op* OpList::find(std::string_view name) const {
     if (op.name == name) return &op;
   }
   return nullptr;
+}
+
+double gemm_operand_bytes(Precision precision) {
+  return precision == Precision::kNvfp4 ? 0.5625 : precision == Precision::kFp8 ? 1.0 : 2.0;
 }
 
 RecomputeModules recompute_modules_of(const Op& op, bool mla) {

@@ -202,6 +202,10 @@ struct OpShape {
 // 1 + (imbalance - 1) / (E/ep).
 double moe_critical_rank_load(const MoeSpec& moe, int64_t ep);
 
+// Bytes per GEMM operand element at `precision`: fp8 1, NVFP4 half a byte plus one E4M3 scale
+// per 16 elements (0.5625), else 2.
+double gemm_operand_bytes(Precision precision);
+
 // The selective-recompute module an op of a layer belongs to (layer_ops.h "Recompute"), or
 // nullopt for ops no module re-runs (projections, residual adds, qk_norm). An op can sit in two
 // modules (a shared expert's in moe and shared_experts): the bits of both.

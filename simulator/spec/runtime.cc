@@ -23,6 +23,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      true,
      true,
      true,
+     true,
      "Megatron-Core with Transformer Engine (--transformer-impl transformer_engine, the default "
      "since core 0.5; NeMo and Megatron-Bridge run it): TE DotProductAttention dispatches to "
      "cuDNN fused attention / FlashAttention-3 on Hopper and cuDNN on Blackwell; the host runs "
@@ -37,10 +38,11 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      true,
      true,
      false,
+     true,
      "Megatron-LM 2020-2023 (before Transformer Engine; the SC'21 and sequence-parallel papers' "
      "code, and forks such as sail-sg/zero-bubble-pipeline-parallelism): core attention unfused "
      "(--use-flash-attn off by default), fused scale-mask-softmax and bias-GeLU CUDA kernels, "
-     "apex fused LayerNorm"},
+     "apex fused LayerNorm; fp8 through Transformer Engine's linears"},
     {Runtime::kDeepSpeed,
      "deepspeed",
      AttentionKernel::kFlash2,
@@ -51,8 +53,10 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      true,
      true,
      false,
+     true,
      "DeepSpeed / Megatron-DeepSpeed: eager PyTorch modules, flash-attn 2 "
-     "(--use-flash-attn-v2), the engine's forward/backward hooks and ZeRO bucketing on the host"},
+     "(--use-flash-attn-v2), the engine's forward/backward hooks and ZeRO bucketing on the host; "
+     "fp8 from Transformer Engine layers in the model code"},
     {Runtime::kTorchtitan,
      "torchtitan",
      AttentionKernel::kFlash2,
@@ -63,9 +67,11 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      false,
      false,
+     false,
      "torchtitan (PyTorch FSDP2, DTensor TP, torch.distributed.pipelining): eager modules unless "
      "torch.compile is on; attention through F.scaled_dot_product_attention, whose flash backend "
-     "is FlashAttention-2; FSDP2 pre/post-forward hooks per module"},
+     "is FlashAttention-2; FSDP2 pre/post-forward hooks per module; fp8 through torchao's "
+     "Float8Linear"},
     {Runtime::kPytorchFsdp,
      "pytorch-fsdp",
      AttentionKernel::kFlash2,
@@ -76,9 +82,11 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      false,
      false,
+     true,
      "PyTorch FSDP (FSDP1 FlatParameter; MosaicML Composer/llm-foundry, HF Accelerate): eager "
      "modules, flash-attn 2 or Triton flash attention (llm-foundry attn_impl flash/triton); no "
-     "launcher file ppsim writes"},
+     "launcher file ppsim writes; fp8 through Transformer Engine (llm-foundry amp_fp8: te.Linear "
+     "under fp8_autocast)"},
 }};
 
 constexpr uint32_t bit(ScheduleKind kind) { return 1u << static_cast<unsigned>(kind); }

@@ -91,6 +91,13 @@ struct RuntimeTraits {
   bool overlaps_tp_backward = true;
   bool blocking_p2p = true;
   bool moe_host_sync = false;
+  // Under fp8 or nvfp4, each linear keeps its input quantized (the W pass's column-wise copy,
+  // 1 or 0.5625 bytes per element) instead of the bf16 tensor: Transformer Engine's Linear,
+  // LayerNormLinear and GroupedLinear save the quantized inputmat for the weight gradient
+  // (transformer_engine/pytorch/module/linear.py _Linear.forward). torchao's Float8Linear
+  // saves the high-precision input and casts again in the backward (torchao/float8/
+  // float8_linear.py matmul_with_hp_or_float8_args). model/activation_memory.h.
+  bool quantized_gemm_inputs = false;
   const char* source = "";  // Where the row's facts come from.
 };
 

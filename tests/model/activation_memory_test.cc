@@ -230,6 +230,55 @@ TEST_CASE("ActivationMemory: mla_up_proj keeps the context and the latents, not 
         Approx(2 * s * b * (2 * 32.0 * 192 / 4 + 2 * 32.0 * 128 / 4)).epsilon(1e-12));
 }
 
+TEST_CASE("ActivationMemory: fp8 linears keep their inputs quantized under Transformer Engine") {
+  ModelSpec model = gpt_layer_model();
+  model.activation = Activation::kSwiglu;
+  model.ffn_hidden_size = 11008;
+  auto bf16 = config_for(4, true, Recompute::kNone, true);
+  auto fp8 = bf16;
+  fp8.gemm_input_bytes = 1;
+  const LayerActivationBytes wide = layer_activation_bytes(model, bf16, 0);
+  const LayerActivationBytes narrow = layer_activation_bytes(model, fp8, 0);
+  const double T = s * b;
+  // Norm inputs 2 + 2 bytes, the QKV and fc1 inputs 1 + 1: 6Th/t instead of 8Th/t (SP).
+  CHECK(narrow.norm_and_gemm_inputs == 6 * T * h / 4);
+  CHECK(wide.norm_and_gemm_inputs == 8 * T * h / 4);
+  // Q, K, V bf16; the context twice: bf16 for the attention backward, fp8 for the projection.
+  CHECK(narrow.attention == T * (2 * (4096.0 / 4 + 2 * 4096.0 / 4) + 3 * 4096.0 / 4));
+  CHECK(wide.attention == T * 2 * (4 * 4096.0 / 4));
+  // The SwiGLU input 2F in bf16, the product (fc2's input) F in fp8.
+  CHECK(narrow.mlp == T * (2 * 2 * 11008.0 + 1 * 11008.0) / 4);
+  CHECK(wide.mlp == T * 2 * 3 * 11008.0 / 4);
+  // Under core_attn recompute the attention keeps no output: only the fp8 copy stays.
+  auto fp8_selective = config_for(4, true, Recompute::kSelective, true);
+  fp8_selective.gemm_input_bytes = 1;
+  CHECK(layer_activation_bytes(model, fp8_selective, 0).attention ==
+        T * (2 * (4096.0 / 4 + 2 * 4096.0 / 4) + 1 * 4096.0 / 4));
+  // MoE: the dispatched expert input and the expert activation's output quantized; the router
+  // input stays bf16.
+  model.moe = MoeSpec{8, 2, 14336, 1};
+  model.moe->imbalance = 1.0;
+  const LayerActivationBytes moe = layer_activation_bytes(model, fp8, 0);
+  CHECK(moe.norm_and_gemm_inputs == (2 + 2 + 1 + 2) * T * h / 4);
+  CHECK(moe.mlp == T * 2 * (1 * h + (2 * 2 * 14336.0 + 14336.0) / 4 + 2 * h / 4));
+  // activation_config: Transformer Engine runtimes keep the quantized copy, torchtitan bf16.
+  Plan plan;
+  plan.global_batch_size = 8;
+  plan.precision = Precision::kFp8;
+  CHECK(activation_config(plan, model).gemm_input_bytes == 1);
+  plan.precision = Precision::kNvfp4;
+  CHECK(activation_config(plan, model).gemm_input_bytes == 0.5625);
+  plan.precision = Precision::kBf16;
+  CHECK(activation_config(plan, model).gemm_input_bytes == 2);
+  plan.precision = Precision::kFp8;
+  plan.runtime = Runtime::kTorchtitan;
+  CHECK(activation_config(plan, model).gemm_input_bytes == 2);
+  for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kPytorchFsdp}) {
+    plan.runtime = runtime;
+    CHECK(activation_config(plan, model).gemm_input_bytes == 1);
+  }
+}
+
 TEST_CASE("ActivationMemory: embedding and loss extras") {
   ModelSpec model = gpt_layer_model();  // V = 51200 = 50 * 1024: already padded for tp 4, 8.
   auto with_sp = config_for(4, true, Recompute::kSelective, true);
