@@ -366,18 +366,32 @@ TEST_CASE("ChunkPrice: imbalance raises an MoE layer; an NVLink domain keeps the
   CHECK(ahead.host_wait_fwd == 0);
 }
 
-TEST_CASE("ChunkPrice: CUDA graphs take an MoE layer's kernels off the host") {
-  ModelSpec model = small_expert_model();
+// Layer 0 of a model priced under an inline plan on four nodes of four H100s (default
+// efficiencies, no profile).
+struct SmallNodeLayers {
   ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 4, 4);
   const NodeGroup& group = cluster.nodes.front();
   EfficiencyTable efficiency;
   CollectiveEfficiency collective;
-  CostModel costs(group.gpu, efficiency, nullptr);
-  CommCounts comm;
-  auto layer_price = [&](const ModelSpec& m, const std::string& graphs) {
-    Plan plan = make_plan("dp=16,ep=16,mbs=1,gbs=16,seq=128,cuda_graphs=" + graphs);
-    ChunkPricer pricer(m, plan, efficiency, collective, nullptr, false);
+  CostModel costs{group.gpu, efficiency, nullptr};
+
+  LayerPrice price(const ModelSpec& model, const std::string& plan_text) const {
+    const Plan plan = make_plan(plan_text);  // The pricer keeps a reference.
+    ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+    CommCounts comm;
     return pricer.layer(costs, group, pricer.tensor_parallel(group, comm), 0);
+  }
+};
+
+TEST_CASE("ChunkPrice: CUDA graphs take an MoE layer's kernels off the host") {
+  ModelSpec model = small_expert_model();
+  const SmallNodeLayers layers_on;
+  const NodeGroup& group = layers_on.group;
+  const EfficiencyTable& efficiency = layers_on.efficiency;
+  const CollectiveEfficiency& collective = layers_on.collective;
+  const CostModel& costs = layers_on.costs;
+  auto layer_price = [&](const ModelSpec& m, const std::string& graphs) {
+    return layers_on.price(m, "dp=16,ep=16,mbs=1,gbs=16,seq=128,cuda_graphs=" + graphs);
   };
   Plan eager = make_plan("dp=16,ep=16,mbs=1,gbs=16,seq=128");
   double launches_fwd = 0, launches_bwd = 0;
@@ -421,16 +435,10 @@ TEST_CASE("ChunkPrice: CUDA graphs take an MoE layer's kernels off the host") {
 TEST_CASE("ChunkPrice: recomputed modules re-run their collectives and host issue in the "
           "backward") {
   ModelSpec model = small_expert_model();
-  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 4, 4);
-  const NodeGroup& group = cluster.nodes.front();
-  EfficiencyTable efficiency;
-  CollectiveEfficiency collective;
-  CostModel costs(group.gpu, efficiency, nullptr);
-  CommCounts comm;
+  const SmallNodeLayers layers_on;
+  const CostModel& costs = layers_on.costs;
   auto layer_price = [&](const ModelSpec& m, const std::string& text) {
-    Plan plan = make_plan(text);
-    ChunkPricer pricer(m, plan, efficiency, collective, nullptr, false);
-    return pricer.layer(costs, group, pricer.tensor_parallel(group, comm), 0);
+    return layers_on.price(m, text);
   };
   const std::string base = "dp=16,ep=16,mbs=1,gbs=16,seq=128";
   const LayerPrice eager = layer_price(model, base);
