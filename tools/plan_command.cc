@@ -315,7 +315,14 @@ int run_plan(const Options& options) {
         throw InputError("--recompute-modules", "", *problem);
       }
     }
-    planner.space.selective_modules = modules;
+    planner.space.selective_module_sets = {modules};
+  } else if (model.is_moe() && runtime_support(*runtime).recompute_modules) {
+    // What Megatron-Bridge's MoE recipes re-run (GPT-OSS, Qwen3 MoE): the experts'
+    // activation and the norms, cheap kernels that free the routed copies' largest tensors
+    // (docs/recompute.md), beside Megatron's default.
+    planner.space.selective_module_sets = {
+        0, recompute_module_bit(RecomputeModule::kMoeAct) |
+               recompute_module_bit(RecomputeModule::kLayernorm)};
   }
   planner.top = options.top;
   planner.threads = options.threads;

@@ -365,16 +365,30 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
   return shapes;
 }
 
+std::vector<std::pair<Recompute, RecomputeModules>> recompute_settings(const SearchSpace& space) {
+  std::vector<std::pair<Recompute, RecomputeModules>> settings;
+  for (Recompute recompute : space.recompute) {
+    if (recompute != Recompute::kSelective) {
+      settings.emplace_back(recompute, 0);
+      continue;
+    }
+    for (RecomputeModules modules : space.selective_module_sets) {
+      settings.emplace_back(recompute, modules);
+    }
+  }
+  return settings;
+}
+
 std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
   std::vector<Plan> variants;
   std::vector<bool> sp_values = shape.tp > 1 ? space.sequence_parallel : std::vector<bool>{false};
-  for (Recompute recompute : space.recompute) {
+  for (const auto& [recompute, modules] : recompute_settings(space)) {
     for (bool sp : sp_values) {
       for (int zero : space.zero_stages) {
         for (double offload : space.offload_fractions) {
           Plan plan = shape;
           plan.recompute = recompute;
-          plan.recompute_modules = recompute == Recompute::kSelective ? space.selective_modules : 0;
+          plan.recompute_modules = modules;
           plan.sequence_parallel = sp;
           plan.zero_stage = zero;
           plan.offload_optimizer = offload > 0;
@@ -398,12 +412,12 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
     plan.offload_fraction = fraction > 0 ? fraction : 1.0;
     return plan;
   };
-  for (Recompute recompute : space.recompute) {
+  for (const auto& [recompute, modules] : recompute_settings(space)) {
     for (bool sp : sp_values) {
       for (int zero : space.zero_stages) {
         Plan base = shape;
         base.recompute = recompute;
-        base.recompute_modules = recompute == Recompute::kSelective ? space.selective_modules : 0;
+        base.recompute_modules = modules;
         base.sequence_parallel = sp;
         base.zero_stage = zero;
         MemoryScreen none = screen.memory(with_fraction(base, 0));

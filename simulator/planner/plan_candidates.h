@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "simulator/spec/cluster_spec.h"
@@ -97,9 +98,10 @@ struct SearchSpace {
   bool cross_node_workers = false;        // Allow tp*cp above the GPUs per node (cp across nodes).
   std::vector<int64_t> tp;                // Tensor-parallel degrees to try; empty = every divisor.
   std::vector<Recompute> recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  // The modules every selective candidate re-runs (`plan --recompute-modules`; plan.h
-  // RecomputeModule bits); 0 = Megatron's default, core_attn.
-  RecomputeModules selective_modules = 0;
+  // The module sets selective candidates re-run, one candidate each (plan.h RecomputeModule
+  // bits; 0 = Megatron's default, core_attn). `plan` adds moe_act + layernorm for MoE models
+  // under megatron-core; `plan --recompute-modules` gives one set.
+  std::vector<RecomputeModules> selective_module_sets = {0};
   std::vector<bool> sequence_parallel = {true, false};  // Tried when tp > 1.
   std::vector<int> zero_stages = {0, 1, 2, 3};
   // Optimizer offload fractions tried (0 = no offload; optimizer_offload.h): the quarters
@@ -124,6 +126,10 @@ struct SearchSpace {
 // time-balanced splits (its StepOptions are those the plans will be simulated with).
 std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cluster,
                                    const SearchSpace& space, const PlanScreen& screen);
+
+// The recompute settings of the space, in its order: each of `recompute`, selective once per
+// module set of `selective_module_sets`.
+std::vector<std::pair<Recompute, RecomputeModules>> recompute_settings(const SearchSpace& space);
 
 // The knob variants of a shape, in the order above.
 std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space);

@@ -57,6 +57,12 @@ struct ScheduleProfile {
 
 namespace {
 
+// What a plan recomputes, as one cache key: the setting and the modules it re-runs (two
+// selective plans with different modules save and cost differently).
+int recompute_key(const Plan& plan) {
+  return static_cast<int>(recomputed_modules(plan)) * 4 + static_cast<int>(plan.recompute);
+}
+
 // What a plan's costs depend on beyond its shape: its runtime and attention kernel, as one key.
 int runtime_key(const Plan& plan) {
   return static_cast<int>(plan.runtime) * 4 + static_cast<int>(attention_kernel(plan));
@@ -312,7 +318,7 @@ std::shared_ptr<const ScheduleProfile> PlanScreen::schedule_profile(ScheduleKind
 std::shared_ptr<const PlanScreen::LayerBytes> PlanScreen::layer_bytes(const Plan& plan) const {
   auto key = std::make_tuple(
       plan.tp, plan.cp, plan.micro_batch_size, effective_seq_length(plan, model_), plan.ep,
-      plan.sequence_parallel && plan.tp > 1, static_cast<int>(plan.recompute), runtime_key(plan));
+      plan.sequence_parallel && plan.tp > 1, recompute_key(plan), runtime_key(plan));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = bytes_.find(key);
@@ -340,7 +346,7 @@ std::shared_ptr<const LayerSeconds> PlanScreen::layer_seconds(const Plan& plan,
   auto key = std::make_tuple(group, plan.tp, plan.cp, plan.micro_batch_size,
                              effective_seq_length(plan, model_), plan.ep,
                              plan.sequence_parallel && plan.tp > 1,
-                             static_cast<int>(plan.recompute), static_cast<int>(plan.precision),
+                             recompute_key(plan), static_cast<int>(plan.precision),
                              runtime_key(plan));
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -433,7 +439,7 @@ bool ShapeScreen::deadlocks() const { return profile_->deadlocks; }
 
 const ShapeScreen::Activations& ShapeScreen::activations(const Plan& plan) const {
   bool sp = plan.sequence_parallel && plan.tp > 1;
-  auto key = std::make_pair(sp, static_cast<int>(plan.recompute));
+  auto key = std::make_pair(sp, recompute_key(plan));
   auto it = activations_.find(key);
   if (it != activations_.end()) return *it->second;
   std::shared_ptr<const PlanScreen::LayerBytes> bytes = screen_.layer_bytes(plan);
@@ -552,7 +558,7 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
 
 const ShapeScreen::Clocks& ShapeScreen::clocks(const Plan& plan, bool replay) const {
   auto key = std::make_tuple(plan.sequence_parallel && plan.tp > 1,
-                             static_cast<int>(plan.recompute), plan.zero_stage == 3);
+                             recompute_key(plan), plan.zero_stage == 3);
   std::unique_ptr<Clocks>& entry = clocks_[key];
   if (!entry) entry = std::make_unique<Clocks>();
   Clocks& clocks = *entry;

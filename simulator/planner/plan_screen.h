@@ -151,7 +151,7 @@ class PlanScreen {
   mutable std::map<std::tuple<int, int32_t, int32_t, int32_t>,
                    std::shared_ptr<const ScheduleProfile>>
       profiles_;
-  // Keyed by (tp, cp, mbs, seq, ep, sequence parallel, recompute, runtime_key).
+  // Keyed by (tp, cp, mbs, seq, ep, sequence parallel, recompute and its modules, runtime_key).
   mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int>,
                    std::shared_ptr<const LayerBytes>>
       bytes_;

@@ -147,6 +147,27 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (memory-tight, hom
   check_planner_matches(model, cluster, space, 5);
 }
 
+// An MoE model with two selective-recompute module sets: each set is a candidate of its own,
+// and the screen keeps their memory and seconds apart (the exhaustive check compares every
+// plan's screened peak with the simulator's).
+TEST_CASE("Planner: best plan equals an exhaustive simulation (selective recompute module sets)") {
+  ModelSpec model = testing::tiny_moe_model();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1, 4);
+  SearchSpace space;
+  space.global_batch_size = 8;
+  space.max_micro_batch_size = 2;
+  space.max_vpp = 1;
+  space.schedules = {ScheduleKind::kOneFOneB};
+  space.selective_module_sets = {0, recompute_module_bit(RecomputeModule::kMoeAct) |
+                                        recompute_module_bit(RecomputeModule::kLayernorm)};
+  // Each recompute setting once, selective once per module set.
+  const auto settings = recompute_settings(space);
+  REQUIRE(settings.size() == 4);
+  CHECK(settings[1] == std::make_pair(Recompute::kSelective, RecomputeModules{0}));
+  CHECK(settings[2].second == space.selective_module_sets[1]);
+  check_planner_matches(model, cluster, space, 5);
+}
+
 // Two node groups of different GPUs: placements and time-balanced splits are in the space.
 ClusterSpec small_mixed_cluster() {
   ClusterSpec a100 = testing::uniform_cluster("A100-SXM-40GB", 1, 2);
