@@ -124,10 +124,12 @@ ActivationConfig activation_config(const Plan& plan, const ModelSpec& model);
 // Under full recompute only layer_input is non-zero.
 struct LayerActivationBytes {
   double norm_and_gemm_inputs = 0;  // Two norm inputs, the QKV and fc1 (or router) inputs:
-                                    // 8sbh, split by t only with sequence parallelism.
+                                    // 8sbh in bf16 (less quantized or under layernorm
+                                    // recompute), split by t only with sequence parallelism.
   double dropout_masks = 0;         // The two residual dropout masks: 2sbh (split likewise).
-  double attention = 0;             // Q, K, V and the context: sb(4Q + 4K)/t (K/g per rank
-                                    // when tp > g).
+  double attention = 0;             // Q, K, V and the context: sb(4Q + 4K)/t in bf16 (K/g
+                                    // per rank when tp > g; the context also quantized, and
+                                    // MLA under mla_up_proj: "Precision", above).
   double attention_core = 0;        // Non-flash: 5·a·s^2·b scores; flash: 4·a·s·b logsumexp;
                                     // 0 under selective recompute. Split by t.
   double mlp = 0;                   // Dense MLP intermediates, or the experts' (MoE).
