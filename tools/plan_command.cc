@@ -45,7 +45,7 @@ struct Options {
   std::string moe_dispatcher = "alltoall";
   std::string cuda_graphs = "none";
   std::string precision = "bf16";
-  std::string recompute_modules;  // --recompute-modules NAME,NAME (empty: core_attn).
+  std::vector<std::string> recompute_modules;  // --recompute-modules (empty: the defaults).
   bool homogeneous_only = false;
   bool cross_node_cp = false;
   std::string emit;
@@ -292,20 +292,11 @@ int run_plan(const Options& options) {
   }
   planner.space.precision = *precision;
   if (!options.recompute_modules.empty()) {
-    RecomputeModules modules = 0;
-    size_t start = 0;
-    while (start <= options.recompute_modules.size()) {
-      size_t end = options.recompute_modules.find(',', start);
-      if (end == std::string::npos) end = options.recompute_modules.size();
-      const std::string name = options.recompute_modules.substr(start, end - start);
-      const std::optional<RecomputeModule> module = find_recompute_module(name);
-      if (!module) {
-        throw InputError("--recompute-modules", "",
-                         unknown_choice("recompute module", name, recompute_module_names()));
-      }
-      modules |= recompute_module_bit(*module);
-      start = end + 1;
-    }
+    // parse_plan validates the names (with "did you mean") and sets their bits.
+    const RecomputeModules modules =
+        parse_plan("gbs=1,recompute_modules=" + join_names(options.recompute_modules, ":"),
+                   "--recompute-modules")
+            .recompute_modules;
     if (std::optional<std::string> problem = recompute_modules_problem(modules, model)) {
       throw InputError("--recompute-modules", "", *problem);
     }
@@ -464,10 +455,12 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   command->add_option("--precision", options->precision,
                       "GEMM precision of every plan: bf16 (default), fp16, fp8, nvfp4 (Blackwell "
                       "FP4; Megatron-Core only)");
-  command->add_option("--recompute-modules", options->recompute_modules,
-                      "What every selective-recompute plan re-runs, comma-separated: core_attn "
-                      "(default), moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts "
-                      "(Megatron-Core's --recompute-modules)");
+  command
+      ->add_option("--recompute-modules", options->recompute_modules,
+                   "What every selective-recompute plan re-runs (repeat or comma-separate): "
+                   "core_attn (default), moe_act, layernorm, mla_up_proj, mlp, moe, "
+                   "shared_experts (Megatron-Core's --recompute-modules; docs/recompute.md)")
+      ->delimiter(',');
   command->add_option("--threads", options->threads, "Simulation threads (default: all cores)")
       ->check(CLI::Range(0, kMaxThreads));
   add_work_budget_options(command, options->budget);

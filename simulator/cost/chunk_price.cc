@@ -203,9 +203,7 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     }
     // A recomputed MoE block (full recompute, or the moe module) dispatches and combines
     // again inside the backward.
-    const double recomputed_comm =
-        plan_.recompute == Recompute::kFull || recomputes(RecomputeModule::kMoe) ? expert_comm
-                                                                                 : 0.0;
+    const double recomputed_comm = recomputes(RecomputeModule::kMoe) ? expert_comm : 0.0;
     if (plan_.moe_a2a_overlap) {
       comm_fwd += overlapped_excess(expert_comm, compute.fwd, collective_.overlap_slowdown);
       comm_bwd += overlapped_excess(expert_comm + recomputed_comm, under_bwd,

@@ -275,22 +275,24 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     training_args.push_back({"--fp16", ""});
   } else {
     training_args.push_back({"--bf16", ""});
-    const RecomputeModules discarding = recompute_module_bit(RecomputeModule::kMoeAct) |
-                                        recompute_module_bit(RecomputeModule::kLayernorm);
-    if (plan.precision == Precision::kFp8 &&
-        (plan.recompute != Recompute::kSelective || (plan.recompute_modules & discarding) == 0)) {
-      // As examples/llama/train_llama3_8b_h100_fp8.sh, without --fp8-param-gather (ppsim keeps
-      // bf16 weights, memory_model.h): Transformer Engine's delayed scaling recipe.
+    if (plan.precision == Precision::kFp8) {
       training_args.push_back({"--fp8-format", "hybrid"});
-      training_args.push_back({"--fp8-recipe", "delayed"});
-      training_args.push_back({"--fp8-amax-history-len", "1024"});
-      training_args.push_back({"--fp8-amax-compute-algo", "max"});
-    } else if (plan.precision == Precision::kFp8) {
       // Megatron-Core refuses moe_act and layernorm recompute under delayed scaling
       // (transformer_config.py); current (tensorwise) scaling, Megatron-Bridge's FP8-CS, runs
       // them. ppsim prices both recipes alike.
-      training_args.push_back({"--fp8-format", "hybrid"});
-      training_args.push_back({"--fp8-recipe", "tensorwise"});
+      const bool discards_outputs =
+          plan.recompute == Recompute::kSelective &&
+          (plan.recompute_modules & (recompute_module_bit(RecomputeModule::kMoeAct) |
+                                     recompute_module_bit(RecomputeModule::kLayernorm))) != 0;
+      if (discards_outputs) {
+        training_args.push_back({"--fp8-recipe", "tensorwise"});
+      } else {
+        // As examples/llama/train_llama3_8b_h100_fp8.sh, without --fp8-param-gather (ppsim
+        // keeps bf16 weights, memory_model.h): Transformer Engine's delayed scaling recipe.
+        training_args.push_back({"--fp8-recipe", "delayed"});
+        training_args.push_back({"--fp8-amax-history-len", "1024"});
+        training_args.push_back({"--fp8-amax-compute-algo", "max"});
+      }
     } else if (plan.precision == Precision::kNvfp4) {
       // Transformer Engine's NVFP4BlockScaling (megatron/core/fp4_utils.py get_fp4_recipe),
       // without --fp4-param-gather (ppsim keeps bf16 weights, memory_model.h).

@@ -196,25 +196,23 @@ nlohmann::json inline_value(const std::string& key, const std::string& text,
     if (error != std::errc() || end != piece.data() + piece.size()) return std::nullopt;
     return value;
   };
-  if (key == "recompute_modules") {
-    nlohmann::json list = nlohmann::json::array();
+  // The ':'-separated pieces of a list value (an empty piece stays, for the key's check).
+  auto pieces = [&text] {
+    std::vector<std::string> parts;
     size_t start = 0;
     while (start <= text.size()) {
       size_t end = text.find(':', start);
       if (end == std::string::npos) end = text.size();
-      list.push_back(text.substr(start, end - start));
+      parts.push_back(text.substr(start, end - start));
       start = end + 1;
     }
-    return list;
-  }
+    return parts;
+  };
+  if (key == "recompute_modules") return pieces();
   if (key == "stage_layers" || key == "placement" || key == "replica_microbatches" ||
       key == "rmb") {
     nlohmann::json list = nlohmann::json::array();
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find(':', start);
-      if (end == std::string::npos) end = text.size();
-      std::string piece = text.substr(start, end - start);
+    for (const std::string& piece : pieces()) {
       std::optional<int64_t> value = as_int(piece);
       if (!value) {
         throw InputError(source, "/" + key,
@@ -223,7 +221,6 @@ nlohmann::json inline_value(const std::string& key, const std::string& text,
                                      text));
       }
       list.push_back(*value);
-      start = end + 1;
     }
     return list;
   }
@@ -336,14 +333,18 @@ RecomputeModules recomputed_modules(const Plan& plan) {
   return recomputed_modules(plan.recompute, plan.recompute_modules);
 }
 
-std::string recompute_modules_text(RecomputeModules modules, std::string_view separator) {
-  std::string text;
+std::vector<std::string> recompute_module_list(RecomputeModules modules) {
+  std::vector<std::string> names;
   for (int i = 0; i < kRecomputeModuleCount; ++i) {
-    if ((modules & recompute_module_bit(static_cast<RecomputeModule>(i))) == 0) continue;
-    if (!text.empty()) text += separator;
-    text += kRecomputeModuleNames[i];
+    if (modules & recompute_module_bit(static_cast<RecomputeModule>(i))) {
+      names.push_back(kRecomputeModuleNames[i]);
+    }
   }
-  return text;
+  return names;
+}
+
+std::string recompute_modules_text(RecomputeModules modules, std::string_view separator) {
+  return join_names(recompute_module_list(modules), separator);
 }
 
 std::string moe_dispatcher_name(MoeDispatcher dispatcher) {
@@ -456,13 +457,7 @@ std::string plan_to_json(const Plan& plan) {
   json["schedule"] = schedule_name(plan.schedule);
   json["recompute"] = recompute_name(plan.recompute);
   if (plan.recompute == Recompute::kSelective && plan.recompute_modules != 0) {
-    nlohmann::ordered_json modules = nlohmann::ordered_json::array();
-    for (int i = 0; i < kRecomputeModuleCount; ++i) {
-      if (plan.recompute_modules & recompute_module_bit(static_cast<RecomputeModule>(i))) {
-        modules.push_back(kRecomputeModuleNames[i]);
-      }
-    }
-    json["recompute_modules"] = modules;
+    json["recompute_modules"] = recompute_module_list(plan.recompute_modules);
   }
   json["sequence_parallel"] = plan.sequence_parallel;
   json["zero_stage"] = plan.zero_stage;

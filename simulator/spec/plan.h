@@ -187,7 +187,8 @@ RecomputeModules recomputed_modules(const Plan& plan);
 // nullopt. Part of plan_problem; `plan --recompute-modules` asks it before searching.
 std::optional<std::string> recompute_modules_problem(RecomputeModules modules,
                                                      const ModelSpec& model);
-// The names of a module set in RecomputeModule order, joined by `separator`.
+// The names of a module set in RecomputeModule order, as a list and joined by `separator`.
+std::vector<std::string> recompute_module_list(RecomputeModules modules);
 std::string recompute_modules_text(RecomputeModules modules, std::string_view separator);
 
 // "alltoall", "deepep", "hybridep".
