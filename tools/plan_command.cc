@@ -45,6 +45,7 @@ struct Options {
   std::string moe_dispatcher = "alltoall";
   std::string cuda_graphs = "none";
   std::string precision = "bf16";
+  std::optional<bool> grad_reduce_in_fp32;     // --grad-reduce-in-fp32 (absent: the default).
   std::vector<std::string> recompute_modules;  // --recompute-modules (empty: the defaults).
   bool homogeneous_only = false;
   bool cross_node_cp = false;
@@ -291,6 +292,17 @@ int run_plan(const Options& options) {
     }
   }
   planner.space.precision = *precision;
+  if (options.grad_reduce_in_fp32) {
+    Plan probe;
+    probe.precision = *precision;
+    probe.runtime = *runtime;
+    probe.grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
+    if (std::optional<std::string> problem =
+            any_runtime ? std::nullopt : runtime_grad_reduce_problem(probe)) {
+      throw InputError("--grad-reduce-in-fp32", "", *problem);
+    }
+    planner.space.grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
+  }
   if (!options.recompute_modules.empty()) {
     // parse_plan validates the names (with "did you mean") and sets their bits.
     const RecomputeModules modules =
@@ -455,6 +467,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   command->add_option("--precision", options->precision,
                       "GEMM precision of every plan: bf16 (default), fp16, fp8, nvfp4 (Blackwell "
                       "FP4; Megatron-Core only)");
+  command->add_option("--grad-reduce-in-fp32", options->grad_reduce_in_fp32,
+                      "Keep and reduce every plan's gradients in fp32 (true, the default but for "
+                      "fp16) or in the training dtype (false: Megatron-Core's "
+                      "--grad-reduce-in-bf16, as NeMo/Megatron-Bridge performance recipes run)");
   command
       ->add_option("--recompute-modules", options->recompute_modules,
                    "What every selective-recompute plan re-runs (repeat or comma-separate): "

@@ -797,6 +797,17 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
   } else {
     plan.precision = read_precision(row.text("precision"), row.text("framework"), defaults);
   }
+  if ((contains(framework_text, "megatron-bridge") || contains(framework_text, "nemo")) &&
+      plan.precision != Precision::kFp16) {
+    // Their published throughput comes from the performance recipes, which reduce gradients in
+    // bf16: Megatron-Bridge perf_recipes/_common.py _perf_precision sets grad_reduce_in_fp32 =
+    // False for every precision ("the benchmark-mode default"), as NeMo 2's
+    // scripts/performance and performance-mode recipes set plugins.grad_reduce_in_fp32 = False.
+    plan.grad_reduce_in_fp32 = false;
+    defaults.push_back(
+        "gradient reduction not stated: bf16 (grad_reduce_in_fp32=false, Megatron-Bridge/NeMo "
+        "performance recipes)");
+  }
   return plan;
 }
 

@@ -39,10 +39,15 @@ ChunkPricer::ChunkPricer(const ModelSpec& model, const Plan& plan,
   embedding_parameters_ = counts.embedding + counts.position_embedding;
   head_parameters_ = counts.output_layer > 0 ? counts.output_layer : counts.embedding;
   mtp_parameters_ = counts.mtp;
+  final_norm_parameters_ = counts.final_norm;
 }
 
 int64_t ChunkPricer::dp_ranks_per_node(const NodeGroup& group) const {
   return std::max<int64_t>(1, group.gpus_per_node / plan_.tp);
+}
+
+int64_t ChunkPricer::expert_dp_ranks_per_node(const NodeGroup& group) const {
+  return std::max<int64_t>(1, group.gpus_per_node / (plan_.ep * plan_.expert_tp()));
 }
 
 double ChunkPricer::collective_seconds(Collective kind, double bytes, int64_t size,
@@ -293,32 +298,33 @@ PassSeconds ChunkPricer::head_passes(const CostModel& costs) const {
   return head_seconds(costs.head_cost(model_, shape_));
 }
 
-double ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool first_chunk,
-                               bool last_chunk) const {
-  double parameters = 0;
+ParameterSplit ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool first_chunk,
+                                       bool last_chunk) const {
+  const double expert_split = static_cast<double>(plan_.ep * plan_.expert_tp());
+  ParameterSplit parameters;
   for (int64_t layer = first_layer; layer < first_layer + layers; ++layer) {
     LayerParameters counted = layer_parameters(model_, layer);
     if (model_.is_moe_layer(layer)) {
       // Routed experts split over ep x etp; shared experts over tp (layer_ops.h).
       const double routed = counted.mlp - counted.shared_experts;
-      parameters +=
-          (counted.attention + counted.norms + counted.router + counted.shared_experts) / plan_.tp +
-          routed / static_cast<double>(plan_.ep * plan_.expert_tp());
+      parameters.dense +=
+          (counted.attention + counted.norms + counted.router + counted.shared_experts) / plan_.tp;
+      parameters.expert += routed / expert_split;
     } else {
-      parameters +=
+      parameters.dense +=
           (counted.attention + counted.norms + counted.router) / plan_.tp + counted.mlp / plan_.tp;
     }
   }
-  if (first_chunk) parameters += embedding_parameters_ / plan_.tp;
+  if (first_chunk) parameters.dense += embedding_parameters_ / plan_.tp;
   if (last_chunk) {
-    parameters += head_parameters_ / plan_.tp;
+    parameters.dense += head_parameters_ / plan_.tp + final_norm_parameters_;
     if (model_.mtp_layers > 0) {
       // MTP layers live on the last stage: routed experts split like the others.
       LayerParameters last = layer_parameters(model_, model_.num_layers - 1);
       const double routed = last.mlp - last.shared_experts;
       const double dense = mtp_parameters_ / model_.mtp_layers - routed;
-      parameters += model_.mtp_layers *
-                    (dense / plan_.tp + routed / static_cast<double>(plan_.ep * plan_.expert_tp()));
+      parameters.dense += model_.mtp_layers * dense / plan_.tp;
+      parameters.expert += model_.mtp_layers * routed / expert_split;
     }
   }
   return parameters;
@@ -344,7 +350,7 @@ ChunkPrice ChunkPricer::chunk(const CostModel& costs, const NodeGroup& group, in
 // ZeRO-3 / FSDP: each FSDP unit (a transformer layer; the embedding and head as one more) has
 // its parameters all-gathered before its forward, gathered again before its backward (the
 // default resharding after forward) and its gradients reduce-scattered after it, one collective
-// each, so each pays its own latency, which grows with the ring (collective_cost.h). The
+// each (two with routed experts: theirs run over the expert data-parallel group), so each pays its own latency, which grows with the ring (collective_cost.h). The
 // runtime prefetches the next unit's gather during this one's compute, so per unit only the
 // excess of communication over compute shows, plus the contention of what overlap hides.
 void ChunkPricer::zero3_exposure(const NodeGroup& group, const LayerPrice* layer_prices,
@@ -353,21 +359,30 @@ void ChunkPricer::zero3_exposure(const NodeGroup& group, const LayerPrice* layer
                                  ChunkPrice& price) const {
   const int64_t n = plan_.dp * plan_.cp;
   const int64_t per_node = dp_ranks_per_node(group);
+  const int64_t expert_n = plan_.expert_dp();
+  const int64_t expert_per_node = expert_dp_ranks_per_node(group);
   auto exposed = [this](double comm, double compute) {
     return std::max(0.0, comm - compute) + collective_.overlap_slowdown * std::min(comm, compute);
   };
   double exposed_fwd = 0, exposed_bwd = 0, bound_fwd = 0, bound_bwd = 0;
-  // Identical layers repeat: price a unit's collectives once per parameter count.
-  double last_parameters = -1, gather = 0, scatter = 0;
-  auto unit = [&](double parameters, const PassSeconds& compute, const PassSeconds& bound) {
-    if (parameters <= 0) return;
-    if (parameters != last_parameters) {
+  // Identical layers repeat: price a unit's collectives once per parameter count. Its dense
+  // parameters are sharded over dp*cp, its routed experts over the expert data-parallel group.
+  ParameterSplit last_parameters{-1, -1};
+  double gather = 0, scatter = 0;
+  auto unit = [&](const ParameterSplit& parameters, const PassSeconds& compute,
+                  const PassSeconds& bound) {
+    if (parameters.total() <= 0) return;
+    if (parameters.dense != last_parameters.dense || parameters.expert != last_parameters.expert) {
       last_parameters = parameters;
-      gather = collective_seconds(Collective::kAllGather, parameters * kStepParameterBytes, n,
-                                  per_node, group, price.comm);
-      scatter = collective_seconds(Collective::kReduceScatter,
-                                   parameters * gradient_bytes_per_param(plan_.precision), n,
-                                   per_node, group, price.comm);
+      const double gradient = gradient_bytes_per_param(plan_);
+      gather = collective_seconds(Collective::kAllGather, parameters.dense * kStepParameterBytes,
+                                  n, per_node, group, price.comm) +
+               collective_seconds(Collective::kAllGather, parameters.expert * kStepParameterBytes,
+                                  expert_n, expert_per_node, group, price.comm);
+      scatter = collective_seconds(Collective::kReduceScatter, parameters.dense * gradient, n,
+                                   per_node, group, price.comm) +
+                collective_seconds(Collective::kReduceScatter, parameters.expert * gradient,
+                                   expert_n, expert_per_node, group, price.comm);
     }
     exposed_fwd += exposed(gather, compute.forward);
     exposed_bwd += exposed(gather + scatter, compute.backward_input + compute.backward_weight);

@@ -71,6 +71,7 @@
 #include "simulator/cost/cost_model.h"
 #include "simulator/model/activation_memory.h"
 #include "simulator/model/layer_ops.h"
+#include "simulator/model/parameter_bytes.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_spec.h"
 #include "simulator/spec/plan.h"
@@ -152,7 +153,7 @@ struct ChunkPrice {
   // Of those, what a split backward keeps from I to W: each GEMM's input (W = X^T dY needs X;
   // everything else is consumed by I). Zero-bubble schedules free the rest at I.
   double weight_stash_bytes = 0;
-  double parameters = 0;  // Per GPU (dense and expert), for gradient sync and optimizer.
+  ParameterSplit parameters;  // Per GPU (dense and expert), for gradient sync and optimizer.
   PassSeconds bound;      // The planner's lower bound on forward, backward_input, weight.
   // Op passes by source (counted once per GPU type and chunk by the caller) and collectives.
   int64_t roofline_passes = 0;
@@ -202,11 +203,15 @@ class ChunkPricer {
   PassSeconds head_passes(const CostModel& costs) const;
 
   // Parameters per GPU of those layers (tp-split, experts ep-split), the embedding's on the
-  // first chunk and the output layer's (or the tied embedding's) on the last.
-  double parameters(int64_t first_layer, int64_t layers, bool first_chunk, bool last_chunk) const;
+  // first chunk and the final norm's and output layer's (or the tied embedding's) on the last.
+  ParameterSplit parameters(int64_t first_layer, int64_t layers, bool first_chunk,
+                            bool last_chunk) const;
 
   // Data-parallel ranks of one GPU's gradient group on one node of `group`.
   int64_t dp_ranks_per_node(const NodeGroup& group) const;
+  // The same for its routed experts' group (Plan::expert_dp): Megatron-Core orders expert
+  // ranks etp, then ep, then expert dp, so a node of g GPUs holds g / (ep*etp) of them.
+  int64_t expert_dp_ranks_per_node(const NodeGroup& group) const;
 
   // Seconds of one collective on `size` ranks, `per_node` of them per node of `group`, counted
   // into `comm`: measured when the profile applies and has it, else alpha-beta.
@@ -230,6 +235,7 @@ class ChunkPricer {
   double tokens_;                // Per microbatch per context-parallel rank.
   double embedding_parameters_;  // Token (and learned position) embedding, whole.
   double head_parameters_;       // Output layer, or the tied embedding on the last chunk.
+  double final_norm_parameters_;  // The final norm, whole on every tp rank, on the last chunk.
   double mtp_parameters_;        // All multi-token-prediction layers (model_stats), whole.
 };
 

@@ -112,6 +112,11 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
   } else {
     json["bf16"] = {{"enabled", true}};
   }
+  // The gradient reduction's dtype, spelled out (DeepSpeed's default follows the regime):
+  // grad_reduce_in_fp32_in_force (plan.h).
+  json["communication_data_type"] = grad_reduce_in_fp32_in_force(plan)          ? "fp32"
+                                    : plan.precision == Precision::kFp16 ? "fp16"
+                                                                         : "bf16";
   nlohmann::ordered_json zero;
   zero["stage"] = zero_stage;
   if (zero_stage >= 1 && plan.dp > 1) zero["overlap_comm"] = true;

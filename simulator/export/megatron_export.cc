@@ -271,10 +271,16 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     training_args.push_back({"--recompute-method", "uniform"});
     training_args.push_back({"--recompute-num-layers", "1"});
   }
+  // The gradients' dtype (grad_reduce_in_fp32_in_force, plan.h): arguments.py reduces bf16
+  // training's in fp32 unless --grad-reduce-in-bf16, fp16's in fp16 unless
+  // --accumulate-allreduce-grads-in-fp32.
+  const bool fp32_gradients = grad_reduce_in_fp32_in_force(plan);
   if (plan.precision == Precision::kFp16) {
     training_args.push_back({"--fp16", ""});
+    if (fp32_gradients) training_args.push_back({"--accumulate-allreduce-grads-in-fp32", ""});
   } else {
     training_args.push_back({"--bf16", ""});
+    if (!fp32_gradients) training_args.push_back({"--grad-reduce-in-bf16", ""});
     if (plan.precision == Precision::kFp8) {
       training_args.push_back({"--fp8-format", "hybrid"});
       // Megatron-Core refuses moe_act and layernorm recompute under delayed scaling

@@ -350,6 +350,9 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
                       plan.global_batch_size);
   text += fmt::format("seq_len = {}\n", seq);
   text += "mixed_precision_param = \"bfloat16\"\n";
+  // FSDP's gradient reduce-scatter dtype (grad_reduce_in_fp32_in_force, plan.h); torchtitan's
+  // default is float32.
+  if (!grad_reduce_in_fp32_in_force(plan)) text += "mixed_precision_reduce = \"bfloat16\"\n";
   if (plan.offload_optimizer) text += "enable_cpu_offload = true\n";
 
   text += "\n[parallelism]\n";

@@ -88,6 +88,8 @@ int64_t communicators(const ModelSpec& model, const Plan& plan, int64_t stage, i
   if (plan.dp * plan.cp > 1) ++count;  // Gradient reduction / ZeRO collectives.
   if (plan.pp > 1) ++count;            // Pipeline send/recv.
   if (plan.ep > 1) ++count;            // Expert all-to-all.
+  // Routed experts' gradient reduction, over a group of its own (Plan::expert_dp).
+  if (model.is_moe() && plan.expert_dp() > 1 && plan.expert_dp() != plan.dp * plan.cp) ++count;
   // Tied embeddings across ranks: the embedding group (first and loss rank) all-reduces grads.
   if (model.tied_embeddings && loss_rank != 0 && (stage == 0 || stage == loss_rank)) ++count;
   return count;

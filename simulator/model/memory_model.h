@@ -73,13 +73,11 @@ inline constexpr double kCudaContextBytes = 0.75 * 1024 * 1024 * 1024;
 inline constexpr double kCublasWorkspaceBytes = 2 * 32.0 * 1024 * 1024;
 inline constexpr double kNcclBytesPerCommunicator = 16 * 9633792.0;
 
-// Parameters one GPU of a pipeline stage holds, split by how ZeRO shards them.
-struct StageParameters {
-  double dense = 0;          // Non-expert parameters on this GPU (already split by tp).
-  double expert = 0;         // Routed-expert parameters on this GPU (already split by ep*tp).
+// Parameters one GPU of a pipeline stage holds, split by how ZeRO shards them (dense over
+// dp*cp, routed experts over the expert data-parallel group).
+struct StageParameters : ParameterSplit {
   double largest_layer = 0;  // Parameters of the stage's largest layer on this GPU (for the
                              // ZeRO-2/3 transients).
-  double total() const { return dense + expert; }
 };
 
 // What one GPU of a stage keeps for its parameters (the Adam bytes above, sharded by ZeRO over
@@ -104,15 +102,13 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
 // calls it for every stage of every plan it screens.
 inline ParameterBytes parameter_bytes(const StageParameters& params, const Plan& plan) {
   const double dense_group = static_cast<double>(plan.dp * plan.cp);
-  // Expert data parallelism: the stage's tp*dp*cp GPUs over the etp*ep of an expert group.
-  const double expert_group = static_cast<double>(plan.tp * plan.dp * plan.cp) /
-                              static_cast<double>(plan.ep * plan.expert_tp());
+  const double expert_group = static_cast<double>(plan.expert_dp());
   const int zero = plan.zero_stage;
   auto sharded = [&](double bytes_per_param, bool shard) {
     return bytes_per_param *
            (shard ? params.dense / dense_group + params.expert / expert_group : params.total());
   };
-  const double gradient = gradient_bytes_per_param(plan.precision);
+  const double gradient = gradient_bytes_per_param(plan);
   ParameterBytes bytes;
   const RuntimeTraits& runtime = runtime_traits(plan.runtime);
   // FSDP's fp32 shards are the master weights (runtime.h); Megatron/DeepSpeed keep bf16

@@ -19,10 +19,10 @@ OffloadSplit offload_split(const Plan& plan, const NodeGroup& group, double shar
   split.fraction = offloaded_fraction(plan);
   split.host_parameters = split.fraction * shard_parameters;
   split.gpu_parameters = shard_parameters - split.host_parameters;
-  split.d2h_bytes = split.host_parameters * gradient_bytes_per_param(plan.precision);
+  split.d2h_bytes = split.host_parameters * gradient_bytes_per_param(plan);
   split.h2d_bytes = split.host_parameters * kOffloadHostToDeviceBytesPerParam;
   split.host_bytes =
-      split.host_parameters * (kHostOptimizerBytesPerParam + gradient_bytes_per_param(plan.precision));
+      split.host_parameters * (kHostOptimizerBytesPerParam + gradient_bytes_per_param(plan));
   split.pcie_bytes_per_s = pcie_bytes_per_s(group);
   split.cpu_adam_parameters_per_s =
       group.cpu_adam_parameters_per_s / static_cast<double>(gpus_sharing_host);

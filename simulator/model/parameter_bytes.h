@@ -9,8 +9,10 @@ namespace ppsim {
 // Bytes per parameter of mixed-precision Adam, by part (memory_model.h explains
 // the sum and how ZeRO shards each part).
 inline constexpr double kWeightBytesPerParam = 2;        // bf16/fp16 (also fp8 plans).
-inline constexpr double kGradientBytesPerParam = 4;      // fp32 main gradients (bf16, fp8 plans).
-inline constexpr double kFp16GradientBytesPerParam = 2;  // fp16 main gradients (fp16 plans).
+inline constexpr double kGradientBytesPerParam = 4;      // fp32 main gradients (the default
+                                                         // but for fp16 plans).
+inline constexpr double kHalfGradientBytesPerParam = 2;  // bf16/fp16 main gradients
+                                                         // (grad_reduce_in_fp32 off).
 inline constexpr double kOptimizerBytesPerParam = 12;    // fp32 master weights + Adam m, v.
 // PyTorch FSDP under a bf16 mixed-precision policy (runtime.h fsdp_fp32_shards): the sharded
 // parameters are fp32 and double as the master copy, so the optimizer adds only Adam's m and v.
@@ -21,13 +23,27 @@ inline constexpr double kAdamMomentsBytesPerParam = 8;
 // gather after the step, ZeRO-3's before each pass): the bf16 parameters.
 inline constexpr double kStepParameterBytes = 2;
 
-// Bytes per gradient element a GPU keeps and data-parallel reduces. Megatron-LM forces fp32
-// accumulation and all-reduce for bf16 (arguments.py: "bfloat16 requires gradient accumulation
-// and all-reduce to be done in fp32"), while fp16 keeps main_grad in the parameters' dtype
-// unless --accumulate-allreduce-grads-in-fp32 is given (DistributedDataParallel's grad_dtype).
-// fp8 plans keep bf16 parameters, so fp32 gradients.
-inline double gradient_bytes_per_param(Precision precision) {
-  return precision == Precision::kFp16 ? kFp16GradientBytesPerParam : kGradientBytesPerParam;
+// Bytes per gradient element a GPU keeps (the main-gradient buffer) and data-parallel reduces:
+// 4 in fp32, else 2 (bf16, or fp16 for fp16 plans); grad_reduce_in_fp32_in_force (plan.h) says
+// which.
+inline double gradient_bytes_per_param(const Plan& plan) {
+  return grad_reduce_in_fp32_in_force(plan) ? kGradientBytesPerParam : kHalfGradientBytesPerParam;
+}
+
+// Parameters one GPU holds, split by the data-parallel group that reduces their gradients and
+// shards their optimizer states: dense ones over dp*cp, routed experts over Plan::expert_dp.
+struct ParameterSplit {
+  double dense = 0;   // Already split by tp (and replicated parts).
+  double expert = 0;  // Routed experts, already split by ep*etp.
+  double total() const { return dense + expert; }
+};
+
+// The parameters a GPU updates: its distributed-optimizer shard under ZeRO >= 1 (dense over
+// dp*cp, experts over the expert data-parallel group), all of them otherwise.
+inline double updated_parameters(const ParameterSplit& parameters, const Plan& plan) {
+  if (plan.zero_stage < 1) return parameters.total();
+  return parameters.dense / static_cast<double>(plan.dp * plan.cp) +
+         parameters.expert / static_cast<double>(plan.expert_dp());
 }
 
 }  // namespace ppsim

@@ -90,6 +90,9 @@ struct SearchSpace {
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // The CUDA graph capture of every candidate (`plan --cuda-graphs`; plan.h CudaGraphs).
   CudaGraphs cuda_graphs = CudaGraphs::kNone;
+  // Every candidate's grad_reduce_in_fp32 (`plan --grad-reduce-in-fp32`; plan.h); absent, the
+  // default of its precision.
+  std::optional<bool> grad_reduce_in_fp32;
   // Pipeline schedules tried when pp > 1. Default: all the simulator has.
   std::vector<ScheduleKind> schedules = default_search_schedules();
   int64_t max_micro_batch_size = 16;      // Largest micro-batch size tried.

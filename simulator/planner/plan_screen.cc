@@ -538,12 +538,13 @@ std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
 
 double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
   const GpuSpec& gpu = screen_.cluster().nodes[stage_group_[rank]].gpu;
-  double parameters = 0;
+  ParameterSplit parameters;
   for (size_t c = 0; c < chunk_parameters_.size(); ++c) {
-    if (profile_->chunk_rank[c] == rank) parameters += chunk_parameters_[c];
+    if (profile_->chunk_rank[c] != rank) continue;
+    parameters.dense += chunk_parameters_[c].dense;
+    parameters.expert += chunk_parameters_[c].expert;
   }
-  double shard =
-      plan.zero_stage >= 1 ? parameters / static_cast<double>(plan.dp * plan.cp) : parameters;
+  const double shard = updated_parameters(parameters, plan);
   double gpu_seconds =
       adam_step_seconds(shard, gpu, screen_.step_options().efficiency.memory,
                         profile_for_gpu(screen_.step_options().profile, gpu));

@@ -207,7 +207,7 @@ class ShapeScreen {
   Plan shape_;
   std::shared_ptr<const ScheduleProfile> profile_;
   std::vector<int64_t> chunk_first_, chunk_layers_;  // Per chunk (forward order).
-  std::vector<double> chunk_parameters_;  // Per chunk: parameters per GPU (ChunkPricer).
+  std::vector<ParameterSplit> chunk_parameters_;  // Per chunk: parameters per GPU (ChunkPricer).
   std::vector<double> dense_params_, expert_params_, largest_layer_params_;  // Per stage.
   std::vector<double> workspace_bytes_, capacity_bytes_;                     // Per stage.
   std::vector<int64_t> stage_group_;  // Node group of each stage's replica-0 worker.

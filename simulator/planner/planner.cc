@@ -223,7 +223,8 @@ std::tuple<double, int, int, int64_t> plan_complexity(const Plan& plan) {
 std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<Plan>& twins,
                                               const std::vector<bool>& fits) {
   PPSIM_CHECK(twins.size() == fits.size());
-  bool one_rank = x.dp * x.cp == 1;
+  // Routed experts shard over their own group, which etp < tp makes larger than dp*cp.
+  bool one_rank = x.dp * x.cp == 1 && x.expert_dp() == 1;
   for (size_t i = 0; i < twins.size(); ++i) {
     const Plan& y = twins[i];
     if (!fits[i] || y.sequence_parallel != x.sequence_parallel) continue;

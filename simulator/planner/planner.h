@@ -26,7 +26,8 @@
 //   ZeRO-2 = ZeRO-1 time  Y is ZeRO-1 and X ZeRO-2: the simulator runs both the same way
 //                         (reduce-scatter, sharded update, parameter all-gather); ZeRO-2 only
 //                         changes memory;
-//   one data-parallel rank  dp*cp == 1 and Y is ZeRO-0: sharding over one rank changes no task.
+//   one data-parallel rank  dp*cp == 1 (and one expert data-parallel rank, Plan::expert_dp) and
+//                           Y is ZeRO-0: sharding over one rank changes no task.
 // Twins compare only at the same optimizer offload fraction. Offload is no rule: the GPU's and
 // the host's parts of a split update run side by side (optimizer_offload.h), so a small
 // fraction is not provably slower than none. Offload plans meet the bound instead, whose

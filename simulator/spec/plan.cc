@@ -165,6 +165,7 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   plan.runtime = *find_runtime(
       reader.optional_choice("runtime", runtime_names()).value_or(runtime_name(kDefaultRuntime)));
   plan.tp_comm_overlap = reader.optional_bool("tp_comm_overlap");
+  plan.grad_reduce_in_fp32 = reader.optional_bool("grad_reduce_in_fp32");
   plan.cuda_graphs = *find_cuda_graphs(
       reader.optional_choice("cuda_graphs", kCudaGraphsNames).value_or("none"));
   if (std::optional<std::string> attention =
@@ -475,6 +476,7 @@ std::string plan_to_json(const Plan& plan) {
   if (plan.cuda_graphs != CudaGraphs::kNone) {
     json["cuda_graphs"] = cuda_graphs_name(plan.cuda_graphs);
   }
+  if (plan.grad_reduce_in_fp32) json["grad_reduce_in_fp32"] = *plan.grad_reduce_in_fp32;
   if (plan.training)
     json["training"] = nlohmann::ordered_json::parse(training_spec_to_json(*plan.training));
   return json.dump();
@@ -524,11 +526,17 @@ std::string plan_to_inline(const Plan& plan) {
   if (plan.cuda_graphs != CudaGraphs::kNone) {
     text += ",cuda_graphs=" + cuda_graphs_name(plan.cuda_graphs);
   }
+  if (plan.grad_reduce_in_fp32)
+    text += fmt::format(",grad_reduce_in_fp32={}", *plan.grad_reduce_in_fp32 ? "true" : "false");
   return text;
 }
 
 AttentionKernel attention_kernel(const Plan& plan) {
   return plan.attention.value_or(runtime_traits(plan.runtime).attention);
+}
+
+bool grad_reduce_in_fp32_in_force(const Plan& plan) {
+  return plan.grad_reduce_in_fp32.value_or(plan.precision != Precision::kFp16);
 }
 
 bool tp_comm_overlap_in_force(const Plan& plan) {

@@ -7,7 +7,7 @@
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8|nvfp4","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
 //    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"moe_dispatcher"?,
-//    "tp_comm_overlap"?,"cuda_graphs"?,"training"?}
+//    "tp_comm_overlap"?,"cuda_graphs"?,"grad_reduce_in_fp32"?,"training"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
 // (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
@@ -158,12 +158,22 @@ struct Plan {
   // CUDA graph capture (above); JSON "cuda_graphs": "none" | "moe-router" | "layers" |
   // "full-iteration". Default none.
   CudaGraphs cuda_graphs = CudaGraphs::kNone;
+  // Gradients accumulated and data-parallel reduced in fp32 (true) or in the training dtype
+  // (false: bf16, fp16 for fp16 plans), when the plan says; else fp32 for every precision but
+  // fp16 (Megatron-LM forces fp32 for bf16; grad_reduce_in_fp32_in_force below).
+  // Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32 (--grad-reduce-in-bf16),
+  // which NeMo and Megatron-Bridge performance recipes turn off.
+  std::optional<bool> grad_reduce_in_fp32;
   // The training run (tokens, batch ramp, checkpoint interval); JSON "training", default none.
   std::optional<TrainingSpec> training;
 
   int64_t num_gpus() const { return tp * pp * dp * cp; }
   // The expert tensor-parallel degree in force: etp, or tp when not given.
   int64_t expert_tp() const { return etp > 0 ? etp : tp; }
+  // The expert data-parallel degree: a stage's tp*dp*cp GPUs over the etp*ep of one expert
+  // group (Megatron-Core's world / (pp*ep*etp)). Routed-expert gradients are reduced, and their
+  // optimizer states sharded, over this group rather than dp*cp. REQUIRES: a valid plan.
+  int64_t expert_dp() const { return tp * dp * cp / (ep * expert_tp()); }
 };
 
 // Parses a plan from JSON text ("{...}") or the inline form ("tp=8,pp=4,..."). Pure.
@@ -217,6 +227,14 @@ std::string plan_to_inline(const Plan& plan);
 
 // The attention kernel the plan runs: plan.attention, else its runtime's default.
 AttentionKernel attention_kernel(const Plan& plan);
+
+// Whether a plan keeps and data-parallel reduces its gradients in fp32: its grad_reduce_in_fp32,
+// else true for every precision but fp16. Megatron-LM forces fp32 accumulation and all-reduce
+// for bf16 (arguments.py: "bfloat16 requires gradient accumulation and all-reduce to be done in
+// fp32") unless --grad-reduce-in-bf16, while fp16 keeps main_grad in the parameters' dtype
+// unless --accumulate-allreduce-grads-in-fp32 (DistributedDataParallel's grad_dtype). fp8 and
+// nvfp4 plans keep bf16 parameters, so fp32 gradients by default.
+bool grad_reduce_in_fp32_in_force(const Plan& plan);
 
 // Whether the plan's tensor-parallel collectives run under its GEMMs: plan.tp_comm_overlap, else
 // on exactly where the runtime can (RuntimeSupport::tp_comm_overlap), tp > 1 and sequence

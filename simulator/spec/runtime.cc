@@ -102,7 +102,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // megatron-core
     {true, true, kMegatronSchedules, true, true, true, 0b1111, 0b1111, false,
      OffloadForm::kAnyFraction, true, true, true, kAllPrecisions | bit(Precision::kNvfp4), true,
-     true, true,
+     true, true, true,
      "NVIDIA/Megatron-LM: megatron/core/pipeline_parallel/schedules.py get_forward_backward_func "
      "(no pipelining, 1F1B without interleaving, interleaved with virtual stages: no GPipe, no "
      "zero-bubble or V schedule); megatron/core/transformer/pipeline_parallel_layer_layout.py "
@@ -117,32 +117,35 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "nvfp4, Transformer Engine >= 2.7's NVFP4BlockScaling, megatron/core/fp4_utils.py); "
      "megatron/core/optimizer/__init__.py "
      "(HybridDeviceOptimizer with --optimizer-offload-fraction; --use-precision-aware-optimizer "
-     "raises without the distributed optimizer)"},
+     "raises without the distributed optimizer; --grad-reduce-in-bf16)"},
     // megatron-lm
     {true, true, kMegatronSchedules, false, false, false, 0b0011, 0b0011, false,
-     OffloadForm::kNone, false, true, true, kAllPrecisions, false, false, false,
+     OffloadForm::kNone, false, true, true, kAllPrecisions, false, false, false, false,
      "Megatron-LM 2020-2023 (core_r0.3 and before): megatron/schedules.py (1F1B and interleaved "
      "only), --num-layers divisible by the pipeline size (arguments.py), the distributed "
      "optimizer as its only sharding; context parallelism, MoE expert parallelism, Megatron-FSDP, "
      "optimizer CPU offload and --tp-comm-overlap (Transformer Engine userbuffers) came with "
-     "Megatron-Core 0.4 and later"},
+     "Megatron-Core 0.4 and later; bf16 forces fp32 gradient accumulation and all-reduce "
+     "(arguments.py)"},
     // deepspeed
     {true, true, bit(ScheduleKind::kOneFOneB), false, true, false, 0b1111, 0b0011, false,
      OffloadForm::kWholeOrPartialAtZero3, false, true, false, kAllPrecisions, false, false, false,
+     true,
      "microsoft/DeepSpeed: deepspeed/runtime/pipe/schedule.py (TrainSchedule, 1F1B, one stage per "
      "rank); deepspeed/runtime/pipe/engine.py (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
      "parallelism\"); deepspeed/runtime/pipe/module.py (partition_method parameters|uniform|type: "
      "no per-stage layer counts); deepspeed/runtime/zero/config.py (\"Partial offloading only "
      "supported for ZeRO Stage 3.\"); deepspeed/moe/layer.py (enable_expert_tensor_parallelism: "
      "experts split over all of tp or none); no ring context parallelism (Ulysses all-to-all is "
-     "another algorithm)"},
+     "another algorithm); deepspeed/runtime/config.py communication_data_type (the gradient "
+     "reduction's dtype)"},
     // torchtitan
     {true, true,
      bit(ScheduleKind::kGpipe) | bit(ScheduleKind::kOneFOneB) |
          bit(ScheduleKind::kInterleaved1F1B) | bit(ScheduleKind::kZbH1) |
          bit(ScheduleKind::kZb1p) | bit(ScheduleKind::kZbv) | bit(ScheduleKind::kDualPipeV),
      true, true, false, 0b1101, 0b1101, true, OffloadForm::kWholeWithFsdp, true, false, false,
-     bit(Precision::kBf16) | bit(Precision::kFp8), false, false, false,
+     bit(Precision::kBf16) | bit(Precision::kFp8), false, false, false, true,
      "pytorch/torchtitan @ e347b1e5e: torchtitan/distributed/pipeline_parallel.py "
      "(get_schedule_class: GPipe, 1F1B, Interleaved1F1B, InterleavedZeroBubble = ZB1P, "
      "ZBVZeroBubble, DualPipeV; no ZB-H2/ZB-2P; module_fqns_per_model_part takes any split); "
@@ -150,14 +153,16 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "reshard_after_forward never = ZeRO-2, always = ZeRO-3, no optimizer-only ZeRO-1; DDP only "
      "for pure data parallelism; enable_cpu_offload is FSDP's CPUOffloadPolicy, applied only "
      "with FSDP); torchtitan/config/job_config.py (expert_tensor_parallel_degree 1 or tp, "
-     "mixed_precision_param bfloat16|float32, TP always sequence-parallel)"},
+     "mixed_precision_param bfloat16|float32, mixed_precision_reduce float32|bfloat16, TP always "
+     "sequence-parallel)"},
     // pytorch-fsdp
     {false, false, 0, false, false, false, 0b1101, 0b1101, false, OffloadForm::kWholeWithFsdp,
-     true, true, false, kAllPrecisions, false, false, false,
+     true, true, false, kAllPrecisions, false, false, false, true,
      "pytorch/pytorch torch/distributed/fsdp/fully_sharded_data_parallel.py: FSDP alone "
      "(ShardingStrategy NO_SHARD, SHARD_GRAD_OP = ZeRO-2, FULL_SHARD = ZeRO-3; no optimizer-only "
      "sharding; CPUOffload(offload_params=True) moves parameters, gradients and the optimizer "
-     "step to the host); no tensor, pipeline, context or expert parallelism of its own"},
+     "step to the host; MixedPrecision reduce_dtype); no tensor, pipeline, context or expert "
+     "parallelism of its own"},
 }};
 
 

@@ -168,6 +168,9 @@ struct RuntimeSupport {
   // Selective recompute of modules other than the attention core (plan key recompute_modules:
   // Megatron-Core's --recompute-modules; plan.h RecomputeModule).
   bool recompute_modules = false;
+  // Gradients reduced in the training dtype rather than fp32 under bf16 (plan key
+  // grad_reduce_in_fp32=false: Megatron-Core's --grad-reduce-in-bf16).
+  bool half_gradient_reduce = false;
   const char* source = "";                 // Launcher source files that show each fact.
 };
 

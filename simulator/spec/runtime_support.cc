@@ -134,6 +134,7 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
           runtime_cuda_graphs_problem(plan.runtime, plan.cuda_graphs)) {
     return problem;
   }
+  if (std::optional<std::string> problem = runtime_grad_reduce_problem(plan)) return problem;
   // TransformerConfig.__post_init__: "full recompute is only supported with full iteration
   // CUDA graph".
   if (plan.recompute == Recompute::kFull && (plan.cuda_graphs == CudaGraphs::kLayers ||
@@ -210,6 +211,15 @@ std::optional<std::string> runtime_recompute_modules_problem(Runtime runtime,
                          fmt::format("selective recompute of {} (recompute_modules, Megatron-Core's "
                                      "--recompute-modules; it re-runs the attention core only)",
                                      recompute_modules_text(modules, ", ")));
+}
+
+std::optional<std::string> runtime_grad_reduce_problem(const Plan& plan) {
+  if (grad_reduce_in_fp32_in_force(plan) || plan.precision == Precision::kFp16 ||
+      runtime_support(plan.runtime).half_gradient_reduce) {
+    return std::nullopt;
+  }
+  return feature_refusal(plan.runtime, "bf16 gradient reduction (grad_reduce_in_fp32=false; "
+                                       "Megatron-Core's --grad-reduce-in-bf16)");
 }
 
 }  // namespace ppsim

@@ -41,5 +41,9 @@ std::optional<std::string> runtime_precision_problem(Runtime runtime, Precision 
 // `plan --recompute-modules` asks it before searching.
 std::optional<std::string> runtime_recompute_modules_problem(Runtime runtime,
                                                              RecomputeModules modules);
+// Why the plan's runtime cannot keep its gradients as grad_reduce_in_fp32_in_force says (the
+// 2021-2022 Megatron-LM reduces bf16 training's in fp32 only), in the same words, or nullopt.
+// Part of runtime_knob_problem; `plan --grad-reduce-in-fp32` asks it before searching.
+std::optional<std::string> runtime_grad_reduce_problem(const Plan& plan);
 
 }  // namespace ppsim

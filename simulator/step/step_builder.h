@@ -41,8 +41,11 @@
 //   gradient_bytes_per_param in parameter_bytes.h): all-reduce, or reduce-scatter
 //   with the distributed optimizer (ZeRO 1-2); hierarchical when the group spans nodes; bucket
 //   k of K is ready (k+1)/K of the way through the chunk's last weight-gradient task, so the
-//   reduction overlaps the backward as Megatron's overlap_grad_reduce does.
-// - Optimizer: Adam over the GPU's (sharded) parameters, 34 bytes per parameter at HBM speed
+//   reduction overlaps the backward as Megatron's overlap_grad_reduce does. Routed experts'
+//   gradients are bucketed apart and reduced over the expert data-parallel group
+//   (Plan::expert_dp, ep*etp ranks apart), dense ones over dp*cp.
+// - Optimizer: Adam over the GPU's (sharded: dense over dp*cp, experts over expert dp)
+//   parameters, 34 bytes per parameter at HBM speed
 //   (fp32 master, grad, m, v read; master, m, v and bf16 copy written; grad-norm read), after
 //   every bucket; then the distributed optimizer's parameter all-gather. With offload
 //   (optimizer_offload.h), the GPU updates (1 - f) of its parameters; the gradients of the

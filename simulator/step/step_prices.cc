@@ -24,11 +24,13 @@ const ChunkPrice& StepPrices::of(int32_t worker, int32_t chunk) {
   return prices_.emplace(key, price(group, chunk)).first->second;
 }
 
-double StepPrices::worker_parameters(int32_t worker) {
+ParameterSplit StepPrices::worker_parameters(int32_t worker) {
   const int64_t stage = step_.layout.workers[step_.layout_worker[worker]].stage;
-  double parameters = 0;
+  ParameterSplit parameters;
   for (int32_t c = 0; c < layout_.num_chunks(); ++c) {
-    if (layout_.chunk_rank[c] == stage) parameters += of(worker, c).parameters;
+    if (layout_.chunk_rank[c] != stage) continue;
+    parameters.dense += of(worker, c).parameters.dense;
+    parameters.expert += of(worker, c).parameters.expert;
   }
   return parameters;
 }

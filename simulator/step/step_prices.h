@@ -30,7 +30,7 @@ class StepPrices {
   // The price of `chunk` on lowered worker `worker`'s GPUs (made on first use).
   const ChunkPrice& of(int32_t worker, int32_t chunk);
   // Parameters per GPU of lowered worker `worker`: its chunks' sum (gradient sync, optimizer).
-  double worker_parameters(int32_t worker);
+  ParameterSplit worker_parameters(int32_t worker);
   // Tallies a collective or transfer priced outside the chunks (its seconds > 0 only).
   void count_comm(const PassCost& cost);
 

@@ -18,8 +18,39 @@ namespace {
 // Parameters per gradient bucket of a chunk, as the plan's runtime buckets them (runtime.h).
 double bucket_parameters(const Plan& plan, const ChunkPrice& chunk) {
   return gradient_bucket_parameters(
-      plan.runtime, plan.dp, plan.zero_stage, gradient_bytes_per_param(plan.precision),
-      chunk.parameters / static_cast<double>(std::max<int64_t>(1, chunk.layers)));
+      plan.runtime, plan.dp, plan.zero_stage, gradient_bytes_per_param(plan),
+      chunk.parameters.total() / static_cast<double>(std::max<int64_t>(1, chunk.layers)));
+}
+
+// One gradient bucket of a chunk: its parameters, whether they are routed experts' (reduced
+// over the expert data-parallel group, Plan::expert_dp) and the fraction of the chunk's last
+// weight-gradient task after which it is ready.
+struct GradientBucket {
+  double parameters = 0;
+  bool expert = false;
+  double ready_fraction = 1;
+};
+
+// A chunk's buckets in the order they become ready. Megatron-Core keeps dense and expert
+// gradients in separate buffers, each bucketed alike and filled as the backward runs, so
+// bucket k of K of either is ready (k+1)/K of the way through (dense first on a tie).
+std::vector<GradientBucket> gradient_buckets(const Plan& plan, const ChunkPrice& chunk) {
+  const double size = bucket_parameters(plan, chunk);
+  std::vector<GradientBucket> buckets;
+  for (bool expert : {false, true}) {
+    const double parameters = expert ? chunk.parameters.expert : chunk.parameters.dense;
+    if (parameters <= 0) continue;
+    const int64_t count = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(parameters / size)));
+    for (int64_t k = 0; k < count; ++k) {
+      buckets.push_back({std::min(size, parameters - k * size), expert,
+                         static_cast<double>(k + 1) / static_cast<double>(count)});
+    }
+  }
+  std::stable_sort(buckets.begin(), buckets.end(),
+                   [](const GradientBucket& a, const GradientBucket& b) {
+                     return a.ready_fraction < b.ready_fraction;
+                   });
+  return buckets;
 }
 
 }  // namespace
@@ -41,64 +72,82 @@ void UpdateTasks::after_backward(TaskGraph& graph, std::vector<TaskInfo>& info, 
     offload_gradients(graph, info, worker, chunk, last_weight_gradient);
 }
 
-// Bucket k of K is ready (k+1)/K of the way through the chunk's last weight-gradient task: a
-// chain of K delays of W/K on the worker's timer stream, from when that task could start.
+// Each bucket is ready its ready_fraction of the way through the chunk's last weight-gradient
+// task: a chain of delays on the worker's timer stream, from when that task could start.
 // Returns the delays, bucket by bucket.
 std::vector<TaskId> UpdateTasks::bucket_ready_delays(TaskGraph& graph, std::vector<TaskInfo>& info,
                                                      int32_t worker, int32_t chunk,
-                                                     TaskId last_weight_gradient, int64_t buckets) {
+                                                     TaskId last_weight_gradient,
+                                                     const std::vector<double>& ready_fractions) {
   TaskId before = graph.stream_predecessor(last_weight_gradient);
   const Task& weight_task = graph.task(last_weight_gradient);
   double backward_seconds = weight_task.work / graph.stream(weight_task.stream).speed;
   std::vector<TaskId> delays;
-  for (int64_t k = 0; k < buckets; ++k) {
+  double previous = 0;
+  for (double fraction : ready_fractions) {
     Task delay;
     delay.kind = TaskKind::kTransfer;
     delay.stream = timer_stream(graph, worker);
-    delay.latency = backward_seconds / buckets;
+    delay.latency = backward_seconds * (fraction - previous);
+    previous = fraction;
     TaskId delay_id = graph.add_task(delay);
     info.resize(graph.num_tasks());
     info[delay_id] =
         TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kBucketReady};
-    if (k == 0) graph.add_dependency(before >= 0 ? before : last_weight_gradient, delay_id);
+    if (delays.empty()) graph.add_dependency(before >= 0 ? before : last_weight_gradient, delay_id);
     delays.push_back(delay_id);
   }
   return delays;
 }
 
-// Buckets of chunk `chunk`'s gradient reduction on `worker`'s dp stream.
+// Buckets of chunk `chunk`'s gradient reduction on `worker`'s dp stream: dense ones over the
+// dp*cp group, routed experts' over the expert data-parallel group.
 void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
                                 int32_t chunk, TaskId last_weight_gradient) {
-  int64_t group_size = plan_.dp * plan_.cp;
-  if (group_size <= 1 || plan_.zero_stage == 3 || options_.ideal_links) return;
+  if (plan_.zero_stage == 3 || options_.ideal_links) return;
   const ChunkPrice& cost = prices_.of(worker, chunk);
-  double bucket = bucket_parameters(plan_, cost);
-  int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
+  const std::vector<GradientBucket> buckets = gradient_buckets(plan_, cost);
+  if (std::none_of(buckets.begin(), buckets.end(), [&](const GradientBucket& b) {
+        return sync_group_size(b.expert) > 1;
+      }))
+    return;
   const NodeGroup& group =
       cluster_.nodes[step_.layout.workers[step_.layout_worker[worker]].node_group];
   Collective kind = plan_.zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+  std::vector<double> fractions;
+  for (const GradientBucket& bucket : buckets) fractions.push_back(bucket.ready_fraction);
   std::vector<TaskId> ready =
-      bucket_ready_delays(graph, info, worker, chunk, last_weight_gradient, buckets);
-  for (int64_t k = 0; k < buckets; ++k) {
-    TaskId delay_id = ready[k];
-    double bytes =
-        std::min(bucket, cost.parameters - k * bucket) * gradient_bytes_per_param(plan_.precision);
-    Task task = collective_task(graph, worker, kind, bytes, group_size, group);
+      bucket_ready_delays(graph, info, worker, chunk, last_weight_gradient, fractions);
+  const bool offload = offloaded_fraction(plan_) > 0;
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    // A bucket whose group is one rank (experts with ep*etp = tp*dp*cp) has nothing to reduce.
+    if (sync_group_size(buckets[k].expert) <= 1) {
+      if (offload) reduced_buckets_[{worker, chunk}].push_back(ready[k]);
+      continue;
+    }
+    double bytes = buckets[k].parameters * gradient_bytes_per_param(plan_);
+    Task task = collective_task(graph, worker, kind, bytes, buckets[k].expert, group);
     // One collective group per (stage, chunk, bucket): the replicas' reductions of that bucket.
-    const auto key =
-        std::make_tuple(step_.layout.workers[step_.layout_worker[worker]].stage, chunk, k);
-    auto group = sync_groups_.find(key);
-    if (group == sync_groups_.end()) group = sync_groups_.emplace(key, graph.new_group()).first;
-    task.group = group->second;
+    const auto key = std::make_tuple(step_.layout.workers[step_.layout_worker[worker]].stage,
+                                     chunk, static_cast<int64_t>(k));
+    auto sync_group = sync_groups_.find(key);
+    if (sync_group == sync_groups_.end())
+      sync_group = sync_groups_.emplace(key, graph.new_group()).first;
+    task.group = sync_group->second;
     TaskId id = graph.add_task(task);
     info.resize(graph.num_tasks());
     info[id] =
         TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kGradientReduce};
     task_bytes_.emplace_back(id, bytes);
-    graph.add_dependency(delay_id, id);
+    graph.add_dependency(ready[k], id);
     last_sync_[worker] = id;
-    if (offloaded_fraction(plan_) > 0) reduced_buckets_[{worker, chunk}].push_back(id);
+    if (offload) reduced_buckets_[{worker, chunk}].push_back(id);
   }
+}
+
+// Ranks of the group that reduces a bucket's gradients (and gathers its parameters).
+int64_t UpdateTasks::sync_group_size(bool expert) const {
+  return expert ? plan_.expert_dp() : plan_.dp * plan_.cp;
 }
 
 // Optimizer offload: each bucket's share of the offloaded gradients goes to the host over the
@@ -107,24 +156,27 @@ void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, i
 void UpdateTasks::offload_gradients(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
                                     int32_t chunk, TaskId last_weight_gradient) {
   const ChunkPrice& cost = prices_.of(worker, chunk);
-  double bucket = bucket_parameters(plan_, cost);
-  int64_t buckets = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cost.parameters / bucket)));
+  const std::vector<GradientBucket> buckets = gradient_buckets(plan_, cost);
   std::vector<TaskId> ready = reduced_buckets_[{worker, chunk}];
   if (ready.empty()) {
     // gradient_sync added no reduction for this chunk: the buckets' ready times alone.
-    ready = bucket_ready_delays(graph, info, worker, chunk, last_weight_gradient, buckets);
+    std::vector<double> fractions;
+    for (const GradientBucket& bucket : buckets) fractions.push_back(bucket.ready_fraction);
+    ready = bucket_ready_delays(graph, info, worker, chunk, last_weight_gradient, fractions);
   }
-  PPSIM_CHECK(static_cast<int64_t>(ready.size()) == buckets);
+  PPSIM_CHECK(ready.size() == buckets.size());
   WorkerOffload& offload = worker_offload(worker);
-  // The GPU offloads the gradients of the parameters it updates: its shard under ZeRO >= 1.
-  double shard_scale = plan_.zero_stage >= 1 ? 1.0 / static_cast<double>(plan_.dp * plan_.cp) : 1.0;
-  for (int64_t k = 0; k < buckets; ++k) {
-    double parameters = std::min(bucket, cost.parameters - k * bucket) * shard_scale;
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    // The GPU offloads the gradients of the parameters it updates: its shard under ZeRO >= 1.
+    const double shard_scale =
+        plan_.zero_stage >= 1 ? 1.0 / static_cast<double>(sync_group_size(buckets[k].expert))
+                              : 1.0;
+    double parameters = buckets[k].parameters * shard_scale;
     Task copy;
     copy.kind = TaskKind::kTransfer;
     copy.stream = offload_stream(graph, worker, d2h_streams_, "pcie_d2h");
     copy.latency = offloaded_fraction(plan_) * parameters *
-                   gradient_bytes_per_param(plan_.precision) / offload.split.pcie_bytes_per_s;
+                   gradient_bytes_per_param(plan_) / offload.split.pcie_bytes_per_s;
     TaskId id = graph.add_task(copy);
     info.resize(graph.num_tasks());
     info[id] = TaskInfo{worker, ActionKind::kGradientSync, chunk, -1, TaskInfo::Role::kOffloadD2H};
@@ -149,8 +201,7 @@ WorkerOffload& UpdateTasks::worker_offload(int32_t worker) {
   if (offload.split.pcie_bytes_per_s > 0) return offload;
   int32_t layout_index = step_.layout_worker[worker];
   const WorkerSlot& slot = step_.layout.workers[layout_index];
-  double parameters = prices_.worker_parameters(worker);
-  double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
+  const double shard = updated_parameters(prices_.worker_parameters(worker), plan_);
   if (gpus_per_node_.empty()) gpus_per_node_ = plan_gpus_per_node(step_.layout);
   offload.split = offload_split(plan_, cluster_.nodes[slot.node_group], shard,
                                 std::max<int64_t>(1, gpus_per_node_[slot.node]));
@@ -166,11 +217,14 @@ StreamId UpdateTasks::timer_stream(TaskGraph& graph, int32_t worker) {
   return timer_streams_[worker];
 }
 
-// One member's share of a data-parallel collective, as a transfer on its dp stream.
+// One member's share of a data-parallel collective (over the dense or the expert group), as a
+// transfer on its dp stream.
 Task UpdateTasks::collective_task(TaskGraph& graph, int32_t worker, Collective kind, double bytes,
-                                  int64_t group_size, const NodeGroup& group) {
-  CollectiveGroup collective =
-      collective_group(group_size, prices_.pricer().dp_ranks_per_node(group), group);
+                                  bool expert, const NodeGroup& group) {
+  const ChunkPricer& pricer = prices_.pricer();
+  CollectiveGroup collective = collective_group(
+      sync_group_size(expert),
+      expert ? pricer.expert_dp_ranks_per_node(group) : pricer.dp_ranks_per_node(group), group);
   CollectiveCost cost = collective_cost(kind, bytes, collective, options_.collective);
   const WorkerSlot& slot = step_.layout.workers[step_.layout_worker[worker]];
   Task task;
@@ -273,8 +327,8 @@ TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info
   int32_t layout_index = step_.layout_worker[worker];
   const WorkerSlot& slot = step_.layout.workers[layout_index];
   const NodeGroup& group = cluster_.nodes[slot.node_group];
-  double parameters = prices_.worker_parameters(worker);
-  double shard = plan_.zero_stage >= 1 ? parameters / (plan_.dp * plan_.cp) : parameters;
+  const ParameterSplit parameters = prices_.worker_parameters(worker);
+  const double shard = updated_parameters(parameters, plan_);
   Task task;
   task.kind = TaskKind::kCompute;
   task.stream = compute_stream;
@@ -296,20 +350,25 @@ TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info
   TaskId barrier = id;
   TaskId host_done =
       offloaded_fraction(plan_) > 0 ? host_update(graph, info, worker, after, id) : -1;
-  // The distributed optimizer's updated parameters are all-gathered (bf16).
-  int64_t group_size = plan_.dp * plan_.cp;
-  if (plan_.zero_stage >= 1 && plan_.zero_stage < 3 && group_size > 1 && !options_.ideal_links) {
-    Task gather = collective_task(graph, worker, Collective::kAllGather,
-                                  parameters * kStepParameterBytes, group_size, group);
-    gather.group = group_id(graph, fmt::format("gather/{}", slot.stage));
-    TaskId gather_id = graph.add_task(gather);
-    info.resize(graph.num_tasks());
-    info[gather_id] =
-        TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
-    task_bytes_.emplace_back(gather_id, parameters * kStepParameterBytes);
-    graph.add_dependency(id, gather_id);
-    if (host_done >= 0) graph.add_dependency(host_done, gather_id);
-    barrier = gather_id;
+  // The distributed optimizer's updated parameters are all-gathered (bf16): the dense ones over
+  // dp*cp, then the routed experts' over their own group.
+  if (plan_.zero_stage >= 1 && plan_.zero_stage < 3 && !options_.ideal_links) {
+    for (bool expert : {false, true}) {
+      const double gathered = expert ? parameters.expert : parameters.dense;
+      if (sync_group_size(expert) <= 1 || gathered <= 0) continue;
+      Task gather = collective_task(graph, worker, Collective::kAllGather,
+                                    gathered * kStepParameterBytes, expert, group);
+      gather.group = group_id(graph, fmt::format("{}/{}", expert ? "expert_gather" : "gather",
+                                                 slot.stage));
+      TaskId gather_id = graph.add_task(gather);
+      info.resize(graph.num_tasks());
+      info[gather_id] =
+          TaskInfo{worker, ActionKind::kOptimizerStep, -1, -1, TaskInfo::Role::kParamGather};
+      task_bytes_.emplace_back(gather_id, gathered * kStepParameterBytes);
+      graph.add_dependency(barrier, gather_id);  // The update, then the dense gather.
+      if (host_done >= 0) graph.add_dependency(host_done, gather_id);
+      barrier = gather_id;
+    }
   }
   return barrier;
 }

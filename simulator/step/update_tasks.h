@@ -5,8 +5,11 @@
 // kOptimizerStep actions; prices come from StepPrices.
 //
 // Bucket k of K of a chunk is ready (k+1)/K of the way through the chunk's last weight-gradient
-// task; its reduction is a flow on the worker's dp stream over the ring neighbour's route
-// (NVLink inside a node, the NICs across); with offload each bucket's share of the gradients
+// task (dense and routed-expert gradients bucketed apart, as Megatron-Core's separate buffers);
+// its reduction is a flow on the worker's dp stream over the ring neighbour's route (NVLink
+// inside a node, the NICs across), over dp*cp ranks, or for expert buckets over the expert
+// data-parallel group (Plan::expert_dp: one rank per node when ep*etp fills the node, so every
+// byte crosses the NIC); with offload each bucket's share of the gradients
 // goes to the host once reduced, the host runs Adam once all are there, and the parameters come
 // back before the gather.
 //
@@ -49,7 +52,8 @@ class UpdateTasks {
  private:
   std::vector<TaskId> bucket_ready_delays(TaskGraph& graph, std::vector<TaskInfo>& info,
                                           int32_t worker, int32_t chunk,
-                                          TaskId last_weight_gradient, int64_t buckets);
+                                          TaskId last_weight_gradient,
+                                          const std::vector<double>& ready_fractions);
   void gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker, int32_t chunk,
                      TaskId last_weight_gradient);
   void offload_gradients(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
@@ -62,7 +66,10 @@ class UpdateTasks {
   StreamId timer_stream(TaskGraph& graph, int32_t worker);
   StreamId dp_stream(TaskGraph& graph, int32_t worker);
   Task collective_task(TaskGraph& graph, int32_t worker, Collective kind, double bytes,
-                       int64_t group_size, const NodeGroup& group);
+                       bool expert, const NodeGroup& group);
+  // Ranks of the group that reduces gradients and gathers parameters: dp*cp, or for routed
+  // experts the expert data-parallel group (Plan::expert_dp).
+  int64_t sync_group_size(bool expert) const;
   RouteId inter_node_route(TaskGraph& graph, int32_t worker);
   RouteId intra_node_route(TaskGraph& graph, int32_t worker);
   int32_t group_id(TaskGraph& graph, const std::string& key);

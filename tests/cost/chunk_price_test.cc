@@ -48,7 +48,7 @@ void check_plan(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
     CHECK(price.bound.backward_input <= price.backward_input);
     CHECK(price.bound.backward_weight == price.backward_weight);
     CHECK(price.forward_comm >= 0);
-    CHECK(price.parameters > 0);
+    CHECK(price.parameters.total() > 0);
     std::vector<LayerPrice> layer_prices;
     for (int64_t layer = first; layer < first + layers; ++layer) {
       layer_prices.push_back(pricer.layer(costs, group, tp, layer));
@@ -60,7 +60,8 @@ void check_plan(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
     CHECK(from_layers.backward_weight == price.backward_weight);
     CHECK(from_layers.bound.forward == price.bound.forward);
     CHECK(from_layers.bound.backward_input == price.bound.backward_input);
-    CHECK(from_layers.parameters == price.parameters);
+    CHECK(from_layers.parameters.dense == price.parameters.dense);
+    CHECK(from_layers.parameters.expert == price.parameters.expert);
     CHECK(from_layers.activation_bytes == price.activation_bytes);
   }
 }
@@ -100,7 +101,8 @@ TEST_CASE("ChunkPrice: with free links and no ZeRO-3 the price is the bound plus
   // plus the first chunk's embedding V*h / 2.
   const double h = 4096, f = 11008, v = 32000;
   const double layer = (4 * h * h + 3 * h * f + 2 * h) / 2;
-  CHECK(price.parameters == Approx(16 * layer + v * h / 2).epsilon(1e-12));
+  CHECK(price.parameters.dense == Approx(16 * layer + v * h / 2).epsilon(1e-12));
+  CHECK(price.parameters.expert == 0);
 }
 
 TEST_CASE("ChunkPrice: ZeRO-3 shows the gather that outlasts a small chunk's compute") {
@@ -142,7 +144,7 @@ TEST_CASE("ChunkPrice: ZeRO-3 gathers and scatters each layer, each paying its r
   CHECK(four.forward_comm == Approx(4 * one.forward_comm).epsilon(1e-9));
   CHECK(four.backward_comm == Approx(4 * one.backward_comm).epsilon(1e-9));
   // One layer's gather alone: the collective's time over 64 ranks on 8 nodes.
-  const double layer_parameters = one.parameters;
+  const double layer_parameters = one.parameters.total();
   PassCost gather = collective_time(Collective::kAllGather, layer_parameters * kStepParameterBytes,
                                     collective_group(64, 8, group), collective, nullptr, false);
   // Exposed: the gather less the part of it the layer's (tiny) compute hides.
@@ -150,6 +152,47 @@ TEST_CASE("ChunkPrice: ZeRO-3 gathers and scatters each layer, each paying its r
   CHECK(one.forward_comm > 0.9 * gather.seconds);
   // Its latency is NCCL's ring over 64 ranks: 56 intra steps and 7 across nodes.
   CHECK(gather.seconds > collective.base_latency + 56 * 3e-6 + 7 * group.nic.link.latency);
+}
+
+TEST_CASE("ChunkPrice: ZeRO-3 gathers routed experts over the expert data-parallel group") {
+  // A MoE layer's unit is two gathers: its dense parameters over all 64 ranks (8 per node), its
+  // routed experts (ep 8, one expert group per node) over the 8 expert data-parallel ranks, one
+  // per node. What shows of them is their excess over the layer's forward plus the contention
+  // share of what it hides (zero3_exposure), on top of the ZeRO-1 price of the same layer.
+  ModelSpec model = testing::tiny_moe_model();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 8);
+  Plan plan = make_plan("tp=1,pp=1,dp=64,ep=8,mbs=1,gbs=64,seq=16,zero_stage=3");
+  Plan plain = plan;
+  plain.zero_stage = 1;
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+  ChunkPricer without_zero(model, plain, efficiency, collective, nullptr, false);
+  CostModel costs(cluster.nodes.front().gpu, efficiency, nullptr);
+  const NodeGroup& group = cluster.nodes.front();
+  REQUIRE(pricer.expert_dp_ranks_per_node(group) == 1);
+  CommCounts comm;
+  ChunkPrice layer = pricer.chunk(costs, group, 1, 1, false, false);
+  ChunkPrice replicated = without_zero.chunk(costs, group, 1, 1, false, false);
+  // The experts' 8 x 3 x h x F_e weights split over ep 8; attention, norms and router dense.
+  CHECK(layer.parameters.expert == Approx(3.0 * 64 * 128).epsilon(1e-12));
+  CHECK(layer.parameters.dense == Approx(2 * 64 * 64 + 2 * 64 * 32 + 2 * 64 + 64 * 8).epsilon(1e-12));
+  const double dense =
+      collective_time(Collective::kAllGather, layer.parameters.dense * kStepParameterBytes,
+                      collective_group(64, 8, group), collective, nullptr, false)
+          .seconds;
+  const double expert =
+      collective_time(Collective::kAllGather, layer.parameters.expert * kStepParameterBytes,
+                      collective_group(8, 1, group), collective, nullptr, false)
+          .seconds;
+  const double gather = dense + expert;
+  // The layer's forward as the unit overlaps it: device compute and its exposed all-to-alls.
+  const LayerPrice price = pricer.layer(costs, group, pricer.tensor_parallel(group, comm), 1);
+  const double forward = price.compute.fwd + price.forward_comm;
+  CHECK(layer.forward_comm - replicated.forward_comm ==
+        Approx(std::max(0.0, gather - forward) +
+               collective.overlap_slowdown * std::min(gather, forward))
+            .epsilon(1e-9));
 }
 
 TEST_CASE("ChunkPrice: tensor-parallel traffic per layer, forward and backward (Megatron SP)") {

@@ -320,6 +320,9 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--recompute-modules", {}},
       {"--bf16", {}},
       {"--fp16", {}},
+      // arguments.py: --grad-reduce-in-bf16, --accumulate-allreduce-grads-in-fp32.
+      {"--grad-reduce-in-bf16", {}},
+      {"--accumulate-allreduce-grads-in-fp32", {}},
       {"--fp8-format", {"e4m3", "hybrid"}},
       // TransformerConfig.fp4 (argparse --fp4-format, choices e2m1) and fp4_recipe (nvfp4,
       // custom): transformer_config.py at d98e8a64.
@@ -476,6 +479,8 @@ void check_deepspeed_keys(const nlohmann::json& config) {
                                      "gradient_accumulation_steps",
                                      "bf16",
                                      "fp16",
+                                     // runtime/config.py get_communication_data_type.
+                                     "communication_data_type",
                                      "zero_optimization",
                                      "pipeline"};
   const std::map<std::string, std::set<std::string>> nested = {
@@ -514,7 +519,7 @@ void check_torchtitan_keys(const std::map<std::string, nlohmann::json>& tables) 
       {"model", {"name", "flavor", "hf_assets_path", "converters"}},
       {"training",
        {"local_batch_size", "global_batch_size", "seq_len", "mixed_precision_param",
-        "enable_cpu_offload"}},
+        "mixed_precision_reduce", "enable_cpu_offload"}},
       {"parallelism",
        {"data_parallel_replicate_degree", "data_parallel_shard_degree",
         "fsdp_reshard_after_forward", "tensor_parallel_degree", "enable_async_tensor_parallel",
@@ -931,6 +936,51 @@ TEST_CASE("Megatron export: CUDA graph flags per scope; other launchers refuse g
                                   "dp=8,mbs=1,gbs=64,zero_stage=3,cuda_graphs=layers,"
                                   "runtime=torchtitan"),
                     Catch::Contains("runtime torchtitan cannot run CUDA graph capture"));
+}
+
+// grad_reduce_in_fp32 in every launcher: Megatron-LM's --grad-reduce-in-bf16 (bf16 reduction)
+// and --accumulate-allreduce-grads-in-fp32 (fp16 plans reducing in fp32), DeepSpeed's
+// communication_data_type, torchtitan's mixed_precision_reduce; nothing where the launcher's
+// default already is the plan's dtype.
+TEST_CASE("Exports: the gradients' dtype (grad_reduce_in_fp32)") {
+  auto training = [](const std::string& plan) {
+    std::string text =
+        export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1", plan).text;
+    check_megatron_flags(text);
+    return args_of(text, "TRAINING_ARGS");
+  };
+  const std::string base = "tp=2,pp=1,dp=4,mbs=1,gbs=64,zero_stage=1";
+  CHECK(training(base).count("--grad-reduce-in-bf16") == 0);
+  CHECK(training(base + ",grad_reduce_in_fp32=false").count("--grad-reduce-in-bf16") == 1);
+  CHECK(training(base + ",grad_reduce_in_fp32=false").count("--bf16") == 1);
+  CHECK(training(base + ",precision=fp16").count("--accumulate-allreduce-grads-in-fp32") == 0);
+  CHECK(training(base + ",precision=fp16,grad_reduce_in_fp32=true")
+            .count("--accumulate-allreduce-grads-in-fp32") == 1);
+  auto deepspeed = [](const std::string& plan) {
+    return nlohmann::json::parse(
+        export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1", plan).text);
+  };
+  CHECK(deepspeed("dp=8,mbs=1,gbs=64,zero_stage=1")["communication_data_type"] == "fp32");
+  CHECK(deepspeed("dp=8,mbs=1,gbs=64,zero_stage=1,grad_reduce_in_fp32=false")
+            ["communication_data_type"] == "bf16");
+  CHECK(deepspeed("dp=8,mbs=1,gbs=64,zero_stage=1,precision=fp16")["communication_data_type"] ==
+        "fp16");
+  auto titan = [](const std::string& plan) {
+    std::string text = export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
+                                     plan + ",runtime=torchtitan")
+                           .text;
+    std::map<std::string, nlohmann::json> tables = parse_toml(text);
+    check_torchtitan_keys(tables);
+    return tables.at("training");
+  };
+  CHECK_FALSE(titan("dp=8,mbs=1,gbs=64,zero_stage=3").contains("mixed_precision_reduce"));
+  CHECK(titan("dp=8,mbs=1,gbs=64,zero_stage=3,grad_reduce_in_fp32=false")
+            .at("mixed_precision_reduce") == "bfloat16");
+  // The 2021-2022 Megatron-LM forces fp32 reduction under bf16.
+  Plan legacy = parse_plan(base + ",grad_reduce_in_fp32=false,runtime=megatron-lm", "test");
+  CHECK_THROWS_WITH(export_launcher(LauncherFormat::kMegatron, load_model_spec("llama3-8b"),
+                                    load_cluster_spec("dgx-h100-1"), legacy),
+                    Catch::Contains("runtime megatron-lm cannot run bf16 gradient reduction"));
 }
 
 TEST_CASE("DeepSpeed export: batch, ZeRO and what the pipeline engine rejects") {

@@ -542,6 +542,23 @@ TEST_CASE("MemoryModel: fp16 keeps 2-byte gradients, bf16 and fp8 fp32 ones (Meg
   CHECK(fp16_zero2.transient_bytes == Approx(2 * largest));
 }
 
+TEST_CASE("MemoryModel: grad_reduce_in_fp32 sets the gradient buffer's bytes (4 or 2)") {
+  ModelSpec model = llama2_70b_shape();
+  ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 32);
+  Plan plan = base_plan(8, 4, 8, 1, 512);
+  const double n = stage_parameters(model, plan, 1).total();
+  const StageMemory fp32 = estimate_memory(model, cluster, plan).stages[1];
+  plan.grad_reduce_in_fp32 = false;
+  const StageMemory bf16 = estimate_memory(model, cluster, plan).stages[1];
+  CHECK(fp32.gradients_bytes == Approx(4 * n));
+  CHECK(bf16.gradients_bytes == Approx(2 * n));
+  CHECK(bf16.peak_bytes == Approx(fp32.peak_bytes - 2 * n));
+  // An fp16 plan that accumulates in fp32 (--accumulate-allreduce-grads-in-fp32).
+  plan.precision = Precision::kFp16;
+  plan.grad_reduce_in_fp32 = true;
+  CHECK(estimate_memory(model, cluster, plan).stages[1].gradients_bytes == Approx(4 * n));
+}
+
 TEST_CASE("MemoryModel: optimizer offload moves master weights and Adam states to the host") {
   ModelSpec model = llama2_70b_shape();
   ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 32);
@@ -650,6 +667,15 @@ TEST_CASE("MemoryModel: workspace counts the plan's communicators") {
   // tp, dp and pp groups.
   CHECK(report.stages[1].workspace_bytes ==
         kCudaContextBytes + kCublasWorkspaceBytes + 3 * kNcclBytesPerCommunicator);
+  // A MoE plan whose experts reduce over a group of their own (ep 8 of dp 32: 4 ranks) adds the
+  // ep and the expert data-parallel communicators; ep = dp*cp leaves no expert group to reduce.
+  ModelSpec moe = testing::tiny_moe_model();
+  Plan folded = parse_plan("tp=1,pp=1,dp=32,ep=8,mbs=1,gbs=32", "test");
+  CHECK(estimate_memory(moe, cluster, folded).stages[0].workspace_bytes ==
+        kCudaContextBytes + kCublasWorkspaceBytes + 3 * kNcclBytesPerCommunicator);
+  Plan whole = parse_plan("tp=1,pp=1,dp=32,ep=32,mbs=1,gbs=32", "test");
+  CHECK(estimate_memory(moe, cluster, whole).stages[0].workspace_bytes ==
+        kCudaContextBytes + kCublasWorkspaceBytes + 2 * kNcclBytesPerCommunicator);
   Plan single = base_plan(1, 1, 1, 1, 8);
   ModelSpec small = gpt3_175b_shape();
   small.num_layers = 2;

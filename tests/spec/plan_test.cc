@@ -264,6 +264,22 @@ TEST_CASE("Plan: moe_dispatcher parses, round-trips and needs experts to dispatc
         "to other ranks)");
 }
 
+TEST_CASE("Plan: grad_reduce_in_fp32 parses, round-trips and defaults by precision") {
+  Plan plain = parse_plan("tp=2,dp=4,gbs=8", "--plan");
+  CHECK_FALSE(plain.grad_reduce_in_fp32.has_value());
+  CHECK(grad_reduce_in_fp32_in_force(plain));
+  CHECK_FALSE(grad_reduce_in_fp32_in_force(parse_plan("tp=2,dp=4,gbs=8,precision=fp16", "--plan")));
+  Plan off = parse_plan("tp=2,dp=4,gbs=8,grad_reduce_in_fp32=false", "--plan");
+  CHECK_FALSE(grad_reduce_in_fp32_in_force(off));
+  CHECK(parse_plan(plan_to_inline(off), "inline").grad_reduce_in_fp32 ==
+        std::optional<bool>(false));
+  CHECK(parse_plan(plan_to_json(off), "json").grad_reduce_in_fp32 == std::optional<bool>(false));
+  CHECK(plan_to_inline(plain).find("grad_reduce_in_fp32") == std::string::npos);
+  CHECK_THROWS_WITH(parse_plan(R"({"tp":1,"dp":8,"global_batch_size":8,"grad_reduce_in_fp32":"no"})",
+                               "plan.json"),
+                    Catch::Contains("/grad_reduce_in_fp32"));
+}
+
 TEST_CASE("Plan: tp_comm_overlap parses, round-trips, defaults by runtime and needs SP") {
   // Absent: the runtime's default, on only where megatron-core runs tp > 1 with SP.
   Plan sp = parse_plan("tp=4,dp=2,gbs=8,sequence_parallel=true", "--plan");

@@ -82,6 +82,25 @@ TEST_CASE("Runtime support: plans each runtime refuses, naming the feature") {
             .find("tensor parallelism (tp=2)") != std::string::npos);
 }
 
+TEST_CASE("Runtime support: the 2021-2022 Megatron-LM reduces bf16 gradients in fp32 only") {
+  for (Runtime runtime : {Runtime::kMegatronCore, Runtime::kDeepSpeed, Runtime::kTorchtitan,
+                          Runtime::kPytorchFsdp}) {
+    CHECK(runtime_support(runtime).half_gradient_reduce);
+  }
+  CHECK_FALSE(runtime_support(Runtime::kMegatronLm).half_gradient_reduce);
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,grad_reduce_in_fp32=false", "llama3-8b").empty());
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,grad_reduce_in_fp32=false,runtime=megatron-lm",
+                        "llama3-8b")
+            .rfind("runtime megatron-lm cannot run bf16 gradient reduction "
+                   "(grad_reduce_in_fp32=false; Megatron-Core's --grad-reduce-in-bf16)",
+                   0) == 0);
+  // fp16 training reduces fp16 gradients there by default.
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,precision=fp16,grad_reduce_in_fp32=false,"
+                        "runtime=megatron-lm",
+                        "llama3-8b")
+            .empty());
+}
+
 TEST_CASE("Runtime support: only megatron-core overlaps TP communication with its GEMMs") {
   CHECK(runtime_support(Runtime::kMegatronCore).tp_comm_overlap);
   for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan,

@@ -5,6 +5,8 @@
 #include "simulator/cost/profile_table.h"
 #include "simulator/engine/engine.h"
 #include "simulator/model/layer_ops.h"
+#include "simulator/model/memory_model.h"
+#include "simulator/cost/optimizer_step_cost.h"
 #include "simulator/step/step_metrics.h"
 #include "tests/test_helpers.h"
 
@@ -195,6 +197,72 @@ TEST_CASE("Step: a context-parallel worker over several nodes sends on every nod
   Simulated ring = run(model, cluster, "tp=8,pp=1,dp=1,cp=4,mbs=1,gbs=1,zero_stage=1");
   REQUIRE(ring.step.layout.workers[0].nodes == 4);
   CHECK(gather_seconds(ring) == Approx(gather_seconds(replicas)).epsilon(1e-9));
+}
+
+// Megatron-Core reduces routed experts' gradients over the expert data-parallel group. With ep 8
+// filling each 8-GPU node of dgx-h100-4, that group is one GPU on each of the 4 nodes: every
+// byte of an expert bucket goes through the NIC, (4-1)/4 of it per GPU, while a dense bucket's
+// 32-rank group reduces inside the node first and sends (4-1)/4 of an eighth. The optimizer
+// updates dense/32 + expert/4 parameters and gathers each part over its own group.
+TEST_CASE("Step: routed experts' gradients reduce over the expert data-parallel group") {
+  ModelSpec model = testing::tiny_moe_model();
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-4");
+  const std::string text = "tp=1,pp=1,dp=32,ep=8,mbs=1,gbs=32,zero_stage=1";
+  Plan plan = parse_plan(text, "test");
+  REQUIRE(plan.expert_dp() == 4);
+  Simulated s = run(model, cluster, text);
+  const StageParameters params = stage_parameters(model, plan, 0);
+  // By hand: per layer q, k, v, o (2 x 64 x 64 + 2 x 64 x 32), two norms (2 x 64), the router
+  // (64 x 8); the embedding and output layer (2 x 256 x 64) and the final norm (64). Per layer
+  // the experts' 8 x 3 x 64 x 128 over ep 8.
+  REQUIRE(params.dense == 2 * (2 * 64 * 64 + 2 * 64 * 32 + 2 * 64 + 64 * 8) + 2 * 256 * 64 + 64);
+  REQUIRE(params.expert == 2 * 3 * 64 * 128);
+  const double gradient = gradient_bytes_per_param(plan);
+  const TaskGraph& graph = s.step.lowered.graph;
+  double expert_bytes = 0, dense_bytes = 0;
+  int gathers = 0;
+  for (TaskId id = 0; id < graph.num_tasks(); ++id) {
+    const TaskInfo& info = s.step.lowered.info[id];
+    if (info.worker != 0) continue;
+    const double bytes = s.step.task_bytes[id];
+    const double work = graph.task(id).work;
+    if (info.role == TaskInfo::Role::kGradientReduce) {
+      if (work == Approx(0.75 * bytes).epsilon(1e-12)) {
+        expert_bytes += bytes;
+      } else {
+        CHECK(work == Approx(0.75 * bytes / 8).epsilon(1e-12));
+        dense_bytes += bytes;
+      }
+    } else if (info.role == TaskInfo::Role::kParamGather) {
+      ++gathers;
+      // (N-1)/N of S/g: the expert gather's g is 1, the dense one's 8.
+      const bool expert = bytes == Approx(params.expert * kStepParameterBytes).epsilon(1e-12);
+      if (!expert) CHECK(bytes == Approx(params.dense * kStepParameterBytes).epsilon(1e-12));
+      CHECK(work == Approx(0.75 * bytes / (expert ? 1 : 8)).epsilon(1e-12));
+    } else if (info.role == TaskInfo::Role::kOptimizer) {
+      CHECK(bytes == Approx((params.dense / 32 + params.expert / 4) * kStepAdamBytesPerParameter)
+                         .epsilon(1e-12));
+    }
+  }
+  CHECK(expert_bytes == Approx(params.expert * gradient).epsilon(1e-12));
+  CHECK(dense_bytes == Approx(params.dense * gradient).epsilon(1e-12));
+  CHECK(gathers == 2);
+  // Reduced in bf16 (grad_reduce_in_fp32=false) the buckets carry 2 bytes per parameter.
+  REQUIRE(gradient == 4);
+  Simulated half = run(model, cluster, text + ",grad_reduce_in_fp32=false");
+  double half_bytes = 0;
+  for (TaskId id = 0; id < half.step.lowered.graph.num_tasks(); ++id) {
+    const TaskInfo& info = half.step.lowered.info[id];
+    if (info.worker == 0 && info.role == TaskInfo::Role::kGradientReduce)
+      half_bytes += half.step.task_bytes[id];
+  }
+  CHECK(half_bytes == Approx(2 * params.total()).epsilon(1e-12));
+  // The expert collectives ride the same replica classes as the dense ones.
+  StepOptions all;
+  all.deduplicate_replicas = false;
+  Simulated every = run(model, cluster, text, all);
+  REQUIRE(every.step.classes.count() > 1);
+  CHECK(s.metrics.iteration_time_s == Approx(every.metrics.iteration_time_s).epsilon(1e-9));
 }
 
 TEST_CASE("Step: activation memory follows the schedule (1F1B holds p - r microbatches)") {

@@ -137,6 +137,9 @@ TEST_CASE("CLI plan: bad flags exit 2") {
        "recompute_modules mla_up_proj needs multi-latent attention"},
       {"plan --recompute-modules mlp --runtime torchtitan",
        "runtime torchtitan cannot run selective recompute of mlp"},
+      {"plan --grad-reduce-in-fp32 maybe", "--grad-reduce-in-fp32"},
+      {"plan --grad-reduce-in-fp32 false --runtime megatron-lm",
+       "runtime megatron-lm cannot run bf16 gradient reduction"},
   };
   for (const Bad& bad : bad_inputs) {
     INFO("ppsim " << bad.arguments);
@@ -197,6 +200,25 @@ TEST_CASE("CLI plan: --precision sets every plan's GEMM precision, and simulate 
   CHECK(nvfp4["iteration_time_s"].get<double>() < bf16["iteration_time_s"].get<double>());
   CHECK(simulated_seconds("llama3-8b", "dgx-b200:1", nvfp4["plan"]) ==
         Approx(nvfp4["iteration_time_s"].get<double>()));
+}
+
+TEST_CASE("CLI plan: --grad-reduce-in-fp32 false keeps bf16 gradients, and simulate agrees") {
+  // Llama 3 8B on 16 GPUs over two nodes: half the gradient bytes are half the memory and half
+  // the data-parallel reduction.
+  auto best = [](const std::string& extra) {
+    testing::CommandResult result = run_ppsim(
+        "plan --model llama3-8b --cluster dgx-h100:2 --global-batch 64 --top 1 --json" + extra);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return nlohmann::json::parse(result.out)["plans"][0];
+  };
+  const nlohmann::json half = best(" --grad-reduce-in-fp32 false");
+  const nlohmann::json whole = best("");
+  CHECK(half["plan"]["grad_reduce_in_fp32"] == false);
+  CHECK_FALSE(whole["plan"].contains("grad_reduce_in_fp32"));
+  CHECK(half["iteration_time_s"].get<double>() <= whole["iteration_time_s"].get<double>());
+  CHECK(simulated_seconds("llama3-8b", "dgx-h100:2", half["plan"]) ==
+        Approx(half["iteration_time_s"].get<double>()));
 }
 
 TEST_CASE("CLI plan: --recompute-modules sets what selective plans re-run, and simulate agrees") {
