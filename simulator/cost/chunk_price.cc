@@ -4,8 +4,10 @@
 
 #include "simulator/cost/collective_timing.h"
 #include "simulator/cost/profile_table.h"
+#include "simulator/model/activation_offload.h"
 #include "simulator/model/model_stats.h"
 #include "simulator/model/moe_dispatch.h"
+#include "simulator/model/optimizer_offload.h"
 #include "simulator/model/parameter_bytes.h"
 
 namespace ppsim {
@@ -460,6 +462,25 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
     price.comm.modelled += layer.comm.modelled;
     price.comm.profile += layer.comm.profile;
     price.comm.extrapolated += layer.comm.extrapolated;
+  }
+  if (plan_.activation_offload_layers > first_layer) {
+    // The chunk's first offloaded layers (model/activation_offload.h): their saved bytes leave
+    // the GPU but for one layer's; the copies not hidden under the next layer show.
+    std::vector<OffloadLayer> offload_layers;
+    for (int64_t i = 0; i < layers; ++i) {
+      const LayerPrice& layer = layer_prices[i];
+      offload_layers.push_back(
+          {layer.activation_bytes,
+           layer.compute.fwd + layer.forward_comm + layer.host_wait_fwd,
+           layer.compute.recompute + layer.compute.b + layer.compute.w + layer.backward_comm +
+               layer.host_wait_bwd});
+    }
+    const ActivationOffload offload = activation_offload(
+        offload_layers, std::min(layers, plan_.activation_offload_layers - first_layer),
+        pcie_bytes_per_s(group));
+    price.activation_bytes -= offload.gpu_saving_bytes;
+    price.forward += offload.forward_seconds;
+    price.backward_input += offload.backward_seconds;
   }
   PassSeconds ends;  // The embedding's and head's passes, for ZeRO-3's overlap below.
   auto add_end = [&price, &ends](const PassSeconds& end) {

@@ -50,7 +50,9 @@
 // layer and loss on the last chunk; ZeRO-3's parameter gather (before each pass) and gradient
 // reduce-scatter (after the backward) where they outlast the chunk's compute, FSDP prefetching
 // the rest, plus a contention share of what they hide (overlap_slowdown, collective_cost.h);
-// and the framework's per-microbatch dispatch once per forward and per backward (cost_model.h;
+// with activation_offload_layers, the offloaded layers' saved bytes off the GPU and the copies
+// their neighbours do not hide (model/activation_offload.h); and the framework's per-microbatch
+// dispatch once per forward and per backward (cost_model.h;
 // none under a full-iteration CUDA graph, whose replay issues the whole schedule).
 //
 // The bound keeps compute + tp per pass (under tp_comm_overlap, tp's excess over the GEMMs)

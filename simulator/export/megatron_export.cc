@@ -271,6 +271,12 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     training_args.push_back({"--recompute-method", "uniform"});
     training_args.push_back({"--recompute-num-layers", "1"});
   }
+  // Activation offloading (arguments.py turns cpu_offloading on with a positive count;
+  // activations only, cpu_offloading_weights stays off).
+  if (plan.activation_offload_layers > 0) {
+    training_args.push_back(
+        {"--cpu-offloading-num-layers", std::to_string(plan.activation_offload_layers)});
+  }
   // The gradients' dtype (grad_reduce_in_fp32_in_force, plan.h): arguments.py reduces bf16
   // training's in fp32 unless --grad-reduce-in-bf16, fp16's in fp16 unless
   // --accumulate-allreduce-grads-in-fp32.

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "simulator/model/activation_memory.h"
+#include "simulator/model/activation_offload.h"
 #include "simulator/model/chunk_layout.h"
 #include "simulator/model/inflight_microbatches.h"
 #include "simulator/model/model_stats.h"
@@ -174,11 +175,25 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
     for (int64_t chunk = 0; chunk < chunks; ++chunk) {
       const int64_t first = layout.chunk_first_layer[rank_chunks[chunk]];
       double bytes = 0;
+      std::vector<OffloadLayer> offload_layers;
       for (int64_t index = first; index < first + layout.chunk_layers[rank_chunks[chunk]];
            ++index) {
-        bytes += layer_activation_bytes(model, config, index).total();
+        const double layer = layer_activation_bytes(model, config, index).total();
+        bytes += layer;
+        offload_layers.push_back({layer, 0, 0});
         recompute_working =
             std::max(recompute_working, recompute_working_bytes(model, config, index));
+      }
+      if (plan.activation_offload_layers > first) {
+        // Bytes only: the copies' times are the chunk pricer's (model/activation_offload.h).
+        const ActivationOffload offload = activation_offload(
+            offload_layers,
+            std::min<int64_t>(static_cast<int64_t>(offload_layers.size()),
+                              plan.activation_offload_layers - first),
+            1.0);
+        bytes -= offload.gpu_saving_bytes;
+        memory.host_activation_bytes +=
+            offload.host_bytes * static_cast<double>(inflight.per_chunk[chunk]);
       }
       if (stage == 0 && chunk == 0) bytes += embedding_activation_bytes(model, config);
       memory.chunk_activations_per_microbatch_bytes.push_back(bytes);
@@ -212,7 +227,8 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
   }
   std::vector<double> host_bytes_per_gpu;
   for (const StageMemory& stage : report.stages) {
-    host_bytes_per_gpu.push_back(stage.host_optimizer_bytes + stage.host_gradient_bytes);
+    host_bytes_per_gpu.push_back(stage.host_optimizer_bytes + stage.host_gradient_bytes +
+                                 stage.host_activation_bytes);
   }
   report.host =
       host_memory_per_node(cluster, build_worker_layout(plan, cluster), host_bytes_per_gpu);

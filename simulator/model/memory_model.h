@@ -7,7 +7,10 @@
 //   + transient buffers                             (one layer or one microbatch at a time)
 //   + workspace                                     (CUDA context, cuBLAS workspace, NCCL buffers)
 // The in-flight counts are closed forms per schedule (inflight_microbatches.h) until the
-// simulated timeline replaces them; the per-microbatch sizes (activation_memory.h) stay.
+// simulated timeline replaces them; the per-microbatch sizes (activation_memory.h) stay. With
+// activation_offload_layers, a chunk's offloaded layers keep only the one in flight on the GPU
+// and the rest sit in host memory (activation_offload.h), counted per node as optimizer
+// offload's host bytes are.
 //
 // Parameters per stage (Megatron-LM's layout; REFERENCE.md 1.3 and 1.5):
 // - Transformer layers as stage_layer_counts() assigns them; with vpp chunks a rank's layers
@@ -144,6 +147,9 @@ struct StageMemory {
   double optimizer_bytes = 0;  // fp32 master weights + Adam states on the GPU (0 when offloaded).
   double host_optimizer_bytes = 0;  // The offloaded fraction of them, on the host.
   double host_gradient_bytes = 0;   // fp32 gradient buffer on the host for the offloaded part.
+  // Saved activations of the offloaded layers (activation_offload_layers), on the host: per
+  // microbatch x in flight (model/activation_offload.h).
+  double host_activation_bytes = 0;
 
   // Activations at the peak: sum over chunks of per-microbatch bytes x microbatches in flight.
   double activations_bytes = 0;

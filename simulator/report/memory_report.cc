@@ -59,11 +59,17 @@ std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluste
   bool gpu_fits = true;
   for (const StageMemory& stage : report.stages)
     gpu_fits &= stage.peak_bytes <= stage.capacity_bytes;
-  if (plan.offload_optimizer) {
-    out += fmt::format(
-        "# optimizer offload {:g}: host memory per node (offloaded fp32 master, m, v "
-        "and gradient buffer of the plan's GPUs on it)\n",
-        plan.offload_fraction);
+  if (plan.offload_optimizer || plan.activation_offload_layers > 0) {
+    std::string what;
+    if (plan.offload_optimizer) {
+      what = fmt::format("optimizer offload {:g} (fp32 master, m, v and gradient buffer)",
+                         plan.offload_fraction);
+    }
+    if (plan.activation_offload_layers > 0) {
+      what += fmt::format("{}activations of {} offloaded layers", what.empty() ? "" : ", ",
+                          plan.activation_offload_layers);
+    }
+    out += fmt::format("# host memory per node ({}) of the plan's GPUs on it\n", what);
     for (const NodeHostMemory& node : report.host.nodes) {
       out += fmt::format("#   node {} ({} GPUs): {} GiB of {} GiB host memory{}\n", node.node,
                          node.gpus, gib(node.bytes), gib(node.capacity_bytes),
@@ -83,8 +89,8 @@ std::string memory_report_text(const ModelSpec& model, const ClusterSpec& cluste
   if (!report.host.fits) {
     out += fmt::format(
         "# host memory of node {} does NOT fit: {} GiB over (lower the offload "
-        "fraction, shard the optimizer with zero_stage, or give the node group a "
-        "larger host_memory_GiB)\n",
+        "fraction or activation_offload_layers, shard the optimizer with zero_stage, or give "
+        "the node group a larger host_memory_GiB)\n",
         report.host.worst_node, gib(report.host.over_bytes));
   }
   return out;
@@ -117,6 +123,8 @@ std::string memory_report_json(const ModelSpec& model, const ClusterSpec& cluste
     entry["capacity_bytes"] = stage.capacity_bytes;
     entry["host_optimizer_bytes"] = stage.host_optimizer_bytes;
     if (plan.offload_optimizer) entry["host_gradient_bytes"] = stage.host_gradient_bytes;
+    if (plan.activation_offload_layers > 0)
+      entry["host_activation_bytes"] = stage.host_activation_bytes;
     entry["fits"] = stage.peak_bytes <= stage.capacity_bytes;
     stages.push_back(entry);
   }
@@ -126,7 +134,8 @@ std::string memory_report_json(const ModelSpec& model, const ClusterSpec& cluste
   json["worst_stage"] = report.worst_stage;
   json["fits"] = report.fits;
   json["over_bytes"] = report.over_bytes;
-  if (plan.offload_optimizer) json["host_memory"] = host_memory_json(report.host);
+  if (plan.offload_optimizer || plan.activation_offload_layers > 0)
+    json["host_memory"] = host_memory_json(report.host);
   return json.dump(2) + "\n";
 }
 

@@ -28,6 +28,10 @@ constexpr double kPcieGen3 = 16;  // GB/s per direction, x16.
 constexpr double kPcieGen4 = 32;
 constexpr double kPcieGen5 = 64;
 constexpr double kPcieGen6 = 128;
+// Grace superchips' host link: NVLink-C2C, 900 GB/s bidirectional between the Grace CPU and
+// its two Blackwell GPUs (GB200/GB300 superchip datasheets), so 225 GB/s per GPU per direction
+// when both copy at once, as activation and optimizer offload do.
+constexpr double kGraceC2cPerGpu = 225;
 
 GpuSpec make(std::string name, double bf16, double fp16, double fp8, double fp32, double memory_mib,
              double memory_GBps, double nvlink_GBps, double pcie_GBps, std::string source) {
@@ -190,12 +194,13 @@ std::vector<GpuSpec> build_catalog() {
   // Rack-scale Blackwell: the per-GPU figures of the NVL72 rack datasheets (rack totals / 72).
   // Their NVLink domain is the whole rack (cluster nvlink_domain_gpus: 72), not the tray.
   gpus.push_back(with_fp4(
-      10000, make("GB200", 2500, 2500, 5000, 80, 186 * 1e3 / 1.048576, 8000, 900, kPcieGen5,
+      10000, make("GB200", 2500, 2500, 5000, 80, 186 * 1e3 / 1.048576, 8000, 900, kGraceC2cPerGpu,
                   "NVIDIA GB200 NVL72 datasheet (per rack of 72 GPUs at 1200 W): FP4 1,440 / "
                   "FP8 720 / BF16 360 PFLOPS with sparsity (per GPU dense: 10 / 5 / 2.5 "
                   "PFLOPS), 80 FP32 per GPU, 13.4 TB HBM3e 576 TB/s (186 GB, 8 TB/s per "
-                  "GPU), NVLink5 130 TB/s (1.8 TB/s per GPU, 900 per direction); memory is "
-                  "the datasheet capacity, not yet an nvidia-smi reading")));
+                  "GPU), NVLink5 130 TB/s (1.8 TB/s per GPU, 900 per direction), host link "
+                  "NVLink-C2C 900 GB/s per Grace and its two GPUs; memory is the datasheet "
+                  "capacity, not yet an nvidia-smi reading")));
   gpus.push_back(with_fp4(
       13500, make("B300", 2250, 2250, 4500, 75, 288 * 1e3 / 1.048576, 8000, 900, kPcieGen6,
                   "NVIDIA HGX B300 datasheet (8 Blackwell Ultra GPUs): FP4 144 PFLOPS sparse "
@@ -204,12 +209,13 @@ std::vector<GpuSpec> build_catalog() {
                   "per GPU, NVLink5 1.8 TB/s per GPU, PCIe Gen6 (ConnectX-8); memory is the "
                   "datasheet capacity, not yet an nvidia-smi reading")));
   gpus.push_back(with_fp4(
-      15000, make("GB300", 2500, 2500, 5000, 75, 288 * 1e3 / 1.048576, 8000, 900, kPcieGen6,
+      15000, make("GB300", 2500, 2500, 5000, 75, 288 * 1e3 / 1.048576, 8000, 900, kGraceC2cPerGpu,
                   "NVIDIA GB300 NVL72 datasheet (per rack of 72 Blackwell Ultra GPUs): FP4 "
                   "1,440 PFLOPS sparse / 1,080 dense, FP8 720 / BF16 360 PFLOPS with sparsity "
                   "(per GPU dense: 15 FP4, 5 FP8, 2.5 BF16), 20.7 TB HBM3e 576 TB/s (288 GB, "
-                  "8 TB/s per GPU), NVLink5 130 TB/s (900 GB/s per GPU per direction); memory "
-                  "is the datasheet capacity, not yet an nvidia-smi reading")));
+                  "8 TB/s per GPU), NVLink5 130 TB/s (900 GB/s per GPU per direction), host "
+                  "link NVLink-C2C 900 GB/s per Grace and its two GPUs; memory is the datasheet "
+                  "capacity, not yet an nvidia-smi reading")));
   gpus.push_back(make("MI300X", 1307.4, 1307.4, 2614.9, 163.4, 196288, 5300, 448, kPcieGen5,
                       "AMD Instinct MI300X datasheet: 1307.4 TFLOPS BF16/FP16 dense, 2614.9 FP8 "
                       "dense, 163.4 FP32 vector, 192 GB HBM3 5.3 TB/s, 7 Infinity Fabric links x "

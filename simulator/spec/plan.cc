@@ -166,6 +166,8 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
       reader.optional_choice("runtime", runtime_names()).value_or(runtime_name(kDefaultRuntime)));
   plan.tp_comm_overlap = reader.optional_bool("tp_comm_overlap");
   plan.grad_reduce_in_fp32 = reader.optional_bool("grad_reduce_in_fp32");
+  plan.activation_offload_layers =
+      reader.optional_int("activation_offload_layers", 0, kMaxPlanDegree).value_or(0);
   plan.cuda_graphs = *find_cuda_graphs(
       reader.optional_choice("cuda_graphs", kCudaGraphsNames).value_or("none"));
   if (std::optional<std::string> attention =
@@ -477,6 +479,8 @@ std::string plan_to_json(const Plan& plan) {
     json["cuda_graphs"] = cuda_graphs_name(plan.cuda_graphs);
   }
   if (plan.grad_reduce_in_fp32) json["grad_reduce_in_fp32"] = *plan.grad_reduce_in_fp32;
+  if (plan.activation_offload_layers > 0)
+    json["activation_offload_layers"] = plan.activation_offload_layers;
   if (plan.training)
     json["training"] = nlohmann::ordered_json::parse(training_spec_to_json(*plan.training));
   return json.dump();
@@ -528,6 +532,8 @@ std::string plan_to_inline(const Plan& plan) {
   }
   if (plan.grad_reduce_in_fp32)
     text += fmt::format(",grad_reduce_in_fp32={}", *plan.grad_reduce_in_fp32 ? "true" : "false");
+  if (plan.activation_offload_layers > 0)
+    text += fmt::format(",activation_offload_layers={}", plan.activation_offload_layers);
   return text;
 }
 
@@ -743,6 +749,21 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
         "sequence_parallel={}); Megatron overlaps only sequence-parallel all-gathers and "
         "reduce-scatters",
         plan.tp, plan.sequence_parallel);
+  }
+  if (plan.activation_offload_layers > 0) {
+    if (plan.pp > 1) {
+      return fmt::format(
+          "activation_offload_layers={} needs pp = 1 (this plan: pp={}); Megatron-Core offloads "
+          "activations only without pipeline parallelism (transformer_config.py), the one form "
+          "ppsim models",
+          plan.activation_offload_layers, plan.pp);
+    }
+    if (plan.activation_offload_layers >= model.num_layers) {
+      return fmt::format(
+          "activation_offload_layers={} must be below {}'s {} layers (Megatron-Core keeps the "
+          "last layer's activations on the GPU)",
+          plan.activation_offload_layers, model.name, model.num_layers);
+    }
   }
   if (plan.moe_a2a_overlap && (!model.is_moe() || plan.ep == 1)) {
     return "moe_a2a_overlap needs an MoE model with ep > 1 (there is no all-to-all to overlap)";

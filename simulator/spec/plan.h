@@ -7,7 +7,8 @@
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8|nvfp4","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
 //    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"moe_dispatcher"?,
-//    "tp_comm_overlap"?,"cuda_graphs"?,"grad_reduce_in_fp32"?,"training"?}
+//    "tp_comm_overlap"?,"cuda_graphs"?,"grad_reduce_in_fp32"?,"activation_offload_layers"?,
+//    "training"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
 // (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
@@ -164,6 +165,11 @@ struct Plan {
   // Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32 (--grad-reduce-in-bf16),
   // which NeMo and Megatron-Bridge performance recipes turn off.
   std::optional<bool> grad_reduce_in_fp32;
+  // Transformer layers whose saved activations go to host memory after their forward and come
+  // back before their backward (Megatron-Core --cpu-offloading-num-layers: Transformer Engine's
+  // CPU offload context over the first N layers; model/activation_offload.h). 0 = none, the
+  // default; at most the model's layers - 1, with pp = 1 (the one form Megatron-Core runs).
+  int64_t activation_offload_layers = 0;
   // The training run (tokens, batch ramp, checkpoint interval); JSON "training", default none.
   std::optional<TrainingSpec> training;
 

@@ -171,6 +171,9 @@ struct RuntimeSupport {
   // Gradients reduced in the training dtype rather than fp32 under bf16 (plan key
   // grad_reduce_in_fp32=false: Megatron-Core's --grad-reduce-in-bf16).
   bool half_gradient_reduce = false;
+  // Saved activations of some layers kept in host memory (plan key activation_offload_layers:
+  // Megatron-Core's --cpu-offloading-num-layers).
+  bool activation_offload = false;
   const char* source = "";                 // Launcher source files that show each fact.
 };
 

@@ -135,6 +135,26 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
     return problem;
   }
   if (std::optional<std::string> problem = runtime_grad_reduce_problem(plan)) return problem;
+  if (plan.activation_offload_layers > 0) {
+    if (!support.activation_offload) {
+      return refuse(fmt::format("activation offloading (activation_offload_layers={}; "
+                                "Megatron-Core's --cpu-offloading-num-layers)",
+                                plan.activation_offload_layers));
+    }
+    // TransformerConfig.__post_init__: "CPU offloading does not work when activation
+    // recomputation is enabled"; "CUDA graphs not supported with CPU offloading" (but
+    // full_iteration).
+    if (plan.recompute != Recompute::kNone) {
+      return refuse(fmt::format("activation offloading with recompute={} (Megatron-Core refuses "
+                                "CPU offloading beside activation recomputation)",
+                                recompute_name(plan.recompute)));
+    }
+    if (plan.cuda_graphs != CudaGraphs::kNone && plan.cuda_graphs != CudaGraphs::kFullIteration) {
+      return refuse(fmt::format("activation offloading inside per-layer CUDA graphs "
+                                "(cuda_graphs={}; only full-iteration allows it)",
+                                cuda_graphs_name(plan.cuda_graphs)));
+    }
+  }
   // TransformerConfig.__post_init__: "full recompute is only supported with full iteration
   // CUDA graph".
   if (plan.recompute == Recompute::kFull && (plan.cuda_graphs == CudaGraphs::kLayers ||

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "simulator/cost/collective_timing.h"
+#include "simulator/model/activation_offload.h"
 #include "simulator/model/chunk_layout.h"
 #include "simulator/model/moe_dispatch.h"
 #include "simulator/model/parameter_bytes.h"
@@ -193,6 +194,46 @@ TEST_CASE("ChunkPrice: ZeRO-3 gathers routed experts over the expert data-parall
         Approx(std::max(0.0, gather - forward) +
                collective.overlap_slowdown * std::min(gather, forward))
             .epsilon(1e-9));
+}
+
+TEST_CASE("ChunkPrice: offloaded activations leave the chunk and their copies show") {
+  // Llama 3 8B on DGX H100 (PCIe Gen5, 64 GB/s a direction): its first 4 layers offloaded. The
+  // chunk keeps all but one of their saved bytes off the GPU and adds what activation_offload
+  // says of the same layers' prices.
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:1");
+  const NodeGroup& group = cluster.nodes.front();
+  Plan plain = make_plan("tp=1,pp=1,dp=8,mbs=1,gbs=64,zero_stage=1");
+  Plan offloaded = plain;
+  offloaded.activation_offload_layers = 4;
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  ChunkPricer without(model, plain, efficiency, collective, nullptr, false);
+  ChunkPricer with(model, offloaded, efficiency, collective, nullptr, false);
+  CostModel costs(group.gpu, efficiency, nullptr);
+  const int64_t layers = model.num_layers;
+  const ChunkPrice before = without.chunk(costs, group, 0, layers, true, true);
+  const ChunkPrice after = with.chunk(costs, group, 0, layers, true, true);
+  CommCounts comm;
+  const TensorParallelPrice tp = with.tensor_parallel(group, comm);
+  std::vector<OffloadLayer> offload_layers;
+  for (int64_t i = 0; i < layers; ++i) {
+    const LayerPrice layer = with.layer(costs, group, tp, i);
+    offload_layers.push_back({layer.activation_bytes,
+                              layer.compute.fwd + layer.forward_comm + layer.host_wait_fwd,
+                              layer.compute.recompute + layer.compute.b + layer.compute.w +
+                                  layer.backward_comm + layer.host_wait_bwd});
+  }
+  REQUIRE(group.gpu.pcie_bandwidth == 64e9);
+  const ActivationOffload expected = activation_offload(offload_layers, 4, 64e9);
+  REQUIRE(expected.gpu_saving_bytes > 0);
+  CHECK(before.activation_bytes - after.activation_bytes ==
+        Approx(expected.gpu_saving_bytes).epsilon(1e-12));
+  CHECK(after.forward - before.forward == Approx(expected.forward_seconds).margin(1e-12));
+  CHECK(after.backward_input - before.backward_input ==
+        Approx(expected.backward_seconds).margin(1e-12));
+  // At 64 GB/s a layer's ~1 GB takes longer than the next layer's forward: the copies show.
+  CHECK(expected.forward_seconds > 0);
 }
 
 TEST_CASE("ChunkPrice: tensor-parallel traffic per layer, forward and backward (Megatron SP)") {

@@ -318,6 +318,9 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       // TransformerConfig.recompute_modules (argparse nargs="*"): the words are checked in
       // check_megatron_flags against __post_init__'s allowed_modules.
       {"--recompute-modules", {}},
+      // ModelParallelConfig.cpu_offloading_num_layers (model_parallel_config.py; arguments.py
+      // sets cpu_offloading when it is positive).
+      {"--cpu-offloading-num-layers", {}},
       {"--bf16", {}},
       {"--fp16", {}},
       // arguments.py: --grad-reduce-in-bf16, --accumulate-allreduce-grads-in-fp32.
@@ -981,6 +984,20 @@ TEST_CASE("Exports: the gradients' dtype (grad_reduce_in_fp32)") {
   CHECK_THROWS_WITH(export_launcher(LauncherFormat::kMegatron, load_model_spec("llama3-8b"),
                                     load_cluster_spec("dgx-h100-1"), legacy),
                     Catch::Contains("runtime megatron-lm cannot run bf16 gradient reduction"));
+}
+
+TEST_CASE("Megatron export: activation offloading as --cpu-offloading-num-layers") {
+  std::string text = export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                                   "tp=1,pp=1,dp=8,mbs=1,gbs=64,zero_stage=1,"
+                                   "activation_offload_layers=6")
+                         .text;
+  check_megatron_flags(text);
+  CHECK(args_of(text, "TRAINING_ARGS").at("--cpu-offloading-num-layers") == "6");
+  CHECK(args_of(export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                              "tp=1,pp=1,dp=8,mbs=1,gbs=64")
+                    .text,
+                "TRAINING_ARGS")
+            .count("--cpu-offloading-num-layers") == 0);
 }
 
 TEST_CASE("DeepSpeed export: batch, ZeRO and what the pipeline engine rejects") {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "simulator/spec/error.h"
+#include "simulator/spec/model_file.h"
 
 namespace ppsim {
 namespace {
@@ -278,6 +279,26 @@ TEST_CASE("Plan: grad_reduce_in_fp32 parses, round-trips and defaults by precisi
   CHECK_THROWS_WITH(parse_plan(R"({"tp":1,"dp":8,"global_batch_size":8,"grad_reduce_in_fp32":"no"})",
                                "plan.json"),
                     Catch::Contains("/grad_reduce_in_fp32"));
+}
+
+TEST_CASE("Plan: activation_offload_layers parses, round-trips, needs pp 1 and a layer kept") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:2");
+  Plan plan = parse_plan("tp=1,pp=1,dp=8,gbs=64,activation_offload_layers=8", "--plan");
+  CHECK(plan.activation_offload_layers == 8);
+  CHECK(parse_plan(plan_to_inline(plan), "inline").activation_offload_layers == 8);
+  CHECK(parse_plan(plan_to_json(plan), "json").activation_offload_layers == 8);
+  CHECK_FALSE(plan_problem(plan, model, cluster));
+  CHECK(plan_to_inline(parse_plan("tp=1,dp=8,gbs=64", "x")).find("activation_offload") ==
+        std::string::npos);
+  CHECK(plan_problem(parse_plan("tp=1,pp=2,dp=8,gbs=64,activation_offload_layers=4", "x"), model,
+                     cluster)
+            ->find("needs pp = 1") != std::string::npos);
+  CHECK(plan_problem(parse_plan("tp=1,pp=1,dp=8,gbs=64,activation_offload_layers=32", "x"),
+                     model, cluster)
+            ->find("must be below llama3-8b's 32 layers") != std::string::npos);
+  CHECK_THROWS_WITH(parse_plan("tp=1,dp=8,gbs=64,activation_offload_layers=-1", "--plan"),
+                    Catch::Contains("activation_offload_layers"));
 }
 
 TEST_CASE("Plan: tp_comm_overlap parses, round-trips, defaults by runtime and needs SP") {

@@ -101,6 +101,22 @@ TEST_CASE("Runtime support: the 2021-2022 Megatron-LM reduces bf16 gradients in 
             .empty());
 }
 
+TEST_CASE("Runtime support: activation offloading is Megatron-Core's, without recompute") {
+  CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4", "llama3-8b").empty());
+  CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,zero_stage=3,runtime=deepspeed",
+                        "llama3-8b")
+            .rfind("runtime deepspeed cannot run activation offloading", 0) == 0);
+  CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,recompute=selective",
+                        "llama3-8b")
+            .find("activation offloading with recompute=selective") != std::string::npos);
+  CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,cuda_graphs=layers",
+                        "llama3-8b")
+            .find("inside per-layer CUDA graphs") != std::string::npos);
+  CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,cuda_graphs=full-iteration",
+                        "llama3-8b")
+            .empty());
+}
+
 TEST_CASE("Runtime support: only megatron-core overlaps TP communication with its GEMMs") {
   CHECK(runtime_support(Runtime::kMegatronCore).tp_comm_overlap);
   for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan,
