@@ -162,7 +162,7 @@ std::string simulate_report_text(const SimulateReport& report) {
   }
   if (report.stragglers != nullptr) out += straggler_report_text(*report.stragglers);
   if (report.time_to_train != nullptr) out += time_to_train_text(*report.time_to_train);
-  bool host_over = metrics.offload && !metrics.offload->host.fits;
+  bool host_over = metrics.host_memory && !metrics.host_memory->fits;
   bool gpu_over = false;
   for (const StageResult& stage : metrics.stages) {
     gpu_over = gpu_over || stage.peak_memory_bytes > stage.capacity_bytes;
@@ -170,12 +170,13 @@ std::string simulate_report_text(const SimulateReport& report) {
   if (metrics.fits) {
     out += fmt::format("# OK: fits, peak {} GiB\n", gib(metrics.peak_memory_bytes));
   } else if (host_over && !gpu_over) {
-    const HostMemoryReport& host = metrics.offload->host;
+    const HostMemoryReport& host = *metrics.host_memory;
     out += fmt::format(
         "# DOES NOT FIT: node {} needs {} GiB of host memory for the offloaded "
-        "optimizer, {} GiB over (lower the offload fraction or raise "
-        "host_memory_GiB)\n",
-        host.worst_node, gib(host.peak_bytes), gib(host.over_bytes));
+        "{}, {} GiB over (lower {} or raise host_memory_GiB)\n",
+        host.worst_node, gib(host.peak_bytes),
+        metrics.offload ? "optimizer" : "activations", gib(host.over_bytes),
+        metrics.offload ? "the offload fraction" : "activation_offload_layers");
   } else {
     out += fmt::format("# DOES NOT FIT: peak {} GiB exceeds a stage's capacity\n",
                        gib(metrics.peak_memory_bytes));

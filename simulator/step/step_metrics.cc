@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "simulator/model/memory_model.h"
 #include "simulator/model/model_stats.h"
 
 namespace ppsim {
@@ -205,7 +206,12 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
   breakdown.exposed_comm = comm[critical] + dp_wait - breakdown.straggler_wait + gather[critical];
   breakdown.optimizer = optimizer[critical];
   metrics.offload = offload_traffic(model, cluster, step, timeline);
-  if (metrics.offload && !metrics.offload->host.fits) metrics.fits = false;
+  if (metrics.offload) {
+    metrics.host_memory = metrics.offload->host;
+  } else if (step.plan.activation_offload_layers > 0) {
+    metrics.host_memory = estimate_memory(model, cluster, step.plan).host;
+  }
+  if (metrics.host_memory && !metrics.host_memory->fits) metrics.fits = false;
   if (metrics.offload && critical < static_cast<int32_t>(step.offload.size())) {
     const WorkerOffload& offload = step.offload[critical];
     if (offload.h2d >= 0 && offload.gpu_update >= 0) {

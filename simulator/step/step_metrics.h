@@ -31,6 +31,8 @@
 //   bubble_pct            = 100 * (1 - sum(stage busy) / (stages * iteration_time_s))
 //   offload               optimizer offload's traffic and host memory (offload_traffic.h);
 //                         absent without offload
+//   host_memory           host memory per node with optimizer or activation offload (the
+//                         memory model's, memory_model.h); fits is false when a node's is over
 //   gpu_types             per GPU type: count, busy_fraction, compute_s, idle_s,
 //                         peak_memory_bytes, capacity_bytes (gpu_utilisation.h)
 #pragma once
@@ -92,6 +94,7 @@ struct StepMetrics {
   std::vector<CriticalTask> critical_path;  // In time order.
   CostProvenance provenance;                // Where the step's costs came from (Step's).
   std::optional<OffloadTraffic> offload;    // With optimizer offload only.
+  std::optional<HostMemoryReport> host_memory;  // With optimizer or activation offload.
   std::vector<GpuTypeUse> gpu_types;        // In the order of their first stage.
 };
 

@@ -5,7 +5,10 @@
 #include "simulator/model/activation_memory.h"
 #include "simulator/model/memory_model.h"
 #include "simulator/spec/error.h"
+#include "simulator/engine/engine.h"
 #include "simulator/spec/model_file.h"
+#include "simulator/step/step_builder.h"
+#include "simulator/step/step_metrics.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {
@@ -51,6 +54,30 @@ TEST_CASE("ActivationOffload: the memory model keeps one offloaded layer on the 
   CHECK(plain.stages[0].host_activation_bytes == 0);
   REQUIRE(offloaded.host.nodes.size() == 1);
   CHECK(offloaded.host.nodes[0].bytes == Approx(8 * 8 * layer));
+}
+
+// simulate checks the nodes' host memory for offloaded activations as memory does: a node too
+// small for its GPUs' offloaded layers does not fit, though every GPU does.
+TEST_CASE("ActivationOffload: simulate counts the host memory it takes") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:1");
+  Plan plan = parse_plan(
+      "tp=1,pp=1,dp=8,mbs=1,gbs=8,seq=2048,zero_stage=1,activation_offload_layers=8", "test");
+  auto simulate = [&] {
+    Step step = build_step(model, cluster, plan, {});
+    Timeline timeline = simulate_graph(step.lowered.graph);
+    return compute_metrics(model, cluster, plan, step, timeline);
+  };
+  const StepMetrics roomy = simulate();
+  REQUIRE(roomy.host_memory.has_value());
+  CHECK(roomy.host_memory->fits);
+  CHECK(roomy.fits);
+  CHECK(roomy.host_memory->nodes[0].bytes ==
+        Approx(estimate_memory(model, cluster, plan).host.nodes[0].bytes));
+  cluster.nodes[0].host_memory_bytes = roomy.host_memory->nodes[0].bytes / 2;
+  const StepMetrics cramped = simulate();
+  CHECK_FALSE(cramped.host_memory->fits);
+  CHECK_FALSE(cramped.fits);
 }
 
 }  // namespace
