@@ -62,6 +62,12 @@ bool has_word(const std::string& text, std::string_view word) {
   return false;
 }
 
+// Whether a (lower-case) framework cell names Megatron-Bridge or NeMo, whose published runs come
+// from their recipes: the facts those recipes set stand in for the cells a row leaves empty.
+bool runs_nemo_recipes(const std::string& framework) {
+  return contains(framework, "megatron-bridge") || contains(framework, "nemo");
+}
+
 bool is_missing(const std::string& text) {
   std::string value = lower(trim(text));
   return value.empty() || value == "n/a" || value == "na" || value == "-" || value == "none stated";
@@ -598,9 +604,7 @@ int read_zero_stage(const std::string& text, Framework framework,
     // pretraining recipe's DistributedDataParallelConfig sets use_distributed_optimizer=True
     // (Megatron-Bridge src/megatron/bridge/recipes/*, e.g. qwen/qwen3_moe.py and
     // deepseek/deepseek_v3.py; NeMo nemo/collections/llm/recipes/optim/adam.py).
-    std::string framework_value = lower(framework_text);
-    if (has_word(value, "ddp") &&
-        (contains(framework_value, "megatron-bridge") || contains(framework_value, "nemo"))) {
+    if (has_word(value, "ddp") && runs_nemo_recipes(lower(framework_text))) {
       defaults.push_back(
           "DDP under Megatron-Bridge/NeMo: the distributed optimizer (zero_stage 1, the "
           "recipes' use_distributed_optimizer=True)");
@@ -669,8 +673,8 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
   plan.cp = row.integer("cp", 1).value_or(1);
   plan.ep = row.integer("ep", 1).value_or(1);
   const std::string framework_text = lower(row.text("framework"));
-  if (model.is_moe() && plan.tp > 1 &&
-      (contains(framework_text, "megatron-bridge") || contains(framework_text, "nemo"))) {
+  const bool nemo_recipes = runs_nemo_recipes(framework_text);
+  if (model.is_moe() && plan.tp > 1 && nemo_recipes) {
     // The columns have no expert tensor-parallel size; Megatron-Bridge's MoE recipes set it to
     // 1 (scripts/performance/configs/*/*_workload_base_configs.py: BASE_DEEPSEEK_V3_CONFIG,
     // BASE_QWEN3_*_CONFIG expert_tensor_parallel_size=1), not Megatron's default of tp.
@@ -776,8 +780,7 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
         "sequence_parallel not stated: yes (torchtitan's TP plan shards norms "
         "over the sequence)");
   }
-  if (is_missing(sequence_parallel) && plan.tp > 1 &&
-      (contains(framework_text, "megatron-bridge") || contains(framework_text, "nemo"))) {
+  if (is_missing(sequence_parallel) && plan.tp > 1 && nemo_recipes) {
     // Megatron-Bridge and NeMo 2 recipes turn sequence parallelism on with tensor parallelism
     // (e.g. Megatron-Bridge recipes/llama/llama3.py, NeMo collections/llm/recipes/llama3_70b.py:
     // sequence_parallel=True), and Megatron-Core requires it with ep > 1 and tp > 1.
@@ -797,8 +800,7 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
   } else {
     plan.precision = read_precision(row.text("precision"), row.text("framework"), defaults);
   }
-  if ((contains(framework_text, "megatron-bridge") || contains(framework_text, "nemo")) &&
-      plan.precision != Precision::kFp16) {
+  if (nemo_recipes && plan.precision != Precision::kFp16) {
     // Their published throughput comes from the performance recipes, which reduce gradients in
     // bf16: Megatron-Bridge perf_recipes/_common.py _perf_precision sets grad_reduce_in_fp32 =
     // False for every precision ("the benchmark-mode default"), as NeMo 2's

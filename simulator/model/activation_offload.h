@@ -46,4 +46,10 @@ struct ActivationOffload {
 ActivationOffload activation_offload(const std::vector<OffloadLayer>& layers, int64_t offloaded,
                                      double host_bytes_per_s);
 
+// The bytes alone (the memory model's, which has no layer times): host_bytes and
+// gpu_saving_bytes of the first `offloaded` of `saved_bytes`, the seconds 0.
+// REQUIRES: 0 <= offloaded <= saved_bytes.size().
+ActivationOffload offloaded_activation_bytes(const std::vector<double>& saved_bytes,
+                                             int64_t offloaded);
+
 }  // namespace ppsim

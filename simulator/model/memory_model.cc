@@ -175,22 +175,19 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
     for (int64_t chunk = 0; chunk < chunks; ++chunk) {
       const int64_t first = layout.chunk_first_layer[rank_chunks[chunk]];
       double bytes = 0;
-      std::vector<OffloadLayer> offload_layers;
+      std::vector<double> layer_bytes;
       for (int64_t index = first; index < first + layout.chunk_layers[rank_chunks[chunk]];
            ++index) {
-        const double layer = layer_activation_bytes(model, config, index).total();
-        bytes += layer;
-        offload_layers.push_back({layer, 0, 0});
+        layer_bytes.push_back(layer_activation_bytes(model, config, index).total());
+        bytes += layer_bytes.back();
         recompute_working =
             std::max(recompute_working, recompute_working_bytes(model, config, index));
       }
       if (plan.activation_offload_layers > first) {
         // Bytes only: the copies' times are the chunk pricer's (model/activation_offload.h).
-        const ActivationOffload offload = activation_offload(
-            offload_layers,
-            std::min<int64_t>(static_cast<int64_t>(offload_layers.size()),
-                              plan.activation_offload_layers - first),
-            1.0);
+        const ActivationOffload offload = offloaded_activation_bytes(
+            layer_bytes, std::min<int64_t>(static_cast<int64_t>(layer_bytes.size()),
+                                           plan.activation_offload_layers - first));
         bytes -= offload.gpu_saving_bytes;
         memory.host_activation_bytes +=
             offload.host_bytes * static_cast<double>(inflight.per_chunk[chunk]);

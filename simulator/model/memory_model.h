@@ -104,12 +104,9 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
 // formula the memory model and the planner's screen (plan_screen.h) share. Inline: the screen
 // calls it for every stage of every plan it screens.
 inline ParameterBytes parameter_bytes(const StageParameters& params, const Plan& plan) {
-  const double dense_group = static_cast<double>(plan.dp * plan.cp);
-  const double expert_group = static_cast<double>(plan.expert_dp());
   const int zero = plan.zero_stage;
   auto sharded = [&](double bytes_per_param, bool shard) {
-    return bytes_per_param *
-           (shard ? params.dense / dense_group + params.expert / expert_group : params.total());
+    return bytes_per_param * (shard ? sharded_parameters(params, plan) : params.total());
   };
   const double gradient = gradient_bytes_per_param(plan);
   ParameterBytes bytes;

@@ -36,14 +36,24 @@ struct ParameterSplit {
   double dense = 0;   // Already split by tp (and replicated parts).
   double expert = 0;  // Routed experts, already split by ep*etp.
   double total() const { return dense + expert; }
+  ParameterSplit& operator+=(const ParameterSplit& other) {
+    dense += other.dense;
+    expert += other.expert;
+    return *this;
+  }
 };
 
-// The parameters a GPU updates: its distributed-optimizer shard under ZeRO >= 1 (dense over
-// dp*cp, experts over the expert data-parallel group), all of them otherwise.
-inline double updated_parameters(const ParameterSplit& parameters, const Plan& plan) {
-  if (plan.zero_stage < 1) return parameters.total();
+// One GPU's share of `parameters` when ZeRO shards them: dense over dp*cp, routed experts over
+// the expert data-parallel group.
+inline double sharded_parameters(const ParameterSplit& parameters, const Plan& plan) {
   return parameters.dense / static_cast<double>(plan.dp * plan.cp) +
          parameters.expert / static_cast<double>(plan.expert_dp());
+}
+
+// The parameters a GPU updates: its distributed-optimizer shard under ZeRO >= 1, all of them
+// otherwise.
+inline double updated_parameters(const ParameterSplit& parameters, const Plan& plan) {
+  return plan.zero_stage >= 1 ? sharded_parameters(parameters, plan) : parameters.total();
 }
 
 }  // namespace ppsim

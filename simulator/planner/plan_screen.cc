@@ -540,9 +540,7 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
   const GpuSpec& gpu = screen_.cluster().nodes[stage_group_[rank]].gpu;
   ParameterSplit parameters;
   for (size_t c = 0; c < chunk_parameters_.size(); ++c) {
-    if (profile_->chunk_rank[c] != rank) continue;
-    parameters.dense += chunk_parameters_[c].dense;
-    parameters.expert += chunk_parameters_[c].expert;
+    if (profile_->chunk_rank[c] == rank) parameters += chunk_parameters_[c];
   }
   const double shard = updated_parameters(parameters, plan);
   double gpu_seconds =

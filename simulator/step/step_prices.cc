@@ -28,9 +28,7 @@ ParameterSplit StepPrices::worker_parameters(int32_t worker) {
   const int64_t stage = step_.layout.workers[step_.layout_worker[worker]].stage;
   ParameterSplit parameters;
   for (int32_t c = 0; c < layout_.num_chunks(); ++c) {
-    if (layout_.chunk_rank[c] != stage) continue;
-    parameters.dense += of(worker, c).parameters.dense;
-    parameters.expert += of(worker, c).parameters.expert;
+    if (layout_.chunk_rank[c] == stage) parameters += of(worker, c).parameters;
   }
   return parameters;
 }

@@ -34,6 +34,11 @@ TEST_CASE("ActivationOffload: hand-computed copies, exposure and bytes") {
   // A faster link hides every copy.
   CHECK(activation_offload(layers, 2, 1000.0).forward_seconds == 0);
   CHECK_THROWS_AS(activation_offload(layers, 4, 10.0), InternalError);
+  // The bytes alone, as the memory model asks for them.
+  const ActivationOffload bytes = offloaded_activation_bytes({10, 20, 30}, 2);
+  CHECK(bytes.host_bytes == 30);
+  CHECK(bytes.gpu_saving_bytes == 10);
+  CHECK(bytes.forward_seconds == 0);
 }
 
 // Llama 3 8B on one DGX H100, dp 8: its 32 layers save the same bytes b each; offloading 8 of
