@@ -46,6 +46,7 @@ struct Options {
   std::string cuda_graphs = "none";
   std::string precision = "bf16";
   std::optional<bool> grad_reduce_in_fp32;     // --grad-reduce-in-fp32 (absent: the default).
+  std::string activation_offload = "auto";     // --activation-offload auto|off.
   std::vector<std::string> recompute_modules;  // --recompute-modules (empty: the defaults).
   bool homogeneous_only = false;
   bool cross_node_cp = false;
@@ -303,6 +304,12 @@ int run_plan(const Options& options) {
     }
     planner.space.grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
   }
+  if (options.activation_offload != "auto" && options.activation_offload != "off") {
+    throw InputError("--activation-offload", "",
+                     unknown_choice("activation offload setting", options.activation_offload,
+                                    {"auto", "off"}));
+  }
+  planner.space.smallest_fitting_activation_offload = options.activation_offload == "auto";
   if (!options.recompute_modules.empty()) {
     // parse_plan validates the names (with "did you mean") and sets their bits.
     const RecomputeModules modules =
@@ -471,6 +478,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                       "Keep and reduce every plan's gradients in fp32 (true, the default but for "
                       "fp16) or in the training dtype (false: Megatron-Core's "
                       "--grad-reduce-in-bf16, as NeMo/Megatron-Bridge performance recipes run)");
+  command->add_option("--activation-offload", options->activation_offload,
+                      "auto (default): a pp=1 plan that does not fit without recompute also "
+                      "tries the fewest layers whose activations go to host memory "
+                      "(activation_offload_layers; megatron-core); off: never");
   command
       ->add_option("--recompute-modules", options->recompute_modules,
                    "What every selective-recompute plan re-runs (repeat or comma-separate): "

@@ -403,10 +403,19 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
   return variants;
 }
 
-std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
-                                const ShapeScreen& screen) {
-  std::vector<Plan> variants = knob_variants(shape, space);
-  if (!space.smallest_fitting_offload) return variants;
+namespace {
+
+// Every stage's peak within its capacity: the GPU side of MemoryScreen::fits, without the host.
+bool gpus_fit(const MemoryScreen& screen) {
+  for (size_t r = 0; r < screen.stage_peak_bytes.size(); ++r) {
+    if (screen.stage_peak_bytes[r] > screen.capacity_bytes[r]) return false;
+  }
+  return true;
+}
+
+// SearchSpace::smallest_fitting_offload (header).
+void add_smallest_fitting_offloads(const Plan& shape, const SearchSpace& space,
+                                   const ShapeScreen& screen, std::vector<Plan>& variants) {
   std::vector<bool> sp_values = shape.tp > 1 ? space.sequence_parallel : std::vector<bool>{false};
   auto with_fraction = [](Plan plan, double fraction) {
     plan.offload_optimizer = fraction > 0;
@@ -451,6 +460,48 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
       }
     }
   }
+}
+
+// SearchSpace::smallest_fitting_activation_offload (header): per variant that could offload and
+// does not fit, the fewest offloaded layers that fit.
+void add_smallest_fitting_activation_offloads(const Plan& shape, const ModelSpec& model,
+                                              const SearchSpace& space, const ShapeScreen& screen,
+                                              std::vector<Plan>& variants) {
+  if (shape.pp != 1 || model.num_layers < 2) return;
+  const size_t listed = variants.size();
+  for (size_t i = 0; i < listed; ++i) {
+    const Plan base = variants[i];  // A copy: variants grows below.
+    if (base.recompute != Recompute::kNone || base.activation_offload_layers > 0) continue;
+    if (screen.memory(base).fits) continue;
+    auto with_layers = [&base](int64_t layers) {
+      Plan plan = base;
+      plan.activation_offload_layers = layers;
+      return plan;
+    };
+    // Megatron-Core keeps the last layer on the GPU (plan.cc), so at most layers - 1.
+    int64_t fits = model.num_layers - 1;
+    Plan most = with_layers(fits);
+    if (space.runtime_limits && runtime_knob_problem(most)) continue;  // The runtime cannot.
+    if (!gpus_fit(screen.memory(most))) continue;
+    int64_t over = 0;  // GPU memory falls as layers are added: bisect for the fewest that fit.
+    while (fits - over > 1) {
+      const int64_t mid = over + (fits - over) / 2;
+      (gpus_fit(screen.memory(with_layers(mid))) ? fits : over) = mid;
+    }
+    Plan plan = with_layers(fits);
+    if (screen.memory(plan).fits) variants.push_back(std::move(plan));
+  }
+}
+
+}  // namespace
+
+std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
+                                const ShapeScreen& screen) {
+  std::vector<Plan> variants = knob_variants(shape, space);
+  if (space.smallest_fitting_offload) add_smallest_fitting_offloads(shape, space, screen, variants);
+  if (space.smallest_fitting_activation_offload) {
+    add_smallest_fitting_activation_offloads(shape, screen.model(), space, screen, variants);
+  }
   return variants;
 }
 
@@ -477,7 +528,8 @@ bool canonical_before(const Plan& a, const Plan& b) {
   if (int c = compare_lists(a.placement, b.placement)) return c < 0;
   auto knobs = [](const Plan& p) {
     return std::make_tuple(static_cast<int>(p.recompute), p.sequence_parallel, p.zero_stage,
-                           offloaded_fraction(p), static_cast<int>(p.precision));
+                           offloaded_fraction(p), p.activation_offload_layers,
+                           static_cast<int>(p.precision));
   };
   return knobs(a) < knobs(b);
 }

@@ -32,7 +32,9 @@
 // With SearchSpace::runtime_limits, shapes and knobs the runtime cannot run are left out
 // (runtime_shape_problem, runtime_knob_problem).
 // Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, optimizer offload
-// fraction (0 = none), each over the values SearchSpace lists.
+// fraction (0 = none), each over the values SearchSpace lists; on pp = 1 shapes that do not fit,
+// also the fewest activation-offloaded layers that fit (SearchSpace
+// ::smallest_fitting_activation_offload).
 // Order: shapes by (tp, cp, pp, ep, mbs, schedule, vpp, placement, split) as listed above, then
 // knobs by (recompute, sequence_parallel, zero_stage, offload) in SearchSpace order. The planner
 // breaks exact ties in its objective by canonical_before(), which does not depend on this order.
@@ -114,6 +116,12 @@ struct SearchSpace {
   // the smallest fraction (a multiple of 1 / kOffloadFractionSteps) that fits: what Deep Optimizer
   // States argues for, since the GPU's share of the update is the fast one.
   bool smallest_fitting_offload = true;
+  // Also try, per (sequence_parallel, zero_stage, listed optimizer offload) of a pp = 1 shape
+  // whose plan without recompute does not fit: the fewest layers whose saved activations go to
+  // host memory (Plan::activation_offload_layers, model/activation_offload.h) for which it fits.
+  // Only where the runtime offloads activations (megatron-core) unless runtime_limits is off
+  // (`plan --activation-offload off` turns it off).
+  bool smallest_fitting_activation_offload = true;
   bool uneven_layers = true;  // Time-balanced and end-trimmed layer splits besides balanced.
   int64_t max_edge_trim = 2;  // Units moved off the first / last stage, at most.
   // Clusters of several node groups: choose a group per stage and balance layers by each stage's
@@ -144,7 +152,11 @@ inline constexpr int64_t kOffloadFractionSteps = 20;
 // The knob variants, then (when space.smallest_fitting_offload) for each (recompute,
 // sequence_parallel, zero_stage) in order whose plan without offload does not fit: the smallest
 // multiple of 1 / kOffloadFractionSteps whose plan fits (GPU memory is linear in the fraction; the
-// host's too), when no listed fraction equals it. REQUIRES: `screen` is the shape's screen.
+// host's too), when no listed fraction equals it; then (when
+// space.smallest_fitting_activation_offload and pp = 1) for each listed variant without
+// recompute that does not fit, in order: the smallest activation_offload_layers N in
+// [1, layers) whose plan fits, found by bisection (GPU memory falls as N grows; host memory,
+// which grows, is checked on the N found). REQUIRES: `screen` is the shape's screen.
 std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
                                 const ShapeScreen& screen);
 
@@ -155,7 +167,8 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
 
 // A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, mbs, schedule, vpp,
 // stage_layers (empty first, then lexicographic), placement (likewise), recompute (none first),
-// sequence_parallel (false first), zero_stage, offload fraction (0 first), precision.
+// sequence_parallel (false first), zero_stage, offload fraction (0 first), activation-offloaded
+// layers (0 first), precision.
 bool canonical_before(const Plan& a, const Plan& b);
 
 }  // namespace ppsim

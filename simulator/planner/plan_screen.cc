@@ -8,6 +8,7 @@
 #include "simulator/cost/collective_cost.h"
 #include "simulator/cost/collective_timing.h"
 #include "simulator/model/activation_memory.h"
+#include "simulator/model/activation_offload.h"
 #include "simulator/model/chunk_layout.h"
 #include "simulator/model/layer_ops.h"
 #include "simulator/model/memory_model.h"
@@ -386,10 +387,11 @@ double PlanScreen::busy_bound(const Plan& plan) const {
   return ShapeScreen(*this, plan).busy_bound(plan);
 }
 
-// Per (sequence_parallel, recompute) of a shape.
+// Per (sequence_parallel, recompute, activation offload) of a shape.
 struct ShapeScreen::Activations {
   std::vector<double> rank_peak;        // Activation peak per rank.
   std::vector<double> stage_transient;  // Recompute working set + loss working bytes.
+  std::vector<double> rank_host;        // Offloaded activations in host memory per rank.
 };
 
 ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
@@ -439,17 +441,28 @@ bool ShapeScreen::deadlocks() const { return profile_->deadlocks; }
 
 const ShapeScreen::Activations& ShapeScreen::activations(const Plan& plan) const {
   bool sp = plan.sequence_parallel && plan.tp > 1;
-  auto key = std::make_pair(sp, recompute_key(plan));
+  auto key = std::make_tuple(sp, recompute_key(plan), plan.activation_offload_layers);
   auto it = activations_.find(key);
   if (it != activations_.end()) return *it->second;
   std::shared_ptr<const PlanScreen::LayerBytes> bytes = screen_.layer_bytes(plan);
   const ScheduleProfile& profile = *profile_;
   int32_t chunks = static_cast<int32_t>(chunk_first_.size());
-  std::vector<double> alloc(chunks), stash(chunks);
+  std::vector<double> alloc(chunks), stash(chunks), host(chunks);
   for (int32_t c = 0; c < chunks; ++c) {
     int64_t a = chunk_first_[c], b = a + chunk_layers_[c];
     alloc[c] = bytes->saved_prefix[b] - bytes->saved_prefix[a];
     stash[c] = bytes->stash_prefix[b] - bytes->stash_prefix[a];
+    if (plan.activation_offload_layers > a) {
+      // The memory model's offloaded bytes (memory_model.cc) of the chunk's first layers.
+      std::vector<double> layer_saved;
+      for (int64_t layer = a; layer < b; ++layer) {
+        layer_saved.push_back(bytes->saved_prefix[layer + 1] - bytes->saved_prefix[layer]);
+      }
+      const ActivationOffload offload = offloaded_activation_bytes(
+          layer_saved, std::min(b - a, plan.activation_offload_layers - a));
+      alloc[c] -= offload.gpu_saving_bytes;
+      host[c] = offload.host_bytes;
+    }
     if (c == 0) alloc[c] += bytes->embedding;
     if (c == chunks - 1) alloc[c] += bytes->loss;
   }
@@ -458,15 +471,18 @@ const ShapeScreen::Activations& ShapeScreen::activations(const Plan& plan) const
   for (int32_t r = 0; r < profile.ranks; ++r) {
     const std::vector<int32_t>& locals = profile.local_chunks[r];
     size_t n = locals.size();
-    double peak = 0;
+    double peak = 0, host_peak = 0;
     for (const std::vector<int32_t>& counts : profile.occupancy[r]) {
-      double bytes_alive = 0;
+      double bytes_alive = 0, host_alive = 0;
       for (size_t i = 0; i < n; ++i) {
         bytes_alive += counts[i] * alloc[locals[i]] + counts[n + i] * stash[locals[i]];
+        host_alive += counts[i] * host[locals[i]];
       }
       peak = std::max(peak, bytes_alive);
+      host_peak = std::max(host_peak, host_alive);
     }
     result->rank_peak.push_back(peak);
+    result->rank_host.push_back(host_peak);
     double working = 0;
     for (int32_t c : locals) {
       for (int64_t layer = chunk_first_[c]; layer < chunk_first_[c] + chunk_layers_[c]; ++layer) {
@@ -492,7 +508,7 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
     params.largest_layer = largest_layer_params_[r];
     const ParameterBytes bytes = parameter_bytes(params, plan);
     double static_bytes = bytes.weights + bytes.gradients + bytes.optimizer;
-    host_bytes_per_gpu.push_back(bytes.host_optimizer + bytes.host_gradients);
+    host_bytes_per_gpu.push_back(bytes.host_optimizer + bytes.host_gradients + acts.rank_host[r]);
     double transient = acts.stage_transient[r] + bytes.zero_transient;
     double peak = static_bytes + transient + workspace_bytes_[r] + acts.rank_peak[r];
     screen.stage_peak_bytes.push_back(peak);
@@ -506,7 +522,7 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
       screen.over_bytes = std::max(0.0, -headroom);
     }
   }
-  if (offloaded_fraction(plan) > 0) {
+  if (offloaded_fraction(plan) > 0 || plan.activation_offload_layers > 0) {
     screen.host = host_memory_per_node(screen_.cluster(), layout_, host_bytes_per_gpu);
     if (!screen.host.fits) screen.fits = false;
   }
@@ -556,8 +572,8 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
 }
 
 const ShapeScreen::Clocks& ShapeScreen::clocks(const Plan& plan, bool replay) const {
-  auto key = std::make_tuple(plan.sequence_parallel && plan.tp > 1,
-                             recompute_key(plan), plan.zero_stage == 3);
+  auto key = std::make_tuple(plan.sequence_parallel && plan.tp > 1, recompute_key(plan),
+                             plan.zero_stage == 3, plan.activation_offload_layers);
   std::unique_ptr<Clocks>& entry = clocks_[key];
   if (!entry) entry = std::make_unique<Clocks>();
   Clocks& clocks = *entry;

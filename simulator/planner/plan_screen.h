@@ -7,7 +7,8 @@
 //   + max over the rank's compute order of the activations alive right after each F,
 // because every F allocates its chunk's bytes when it starts and its B (or I and W) frees them
 // when it ends, on the rank's one compute stream (step_builder.h, task_graph.h). The per-chunk
-// bytes are those of step_builder.h: the chunk's layer_activation_bytes, plus the embedding's
+// bytes are those of step_builder.h: the chunk's layer_activation_bytes (less what its
+// activation-offloaded layers send to the host, activation_offload.h), plus the embedding's
 // on chunk 0 and the loss's on the last chunk; a split backward keeps each layer's
 // norm_and_gemm_inputs from I to W. The walk over the order is done once per (schedule, p, m, v)
 // and kept as each rank's Pareto-maximal occupancy vectors (full and stashed chunk-microbatches
@@ -76,8 +77,8 @@ struct MemoryScreen {
   bool fits = true;                      // Every stage's peak <= its capacity.
   int64_t worst_stage = 0;               // Least headroom (first on ties).
   double over_bytes = 0;                 // max(0, peak - capacity) of worst_stage.
-  // With optimizer offload: host memory per node (optimizer_offload.h); `fits` also needs
-  // host.fits. Empty without offload.
+  // With optimizer or activation offload: host memory per node (optimizer_offload.h,
+  // activation_offload.h); `fits` also needs host.fits. Empty without offload.
   HostMemoryReport host;
 };
 
@@ -178,6 +179,8 @@ class ShapeScreen {
   // replay detects it with the same stream and rendezvous rules; such plans cannot be simulated.
   bool deadlocks() const;
 
+  const ModelSpec& model() const { return screen_.model(); }
+
   // REQUIRES (both): `plan` equals the shape but for the knobs, and is valid;
   // step_time_bound also REQUIRES !deadlocks().
   MemoryScreen memory(const Plan& plan) const;
@@ -188,13 +191,14 @@ class ShapeScreen {
   double busy_bound(const Plan& plan) const;
 
  private:
-  struct Activations;  // Per (sequence_parallel, recompute).
+  struct Activations;  // Per (sequence_parallel, recompute, activation offload).
   const Activations& activations(const Plan& plan) const;
   // Per chunk seconds of F, B-input, W on its rank's GPU type, with ZeRO-3's exposed excess.
   std::vector<PassSeconds> chunk_seconds(const Plan& plan) const;
   // The optimizer step of `rank` (after its last compute task), as update_tasks.cc sets it.
   double optimizer_seconds(const Plan& plan, int32_t rank) const;
-  // Per (sequence_parallel, recompute, ZeRO-3): chunk seconds and the ranks' compute ends.
+  // Per (sequence_parallel, recompute, ZeRO-3, activation offload): chunk seconds and the
+  // ranks' compute ends.
   struct Clocks {
     std::vector<PassSeconds> chunk;
     double chain = 0;            // One microbatch forward and back through every chunk.
@@ -213,8 +217,10 @@ class ShapeScreen {
   std::vector<int64_t> stage_group_;  // Node group of each stage's replica-0 worker.
   WorkerLayout layout_;               // The shape's workers on the cluster.
   std::vector<int64_t> host_sharing_gpus_;  // Per stage: fewest plan GPUs on one of its nodes.
-  mutable std::map<std::pair<bool, int>, std::unique_ptr<Activations>> activations_;
-  mutable std::map<std::tuple<bool, int, bool>, std::unique_ptr<Clocks>> clocks_;
+  // Keyed by (sequence parallel, recompute, activation_offload_layers).
+  mutable std::map<std::tuple<bool, int, int64_t>, std::unique_ptr<Activations>> activations_;
+  // Keyed by (sequence parallel, recompute, ZeRO-3, activation_offload_layers).
+  mutable std::map<std::tuple<bool, int, bool, int64_t>, std::unique_ptr<Clocks>> clocks_;
 };
 
 }  // namespace ppsim

@@ -205,7 +205,7 @@ void explain(std::vector<RankedPlan>& plans, Objective objective) {
 
 }  // namespace
 
-std::tuple<double, int, int, int64_t> plan_complexity(const Plan& plan) {
+std::tuple<double, int64_t, int, int, int64_t> plan_complexity(const Plan& plan) {
   const int64_t chunks = plan.pp > 1 ? chunks_per_rank(plan.schedule, plan.vpp) : 1;
   int schedule = 0;
   if (plan.pp > 1) {
@@ -217,7 +217,8 @@ std::tuple<double, int, int, int64_t> plan_complexity(const Plan& plan) {
       schedule = 1;
     }
   }
-  return {offloaded_fraction(plan), static_cast<int>(plan.recompute), schedule, chunks};
+  return {offloaded_fraction(plan), plan.activation_offload_layers,
+          static_cast<int>(plan.recompute), schedule, chunks};
 }
 
 std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<Plan>& twins,
@@ -230,8 +231,10 @@ std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<P
     if (!fits[i] || y.sequence_parallel != x.sequence_parallel) continue;
     bool zero_ok = y.zero_stage == x.zero_stage || (y.zero_stage == 1 && x.zero_stage == 2) ||
                    (one_rank && y.zero_stage == 0);
-    // Offload is no rule (planner.h): only twins with the same offload fraction compare.
-    if (!zero_ok || y.recompute > x.recompute || offloaded_fraction(y) != offloaded_fraction(x))
+    // Offload is no rule (planner.h): only twins with the same offload fraction and
+    // activation-offloaded layers compare.
+    if (!zero_ok || y.recompute > x.recompute || offloaded_fraction(y) != offloaded_fraction(x) ||
+        y.activation_offload_layers != x.activation_offload_layers)
       continue;
     if (y.zero_stage == x.zero_stage && y.recompute == x.recompute) continue;  // x itself.
     const char* rule = y.recompute < x.recompute ? kRuleRecompute

@@ -33,6 +33,9 @@
 // fraction is not provably slower than none. Offload plans meet the bound instead, whose
 // optimizer term is the larger of the GPU's part and the host's Adam plus copy back: where a
 // plan without offload fits, offload plans lose on that bound and are never simulated.
+// Likewise only twins with the same activation_offload_layers compare: the planner proposes
+// activation offload only where the plan without it does not fit (plan_candidates.h), and its
+// copies' exposed time is in the chunk prices the bound is built from.
 // The bound makes the search exact: a plan that is not simulated has a bound above the top-th
 // best objective, so its own objective is too. tests/planner/planner_test.cc checks the planner's
 // best against simulating every plan of small spaces.
@@ -128,9 +131,10 @@ struct SearchProgress {
 inline constexpr double kDefaultMinGain = 0.01;
 
 // How much machinery a plan adds, compared lexicographically (smaller is simpler): optimizer
-// offload fraction, recompute (none < selective < full), schedule (one-chunk 1F1B and GPipe <
-// interleaved < backward-splitting zero-bubble < V-shaped), chunks per rank.
-std::tuple<double, int, int, int64_t> plan_complexity(const Plan& plan);
+// offload fraction, activation-offloaded layers, recompute (none < selective < full), schedule
+// (one-chunk 1F1B and GPipe < interleaved < backward-splitting zero-bubble < V-shaped), chunks
+// per rank.
+std::tuple<double, int64_t, int, int, int64_t> plan_complexity(const Plan& plan);
 
 struct PlannerOptions {
   SearchSpace space;

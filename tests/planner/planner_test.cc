@@ -8,6 +8,7 @@
 #include <map>
 
 #include "simulator/engine/engine.h"
+#include "simulator/model/memory_model.h"
 #include "simulator/spec/model_file.h"
 #include "simulator/spec/runtime_support.h"
 #include "simulator/spec/units.h"
@@ -308,6 +309,109 @@ TEST_CASE("Planner: nothing fits names the closest plan") {
   CHECK(result.closest->memory.over_bytes == least);
 }
 
+// Llama-3-8B's activation-offload spaces: 16 sequences of 8K, ZeRO-1 or 3, no optimizer offload.
+SearchSpace offload_test_space() {
+  SearchSpace space;
+  space.global_batch_size = 16;
+  space.seq_length = 8192;
+  space.zero_stages = {1, 3};
+  space.offload_fractions = {0};
+  space.smallest_fitting_offload = false;
+  return space;
+}
+
+// The knob variants of `shape` under `space`, screened by `screen`, that offload activations.
+std::vector<Plan> activation_offload_variants(const PlanScreen& screen, const SearchSpace& space,
+                                              const Plan& shape) {
+  ShapeScreen shape_screen(screen, shape);
+  std::vector<Plan> found;
+  for (const Plan& plan : knob_variants(shape, space, shape_screen)) {
+    if (plan.activation_offload_layers > 0) found.push_back(plan);
+  }
+  return found;
+}
+
+// Llama-3-8B at 8K on eight H100s, ZeRO-3, micro-batch 2: the pp = 1 plan needs 103.5 GiB of
+// the 79.65 GiB GPU, each layer saving 2.25 GiB. Its offload variant must hold the fewest
+// layers that fit by the memory model (estimate_memory, which the screen does not call):
+// peak(N) = peak(0) - (N - 1) x 2.25 GiB (one offloaded layer stays in flight), under 95% of the
+// GPU from N = 14.
+TEST_CASE("Planner: a pp = 1 plan that does not fit tries the fewest activation-offloaded layers") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:1");
+  SearchSpace space = offload_test_space();
+  space.recompute = {Recompute::kNone, Recompute::kSelective};
+  PlanScreen screen(model, cluster, StepOptions{}, space.memory_margin);
+  const Plan shape = parse_plan("tp=1,pp=1,dp=8,mbs=2,gbs=16,seq=8192,schedule=1f1b", "shape");
+  auto offloaded = [&screen](const SearchSpace& searched, const Plan& of) {
+    return activation_offload_variants(screen, searched, of);
+  };
+  std::vector<Plan> found = offloaded(space, shape);
+  // One per variant without recompute that does not fit: ZeRO-1 and ZeRO-3.
+  REQUIRE(found.size() == 2);
+  for (const Plan& plan : found) {
+    INFO(plan_to_inline(plan));
+    CHECK(plan.recompute == Recompute::kNone);
+    auto model_fits = [&](int64_t layers) {
+      Plan probe = plan;
+      probe.activation_offload_layers = layers;
+      const MemoryReport report = estimate_memory(model, cluster, probe);
+      return report.fits && report.peak_bytes <= report.stages[0].capacity_bytes *
+                                                     (1 - space.memory_margin);
+    };
+    int64_t fewest = 1;
+    while (!model_fits(fewest)) ++fewest;
+    CHECK(plan.activation_offload_layers == fewest);
+    CHECK(ShapeScreen(screen, plan).memory(plan).fits);
+  }
+  CHECK(found[0].zero_stage == 1);
+  CHECK(found[1].zero_stage == 3);
+  CHECK(found[1].activation_offload_layers == 14);
+  CHECK(found[0].activation_offload_layers > found[1].activation_offload_layers);
+
+  SearchSpace off = space;
+  off.smallest_fitting_activation_offload = false;
+  CHECK(offloaded(off, shape).empty());
+  // Only megatron-core offloads activations; --runtime any searches it under any runtime.
+  Plan titan = shape;
+  titan.runtime = Runtime::kTorchtitan;
+  CHECK(offloaded(space, titan).empty());
+  SearchSpace any = space;
+  any.runtime_limits = false;
+  CHECK(offloaded(any, titan).size() == 2);
+  // Megatron-Core offloads only with pp = 1.
+  CHECK(offloaded(space, parse_plan("tp=1,pp=2,dp=4,mbs=2,gbs=16,seq=8192,schedule=1f1b",
+                                    "pp2"))
+            .empty());
+  // A host too small for eight GPUs' offloaded layers: the GPU would fit, the node does not.
+  ClusterSpec small_host = cluster;
+  small_host.nodes[0].host_memory_bytes = 64 * kGiB;
+  PlanScreen small_screen(model, small_host, StepOptions{}, space.memory_margin);
+  CHECK(activation_offload_variants(small_screen, space, shape).empty());
+}
+
+// The planner's best equals simulating every plan when offload variants are in the space: the
+// screen's GPU and host memory of each offload plan equal the simulator's (brute_force checks
+// them plan by plan) and its bounds stay below the simulated step.
+TEST_CASE("Planner: best plan equals an exhaustive simulation (activation offload)") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:1");
+  SearchSpace space = offload_test_space();
+  space.tp = {1, 2};
+  space.max_micro_batch_size = 2;
+  space.schedules = {ScheduleKind::kOneFOneB};
+  space.recompute = {Recompute::kNone, Recompute::kFull};
+  PlanScreen screen(model, cluster, StepOptions{});
+  int64_t offload_plans = 0;
+  SearchSpace whole = space;
+  whole.memory_margin = 0;  // As check_planner_matches searches it.
+  for (const Plan& shape : enumerate_shapes(model, cluster, whole, screen)) {
+    offload_plans += static_cast<int64_t>(activation_offload_variants(screen, whole, shape).size());
+  }
+  CHECK(offload_plans >= 2);
+  check_planner_matches(model, cluster, space, 5);
+}
+
 TEST_CASE("Planner: cost objective ranks by dollars per step") {
   ModelSpec model = load_model_spec("llama3-8b");
   ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
@@ -395,15 +499,26 @@ TEST_CASE("Planner: plan_complexity orders offload, recompute and schedules") {
     return plan_complexity(parse_plan(text, "t"));
   };
   const std::string base = "tp=1,pp=4,dp=2,mbs=1,gbs=64";
-  CHECK(complexity(base + ",schedule=1f1b") == std::make_tuple(0.0, 0, 0, int64_t{1}));
+  CHECK(complexity(base + ",schedule=1f1b") ==
+        std::make_tuple(0.0, int64_t{0}, 0, 0, int64_t{1}));
   CHECK(complexity(base + ",schedule=interleaved-1f1b,vpp=2") ==
-        std::make_tuple(0.0, 0, 1, int64_t{2}));
-  CHECK(complexity(base + ",schedule=zb-h1") == std::make_tuple(0.0, 0, 2, int64_t{1}));
-  CHECK(complexity(base + ",schedule=zbv") == std::make_tuple(0.0, 0, 3, int64_t{2}));
-  CHECK(complexity(base + ",recompute=selective") == std::make_tuple(0.0, 1, 0, int64_t{1}));
+        std::make_tuple(0.0, int64_t{0}, 0, 1, int64_t{2}));
+  CHECK(complexity(base + ",schedule=zb-h1") ==
+        std::make_tuple(0.0, int64_t{0}, 0, 2, int64_t{1}));
+  CHECK(complexity(base + ",schedule=zbv") ==
+        std::make_tuple(0.0, int64_t{0}, 0, 3, int64_t{2}));
+  CHECK(complexity(base + ",recompute=selective") ==
+        std::make_tuple(0.0, int64_t{0}, 1, 0, int64_t{1}));
   CHECK(complexity(base + ",zero_stage=1,offload=0.25") ==
-        std::make_tuple(0.25, 0, 0, int64_t{1}));
+        std::make_tuple(0.25, int64_t{0}, 0, 0, int64_t{1}));
   CHECK(complexity(base + ",schedule=zbv") < complexity(base + ",recompute=selective"));
+  // Activation-offloaded layers weigh less than optimizer offload, more than recompute.
+  const std::string one = "tp=1,pp=1,dp=8,mbs=1,gbs=64";
+  CHECK(complexity(one + ",activation_offload_layers=3") ==
+        std::make_tuple(0.0, int64_t{3}, 0, 0, int64_t{1}));
+  CHECK(complexity(one + ",recompute=full") < complexity(one + ",activation_offload_layers=1"));
+  CHECK(complexity(one + ",activation_offload_layers=1") <
+        complexity(one + ",zero_stage=1,offload=0.25"));
 }
 
 TEST_CASE("Planner: within --min-gain the simpler plan ranks first; ties go to it") {

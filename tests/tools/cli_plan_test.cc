@@ -137,6 +137,8 @@ TEST_CASE("CLI plan: bad flags exit 2") {
        "recompute_modules mla_up_proj needs multi-latent attention"},
       {"plan --recompute-modules mlp --runtime torchtitan",
        "runtime torchtitan cannot run selective recompute of mlp"},
+      {"plan --activation-offload always",
+       "unknown activation offload setting 'always'; expected one of auto, off"},
       {"plan --grad-reduce-in-fp32 maybe", "--grad-reduce-in-fp32"},
       {"plan --grad-reduce-in-fp32 false --runtime megatron-lm",
        "runtime megatron-lm cannot run bf16 gradient reduction"},
@@ -219,6 +221,36 @@ TEST_CASE("CLI plan: --grad-reduce-in-fp32 false keeps bf16 gradients, and simul
   CHECK(half["iteration_time_s"].get<double>() <= whole["iteration_time_s"].get<double>());
   CHECK(simulated_seconds("llama3-8b", "dgx-h100:2", half["plan"]) ==
         Approx(half["iteration_time_s"].get<double>()));
+}
+
+TEST_CASE("CLI plan: activation offload is searched where pp = 1 does not fit, and simulate agrees") {
+  // Llama 3 8B at 16K on one DGX H100: pp = 1 plans without recompute need host memory for some
+  // layers' activations. Each offloaded plan listed runs as is in simulate, which agrees.
+  auto plans = [](const std::string& extra) {
+    testing::CommandResult result =
+        run_ppsim("plan --model llama3-8b --cluster dgx-h100:1 --global-batch 16 --seq-len 16384 "
+                  "--top 60 --json" + extra);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return nlohmann::json::parse(result.out)["plans"];
+  };
+  int offloaded = 0;
+  for (const nlohmann::json& entry : plans("")) {
+    const nlohmann::json& plan = entry["plan"];
+    if (!plan.contains("activation_offload_layers")) continue;
+    INFO(plan.dump());
+    CHECK(plan["pp"] == 1);
+    CHECK(plan["recompute"] == "none");
+    CHECK(plan["activation_offload_layers"].get<int>() >= 1);
+    if (offloaded++ == 0) {
+      CHECK(simulated_seconds("llama3-8b", "dgx-h100:1", plan) ==
+            Approx(entry["iteration_time_s"].get<double>()));
+    }
+  }
+  CHECK(offloaded > 0);
+  for (const nlohmann::json& entry : plans(" --activation-offload off")) {
+    CHECK_FALSE(entry["plan"].contains("activation_offload_layers"));
+  }
 }
 
 TEST_CASE("CLI plan: --recompute-modules sets what selective plans re-run, and simulate agrees") {
