@@ -14,7 +14,7 @@ namespace {
 const std::vector<std::string> kLlamaLike = {"llama", "mistral", "qwen2", "mixtral"};
 const std::vector<std::string> kSupported = {
     "llama", "mistral",   "qwen2",   "mixtral", "gpt2",   "gpt_neox",    "deepseek_v3",
-    "qwen3", "qwen3_moe", "gpt_oss", "gemma2",  "gemma3", "gemma3_text", "phi3"};
+    "kimi_k2", "qwen3", "qwen3_moe", "gpt_oss", "gemma2", "gemma3", "gemma3_text", "phi3"};
 
 // The sequence length a config without a recorded pre-training length defaults to: 4,096, the
 // pre-training context of Llama 2 (Touvron et al. 2023, section 2.2) and the common short
@@ -74,6 +74,7 @@ std::string model_type(const nlohmann::json& json, const std::string& source) {
     if (arch.rfind("GPT2", 0) == 0) return "gpt2";
     if (arch.rfind("GPTNeoX", 0) == 0) return "gpt_neox";
     if (arch.rfind("DeepseekV3", 0) == 0) return "deepseek_v3";
+    if (arch.rfind("KimiK2For", 0) == 0) return "kimi_k2";
     if (arch.rfind("Qwen3Moe", 0) == 0) return "qwen3_moe";
     if (arch.rfind("Qwen3", 0) == 0) return "qwen3";
     if (arch.rfind("GptOss", 0) == 0) return "gpt_oss";
@@ -432,7 +433,9 @@ ModelSpec parse_hf_config(const nlohmann::json& json, const std::string& source,
       check_top_k(moe, "num_experts_per_tok", source);
       model.moe = moe;
     }
-  } else if (type == "deepseek_v3") {
+  } else if (type == "deepseek_v3" || type == "kimi_k2") {
+    // Kimi K2 is DeepSeek-V3's architecture with its own sizes (Moonshot AI's config.json
+    // keeps DeepseekV3ForCausalLM and the same keys under model_type kimi_k2).
     read_deepseek_v3(json, source, model);
   } else if (type == "qwen3" || type == "qwen3_moe") {
     read_qwen3(json, source, type == "qwen3_moe", model);

@@ -29,6 +29,8 @@
 //     n_routed_experts (null = dense), num_experts_per_tok, moe_intermediate_size,
 //     n_shared_experts, first_k_dense_replace, moe_layer_freq; num_nextn_predict_layers (MTP).
 //     The router's score-correction bias (E per MoE layer) is not counted.
+//   kimi_k2 (Moonshot AI's Kimi K2: model_type kimi_k2, or KimiK2ForCausalLM): read as
+//     deepseek_v3, whose architecture and keys it keeps.
 //   gpt_oss (GptOssForCausalLM): the llama fields (intermediate_size is the expert width)
 //     plus num_local_experts, num_experts_per_tok or experts_per_token, sliding_window and
 //     layer_types (every layer sliding, or every n-th layer full; default alternating);

@@ -64,6 +64,27 @@ TEST_CASE("ModelStats: MoE and Qwen3 zoo models have their published parameter c
     CHECK(std::abs(active - 37e9) <= tolerance(37e9, 1e9));
     CHECK(std::abs(active - 36.7e9) <= tolerance(36.7e9, 0.1e9));
   }
+  SECTION("kimi-k2") {
+    ParameterCounts counts = count_parameters(load_model_spec("kimi-k2"));
+    // Model card (moonshotai/Kimi-K2-Instruct): "1T" total, "32B" activated, printed to the
+    // unit. The shapes give 1.026T; activated 31.69B without the input embedding
+    // (DeepSeek-V3's convention, above), within half a unit of 32B (32.86B with it is not).
+    CHECK(std::abs(counts.total - 1e12) <= tolerance(1e12, 1e12));
+    CHECK(std::abs(counts.active - counts.embedding - 32e9) <= tolerance(32e9, 1e9));
+    CHECK(std::abs(counts.active - 32e9) > tolerance(32e9, 1e9));
+    // By hand from the config keys: 60 MoE layers of 384 routed and 1 shared expert
+    // (3 x 7168 x 2048 each) and a router (384 x 7168); one dense MLP (3 x 7168 x 18432);
+    // 61 MLA blocks (q 7168 x 1536 + 1536 x 64 x 192, kv 7168 x 576 + 512 x 64 x 256,
+    // out 64 x 128 x 7168, norms 1536 + 512 + 2 x 7168); embedding and output 163840 x 7168;
+    // the final norm.
+    const double expert = 3.0 * 7168 * 2048;
+    const double mla = 7168.0 * 1536 + 1536.0 * 64 * 192 + 7168.0 * 576 + 512.0 * 64 * 256 +
+                       64.0 * 128 * 7168 + 1536 + 512 + 2 * 7168;
+    const double total = 60 * (385 * expert + 384.0 * 7168) + 3.0 * 7168 * 18432 + 61 * mla +
+                         2 * 163840.0 * 7168 + 7168;
+    CHECK(counts.total == total);
+    CHECK(counts.mtp == 0);
+  }
   SECTION("qwen3-30b-a3b") {
     ParameterCounts counts = count_parameters(load_model_spec("qwen3-30b-a3b"));
     // Model card: 30.5B total (half a unit, 0.05B, is under 0.5%), 29.9B non-embedding.

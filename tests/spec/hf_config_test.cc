@@ -68,7 +68,8 @@ TEST_CASE("HfConfig: MoE, MLA and Qwen3 configs import as their zoo models") {
     int64_t seq_length;  // rope_scaling's original context, else 4,096 (with a note).
   };
   for (const Case& c :
-       {Case{"DeepSeek-V3", "deepseek-v3", 4096}, Case{"Qwen3-30B-A3B", "qwen3-30b-a3b", 4096},
+       {Case{"DeepSeek-V3", "deepseek-v3", 4096}, Case{"Kimi-K2-Instruct", "kimi-k2", 4096},
+        Case{"Qwen3-30B-A3B", "qwen3-30b-a3b", 4096},
         Case{"Qwen3-235B-A22B", "qwen3-235b-a22b", 4096}, Case{"Qwen3-8B", "qwen3-8b", 4096},
         Case{"gpt-oss-20b", "gpt-oss-20b", 4096}, Case{"gpt-oss-120b", "gpt-oss-120b", 4096}}) {
     INFO(c.fixture);
@@ -80,7 +81,8 @@ TEST_CASE("HfConfig: MoE, MLA and Qwen3 configs import as their zoo models") {
 }
 
 TEST_CASE("HfConfig: the architectures list alone selects the importer") {
-  for (const char* name : {"DeepSeek-V3", "Qwen3-30B-A3B", "Qwen3-8B", "gpt-oss-20b"}) {
+  for (const char* name :
+       {"DeepSeek-V3", "Kimi-K2-Instruct", "Qwen3-30B-A3B", "Qwen3-8B", "gpt-oss-20b"}) {
     INFO(name);
     nlohmann::json json = testing::hf_fixture_json(name);
     ModelSpec with_type = parse_model_spec(json.dump(), "a/config.json");
@@ -88,6 +90,11 @@ TEST_CASE("HfConfig: the architectures list alone selects the importer") {
     ModelSpec from_architecture = parse_model_spec(json.dump(), "a/config.json");
     check_same_shape(from_architecture, with_type);
   }
+  // Megatron-Bridge names Kimi K2's architecture KimiK2ForCausalLM.
+  nlohmann::json kimi = testing::hf_fixture_json("Kimi-K2-Instruct");
+  kimi.erase("model_type");
+  kimi["architectures"] = {"KimiK2ForCausalLM"};
+  check_same_shape(parse_model_spec(kimi.dump(), "a/config.json"), load_model_spec("kimi-k2"));
 }
 
 TEST_CASE("HfConfig: GPT-OSS reads experts_per_token and the sliding layer types") {

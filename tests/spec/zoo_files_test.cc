@@ -137,7 +137,7 @@ TEST_CASE("ZooFiles: the required models and clusters exist") {
   for (const char* model :
        {"gpt3-1.3b", "gpt3-13b", "gpt3-175b", "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b",
         "llama3-70b", "llama3.1-405b", "mixtral-8x7b", "megatron-1t", "deepseek-v3",
-        "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b", "gpt-oss-120b"}) {
+        "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-20b", "gpt-oss-120b", "kimi-k2"}) {
     INFO("model " << model);
     CHECK(fs::exists(kRoot / "models" / (std::string(model) + ".json")));
   }
