@@ -47,6 +47,7 @@ struct Options {
   std::string precision = "bf16";
   std::optional<bool> grad_reduce_in_fp32;     // --grad-reduce-in-fp32 (absent: the default).
   std::string activation_offload = "auto";     // --activation-offload auto|off.
+  std::string fp8_recipe;                      // --fp8-recipe (empty: the runtime's).
   std::vector<std::string> recompute_modules;  // --recompute-modules (empty: the defaults).
   bool homogeneous_only = false;
   bool cross_node_cp = false;
@@ -304,6 +305,31 @@ int run_plan(const Options& options) {
     }
     planner.space.grad_reduce_in_fp32 = options.grad_reduce_in_fp32;
   }
+  if (!options.fp8_recipe.empty()) {
+    const std::optional<Fp8Recipe> recipe = find_fp8_recipe(options.fp8_recipe);
+    if (!recipe) {
+      throw InputError("--fp8-recipe", "",
+                       unknown_choice("fp8 recipe", options.fp8_recipe, fp8_recipe_names()));
+    }
+    if (*precision != Precision::kFp8) {
+      throw InputError("--fp8-recipe", "",
+                       fmt::format("--fp8-recipe {} needs --precision fp8 (given: {})",
+                                   options.fp8_recipe, precision_name(*precision)));
+    }
+    for (const NodeGroup& group : cluster.nodes) {
+      if (std::optional<std::string> problem = gpu_fp8_recipe_problem(*recipe, group.gpu)) {
+        throw InputError("--fp8-recipe", "", *problem);
+      }
+    }
+    if (!any_runtime && (runtime_support(*runtime).fp8_recipes &
+                         (1u << static_cast<unsigned>(*recipe))) == 0) {
+      throw InputError("--fp8-recipe", "",
+                       fmt::format("runtime {} cannot run the {} fp8 recipe (docs/export.md "
+                                   "\"What each runtime runs\")",
+                                   runtime_name(*runtime), options.fp8_recipe));
+    }
+    planner.space.fp8_recipe = recipe;
+  }
   if (options.activation_offload != "auto" && options.activation_offload != "off") {
     throw InputError("--activation-offload", "",
                      unknown_choice("activation offload setting", options.activation_offload,
@@ -478,6 +504,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                       "Keep and reduce every plan's gradients in fp32 (true, the default but for "
                       "fp16) or in the training dtype (false: Megatron-Core's "
                       "--grad-reduce-in-bf16, as NeMo/Megatron-Bridge performance recipes run)");
+  command->add_option("--fp8-recipe", options->fp8_recipe,
+                      "With --precision fp8, every plan's scaling recipe: delayed, tensorwise, "
+                      "mxfp8 (Blackwell), blockwise (Hopper and later); default the runtime's "
+                      "(docs/precision.md)");
   command->add_option("--activation-offload", options->activation_offload,
                       "auto (default): a pp=1 plan that does not fit without recompute also "
                       "tries the fewest layers whose activations go to host memory "

@@ -60,7 +60,8 @@ GroupKey group_key(const PublicRun& run) {
                   static_cast<int>(plan.recompute),
                   plan.sequence_parallel,
                   plan.zero_stage,
-                  static_cast<int>(plan.precision)};
+                  static_cast<int>(plan.precision) * 4 +
+                      static_cast<int>(fp8_recipe_in_force(plan))};
 }
 
 }  // namespace

@@ -651,6 +651,25 @@ Precision read_precision(const std::string& text, const std::string& framework_t
       fmt::format("unsupported precision '{}' (expected bf16, fp16, fp8 or nvfp4)", text)};
 }
 
+// The fp8 recipe a precision label names: Megatron-Bridge's "MXFP8" / "FP8-MX" (MXFP8 block
+// scaling), "FP8-CS" (current scaling, tensorwise), "FP8-DS" (delayed), "blockwise"; nullopt
+// when it names none (the runtime's default, plan.h fp8_recipe_in_force).
+std::optional<Fp8Recipe> read_fp8_recipe(const std::string& text) {
+  const std::string value = lower(text);
+  if (contains(value, "mxfp8") || contains(value, "fp8-mx") || contains(value, "fp8_mx")) {
+    return Fp8Recipe::kMxfp8;
+  }
+  if (contains(value, "fp8-cs") || contains(value, "fp8_cs") || contains(value, "current") ||
+      contains(value, "tensorwise")) {
+    return Fp8Recipe::kTensorwise;
+  }
+  if (contains(value, "fp8-ds") || contains(value, "fp8_ds") || contains(value, "delayed")) {
+    return Fp8Recipe::kDelayed;
+  }
+  if (contains(value, "blockwise") || contains(value, "block-wise")) return Fp8Recipe::kBlockwise;
+  return std::nullopt;
+}
+
 bool read_flag(const std::string& column, const std::string& text) {
   std::string value = lower(text);
   if (is_missing(value) || value == "no" || value == "false" || value == "0") return false;
@@ -800,6 +819,7 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
   } else {
     plan.precision = read_precision(row.text("precision"), row.text("framework"), defaults);
   }
+  if (plan.precision == Precision::kFp8) plan.fp8_recipe = read_fp8_recipe(row.text("precision"));
   if (nemo_recipes && plan.precision != Precision::kFp16) {
     // Their published throughput comes from the performance recipes, which reduce gradients in
     // bf16: Megatron-Bridge perf_recipes/_common.py _perf_precision sets grad_reduce_in_fp32 =
@@ -969,6 +989,10 @@ PublicRun read_public_run(const CsvTable& table, const CsvRecord& record) {
     run.cluster = read_cluster(row, run.gpu_type, run.num_gpus, run.defaults);
     run.plan = read_plan(row, run.model, run.num_gpus, run.framework, run.defaults);
     read_runtime(run.framework, framework_text, run.plan, run.defaults);
+    if (run.plan.precision == Precision::kFp8 && !run.plan.fp8_recipe) {
+      run.defaults.push_back(fmt::format("fp8 recipe not stated: {} (the runtime's default)",
+                                         fp8_recipe_name(fp8_recipe_in_force(run.plan))));
+    }
     if (std::optional<std::string> problem = plan_problem(run.plan, run.model, run.cluster)) {
       throw RowProblem{"impossible plan: " + *problem};
     }

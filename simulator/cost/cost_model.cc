@@ -19,7 +19,10 @@ constexpr std::string_view kNoFp4 =
 int index_of(Precision precision) { return static_cast<int>(precision); }
 
 // Bytes per element of an fp8 cast: read 2 (bf16), write 1 (fp8).
-constexpr double kFp8CastBytes = 3;
+constexpr double kFp8ReadBytes = 2;
+constexpr double kFp8CastBytes = kFp8ReadBytes + 1;
+// Current scaling's amax pass reads the bf16 tensor once more before the cast.
+constexpr double kFp8AmaxBytes = 2;
 // Bytes per element of an NVFP4 quantization of a GEMM's activation operand (Transformer
 // Engine's NVFP4BlockScaling: 1x16 blocks with E4M3 scales under an fp32 tensor scale, the
 // W pass's operand rotated by a 16-point random Hadamard transform; NVIDIA, "Pretraining Large
@@ -45,6 +48,22 @@ double smooth_max(double a, double b, double r) {
 
 int quantize_kernels(Precision precision) {
   return precision == Precision::kNvfp4 ? 2 : precision == Precision::kFp8 ? 1 : 0;
+}
+
+QuantizeCost quantize_cost(Precision used, Fp8Recipe recipe) {
+  if (used == Precision::kNvfp4) return {2, false, kNvfp4QuantizeBytes};
+  if (used != Precision::kFp8) return {};
+  switch (recipe) {
+    case Fp8Recipe::kDelayed:
+      return {1, false, kFp8CastBytes};
+    case Fp8Recipe::kTensorwise:
+      return {3, true, kFp8AmaxBytes + kFp8CastBytes};
+    case Fp8Recipe::kMxfp8:
+      return {1, true, kFp8ReadBytes + 2 * (1 + 1.0 / 32)};
+    case Fp8Recipe::kBlockwise:
+      return {1, true, kFp8ReadBytes + 2 * (1 + 4.0 / 128)};
+  }
+  return {1, false, kFp8CastBytes};
 }
 
 CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency)
@@ -161,12 +180,14 @@ OpCost CostModel::op_cost(const Op& op) const {
                     op.kernels_w, cost.w);
       const Precision used = peak(op.precision).used;
       if ((used == Precision::kFp8 || used == Precision::kNvfp4) && op.kernels_fwd > 0) {
-        // fp8 recipes (Transformer Engine, torchao Float8) cast each pass's activation operand
-        // first, X forward and dY backward (W reuses both casts): read bf16, write fp8, in one
-        // cast(-transpose) kernel with its amax. Small GEMMs lose much of fp8's gain to it.
+        // fp8 recipes (Transformer Engine, torchao Float8) quantize each pass's activation
+        // operand first, X forward and dY backward (W reuses both), as the recipe does it
+        // (quantize_cost, header). Small GEMMs lose much of fp8's gain to it.
         // NVFP4 quantizes the same operands in two kernels (amax, then quantize).
-        const double bytes = used == Precision::kNvfp4 ? kNvfp4QuantizeBytes : kFp8CastBytes;
-        const int kernels = quantize_kernels(used);
+        const QuantizeCost quantize = quantize_cost(used, op.fp8_recipe);
+        const double bytes = quantize.bytes_per_element;
+        const int kernels =
+            quantize.kernels * (quantize.per_expert ? static_cast<int>(g.batch) : 1);
         Op cast = op;
         cast.op_class = OpClass::kMemoryBound;
         cost.fwd.seconds += pass(cast, 0, bytes * g.batch * g.m * g.k, kernels, 1).seconds;

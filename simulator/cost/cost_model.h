@@ -24,8 +24,20 @@
 //   attention pass (AttentionKernel::kUnfused, Megatron-LM's core attention): the QK^T and PV batched
 //     GEMMs over all b*heads*s*s scores as GEMM passes (four in backward), plus the softmax and
 //     dropout as memory-bound passes (13 bytes per score forward, 19 backward; cost_model.cc).
-//   fp8 GEMM pass: plus a memory-bound cast of its activation operand (X forward, dY in B;
-//     3 bytes per element, one kernel).
+//   fp8 GEMM pass: plus a memory-bound quantization of its activation operand (X forward, dY
+//     in B), by the plan's recipe (gpu_catalog.h Fp8Recipe; quantize_cost below):
+//       delayed     one cast kernel with its amax: read 2 bytes, write 1 per element; a grouped
+//                   GEMM's experts in one multi-tensor kernel (Transformer Engine's
+//                   multi_cast_transpose);
+//       tensorwise  an amax kernel (read 2), a scale kernel and the cast (read 2, write 1): 5
+//                   bytes, 3 kernels, per expert of a grouped GEMM (split_quantize quantizes
+//                   each split on its own);
+//       mxfp8       one kernel writing the row-wise and the column-wise copy, each with an E8M0
+//                   scale per 32 elements: 2 + 2 x (1 + 1/32) = 4.0625 bytes, per expert;
+//       blockwise   the same with an fp32 scale per 128 elements: 2 + 2 x (1 + 4/128) bytes.
+//     Delayed and tensorwise count one written copy: the transposed copy for the W pass that
+//     Hopper's fp8 GEMMs need (cast-transpose) is left out, as before the recipes were told
+//     apart.
 //   nvfp4 GEMM pass: plus the NVFP4 quantization of its activation operand (X forward, dY in B):
 //     an amax pass and a quantize pass that writes the row-wise copy for this GEMM and the
 //     column-wise, Hadamard-rotated copy for the W pass, with their E4M3 block scales
@@ -192,9 +204,20 @@ struct PeakFlops {
   std::string_view note;              // Set when `used` differs from the request.
 };
 
-// Kernels that quantize one GEMM pass's activation operand at `precision`: one fp8
-// cast(-transpose), two for nvfp4 (amax, then quantize), none at 16 bits.
+// Kernels the host launches from Python to quantize one GEMM pass's activation operand at
+// `precision`: one fp8 cast call (whatever the recipe launches inside it, from C++), two for
+// nvfp4 (amax, then quantize), none at 16 bits. The MoE host time counts these
+// (chunk_price.h "host").
 int quantize_kernels(Precision precision);
+
+// What quantizing one GEMM pass's activation operand costs on the device (header, "fp8 GEMM
+// pass" and "nvfp4 GEMM pass"), for GEMMs that run at `used`.
+struct QuantizeCost {
+  int kernels = 0;               // Per quantized tensor.
+  bool per_expert = false;       // A grouped GEMM quantizes each expert's rows on their own.
+  double bytes_per_element = 0;  // HBM bytes read and written per element.
+};
+QuantizeCost quantize_cost(Precision used, Fp8Recipe recipe);
 
 class ProfileTable;
 

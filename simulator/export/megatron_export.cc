@@ -288,20 +288,13 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     training_args.push_back({"--bf16", ""});
     if (!fp32_gradients) training_args.push_back({"--grad-reduce-in-bf16", ""});
     if (plan.precision == Precision::kFp8) {
-      training_args.push_back({"--fp8-format", "hybrid"});
-      // Megatron-Core refuses moe_act and layernorm recompute under delayed scaling
-      // (transformer_config.py); current (tensorwise) scaling, Megatron-Bridge's FP8-CS, runs
-      // them. ppsim prices both recipes alike.
-      const bool discards_outputs =
-          plan.recompute == Recompute::kSelective &&
-          (plan.recompute_modules & (recompute_module_bit(RecomputeModule::kMoeAct) |
-                                     recompute_module_bit(RecomputeModule::kLayernorm))) != 0;
-      if (discards_outputs) {
-        training_args.push_back({"--fp8-recipe", "tensorwise"});
-      } else {
-        // As examples/llama/train_llama3_8b_h100_fp8.sh, without --fp8-param-gather (ppsim
-        // keeps bf16 weights, memory_model.h): Transformer Engine's delayed scaling recipe.
-        training_args.push_back({"--fp8-recipe", "delayed"});
+      // The recipe ppsim priced (fp8_recipe_in_force, plan.h), without --fp8-param-gather
+      // (ppsim keeps bf16 weights, memory_model.h).
+      const Fp8Recipe recipe = fp8_recipe_in_force(plan);
+      training_args.push_back({"--fp8-format", recipe == Fp8Recipe::kMxfp8 ? "e4m3" : "hybrid"});
+      training_args.push_back({"--fp8-recipe", fp8_recipe_name(recipe)});
+      if (recipe == Fp8Recipe::kDelayed) {
+        // As examples/llama/train_llama3_8b_h100_fp8.sh: Transformer Engine's delayed scaling.
         training_args.push_back({"--fp8-amax-history-len", "1024"});
         training_args.push_back({"--fp8-amax-compute-algo", "max"});
       }

@@ -314,7 +314,12 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
         " the pipeline split (module_fqns_per_model_part, with that release's module names),";
   if (plan.tp > 1 && !plan.sequence_parallel)
     in_code += " parallelism.enable_sequence_parallel = False,";
-  if (plan.precision == Precision::kFp8) in_code += " the float8 converters,";
+  // fp8: torchao's tensorwise Float8 converters, or its MXFP8 ones (fp8_recipe_in_force, plan.h;
+  // torchtitan/components/quantization/float8.py and mx.py register these names).
+  const bool mx =
+      plan.precision == Precision::kFp8 && fp8_recipe_in_force(plan) == Fp8Recipe::kMxfp8;
+  const std::string quantizer = mx ? "mx" : "float8";
+  if (plan.precision == Precision::kFp8) in_code += " the " + quantizer + " converters,";
   if (!in_code.empty()) {
     in_code.pop_back();
     text += wrap_comment("Set in the config function (no command-line option):" + in_code + ".",
@@ -338,8 +343,8 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
             "  # tokenizer; fetch it with scripts/download_hf_assets.py\n";
   }
   if (plan.precision == Precision::kFp8) {
-    std::vector<std::string> converters = {"quantize.linear.float8"};
-    if (model.moe) converters.push_back("quantize.grouped_mm.float8");
+    std::vector<std::string> converters = {"quantize.linear." + quantizer};
+    if (model.moe) converters.push_back("quantize.grouped_mm." + quantizer);
     text += "converters = " + toml_string_array(converters) + "\n";
   }
 
@@ -384,10 +389,12 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   if (plan.recompute == Recompute::kSelective) text += "selective_ac_option = \"op\"\n";
 
   if (plan.precision == Precision::kFp8) {
-    text += "\n[quantize.linear.float8]\n";
+    text += "\n[quantize.linear." + quantizer + "]\n";
+    text += mx ? "recipe_name = \"mxfp8_cublas\"\n" : "recipe_name = \"tensorwise\"\n";
     text += "filter_fqns = [\"output\"]\n";
     if (model.moe) {
-      text += "\n[quantize.grouped_mm.float8]\n";
+      text += "\n[quantize.grouped_mm." + quantizer + "]\n";
+      if (mx) text += "recipe_name = \"mxfp8\"\n";
       text += "fqns = [\"experts\"]\n";
     }
   }

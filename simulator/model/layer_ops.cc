@@ -421,6 +421,7 @@ OpShape op_shape(const Plan& plan, const ModelSpec& model) {
   shape.etp = plan.expert_tp();
   shape.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
   shape.precision = plan.precision;
+  shape.fp8_recipe = fp8_recipe_in_force(plan);
   shape.recompute = plan.recompute;
   shape.recompute_modules = plan.recompute_modules;
   return shape;
@@ -443,6 +444,7 @@ OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_ind
   for (Op& op : ops) {
     op.recomputed = shape.recompute == Recompute::kFull ||
                     (modules & recompute_modules_of(op, mla)) != 0;
+    op.fp8_recipe = shape.fp8_recipe;
   }
   return ops;
 }
@@ -514,6 +516,7 @@ OpList mtp_projection_ops(const ModelSpec& model, const OpShape& shape) {
   ops.push_back(norm_op("mtp_hidden_norm", model, d, d.sp_tokens));
   ops.push_back(norm_op("mtp_embedding_norm", model, d, d.sp_tokens));
   ops.push_back(gemm_op("mtp_projection", d.tokens, d.h / d.tp, 2.0 * d.h, 1, d.gemm_precision, 0));
+  for (Op& op : ops) op.fp8_recipe = shape.fp8_recipe;
   return ops;
 }
 

@@ -125,6 +125,7 @@ struct Op {
   OpClass op_class = OpClass::kMemoryBound;
   Precision precision = Precision::kBf16;  // Math precision; attention and memory-bound ops
                                            // never run in fp8 or nvfp4 (bf16 instead).
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // kGemm at fp8: how its casts scale.
   GemmShape gemm;                          // kGemm only: the forward shape.
   AttentionShape attention;                // kAttention only.
 
@@ -191,6 +192,7 @@ struct OpShape {
   int64_t etp = 0;                         // Expert tensor-parallel degree; 0 = tp.
   bool sequence_parallel = false;          // Norms and residuals on s/tp tokens (tp > 1).
   Precision precision = Precision::kBf16;  // GEMM precision.
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // How fp8 GEMMs scale (plan.h fp8_recipe_in_force).
   Recompute recompute = Recompute::kNone;  // Which forwards re-run inside backward...
   RecomputeModules recompute_modules = 0;  // ...and which parts under selective (Plan's; 0 =
                                            // core_attn: plan.h recomputed_modules).

@@ -311,6 +311,7 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
             shape.moe_dispatcher = ep > 1 ? space.moe_dispatcher : MoeDispatcher::kAllToAll;
             shape.cuda_graphs = space.cuda_graphs;
             shape.grad_reduce_in_fp32 = space.grad_reduce_in_fp32;
+            if (space.precision == Precision::kFp8) shape.fp8_recipe = space.fp8_recipe;
             shape.placement = placement;
             // Validity of everything but the split, with the balanced split spelled out
             // (the default split need not divide into vpp chunks where an explicit one does).

@@ -95,6 +95,9 @@ struct SearchSpace {
   // Every candidate's grad_reduce_in_fp32 (`plan --grad-reduce-in-fp32`; plan.h); absent, the
   // default of its precision.
   std::optional<bool> grad_reduce_in_fp32;
+  // Every fp8 candidate's fp8_recipe (`plan --fp8-recipe`; gpu_catalog.h Fp8Recipe); absent,
+  // the runtime's (fp8_recipe_in_force).
+  std::optional<Fp8Recipe> fp8_recipe;
   // Pipeline schedules tried when pp > 1. Default: all the simulator has.
   std::vector<ScheduleKind> schedules = default_search_schedules();
   int64_t max_micro_batch_size = 16;      // Largest micro-batch size tried.

@@ -64,9 +64,11 @@ int recompute_key(const Plan& plan) {
   return static_cast<int>(recomputed_modules(plan)) * 4 + static_cast<int>(plan.recompute);
 }
 
-// What a plan's costs depend on beyond its shape: its runtime and attention kernel, as one key.
+// What a plan's costs depend on beyond its shape: its runtime, attention kernel and fp8 recipe
+// (the GEMMs' casts), as one key.
 int runtime_key(const Plan& plan) {
-  return static_cast<int>(plan.runtime) * 4 + static_cast<int>(attention_kernel(plan));
+  return (static_cast<int>(plan.runtime) * 4 + static_cast<int>(attention_kernel(plan))) * 4 +
+         static_cast<int>(fp8_recipe_in_force(plan));
 }
 
 

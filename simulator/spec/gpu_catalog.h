@@ -15,6 +15,22 @@ namespace ppsim {
 // fp32 scale per tensor, on Blackwell's FP4 tensor cores.
 enum class Precision { kBf16, kFp16, kFp8, kNvfp4 };
 
+// How an fp8 plan scales its fp8 tensors (Megatron-Core --fp8-recipe; Transformer Engine's
+// recipes; torchao's Float8 and MX recipes under torchtitan). What each costs is the cost
+// model's (cost_model.h "fp8 GEMM pass"):
+//   kDelayed     one scale per tensor from the amax history of past steps (DelayedScaling):
+//                the cast kernel records the amax; a grouped GEMM's experts cast in one
+//                multi-tensor kernel. Megatron-Core refuses it with moe_act or layernorm
+//                recompute (transformer_config.py).
+//   kTensorwise  one scale per tensor from its own amax (Float8CurrentScaling, Megatron-Bridge's
+//                FP8-CS, torchao's "tensorwise"): an amax kernel, a scale kernel and the cast,
+//                per tensor and per expert.
+//   kMxfp8       E8M0 scales per 32 elements (MXFP8BlockScaling, Megatron-Bridge's FP8-MX):
+//                Blackwell only; row-wise and column-wise copies in one kernel per expert.
+//   kBlockwise   fp32 scales per 1x128 activation and 128x128 weight block (Float8BlockScaling,
+//                DeepSeek-V3's recipe): Hopper and later; both copies in one kernel per expert.
+enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
+
 // Fractions of the datasheet peak that published kernel benchmarks reach on one GPU: the
 // roofline's large-shape ceilings (cost/cost_model.h), used when no measured profile is given.
 // Each catalog entry cites its measurements (gpu_catalog.cc); a cluster spec may override them

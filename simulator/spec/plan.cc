@@ -23,6 +23,7 @@ const std::vector<std::string> kRecomputeModuleNames = {
 const std::vector<std::string> kMoeDispatcherNames = {"alltoall", "deepep", "hybridep"};
 const std::vector<std::string> kCudaGraphsNames = {"none", "moe-router", "layers",
                                                    "full-iteration"};
+const std::vector<std::string> kFp8RecipeNames = {"delayed", "tensorwise", "mxfp8", "blockwise"};
 
 std::vector<int64_t> read_int_list(const nlohmann::json& array, const JsonReader& reader,
                                    const std::string& key, int64_t min, int64_t max) {
@@ -170,6 +171,9 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
       reader.optional_int("activation_offload_layers", 0, kMaxPlanDegree).value_or(0);
   plan.cuda_graphs = *find_cuda_graphs(
       reader.optional_choice("cuda_graphs", kCudaGraphsNames).value_or("none"));
+  if (std::optional<std::string> recipe = reader.optional_choice("fp8_recipe", kFp8RecipeNames)) {
+    plan.fp8_recipe = find_fp8_recipe(*recipe);
+  }
   if (std::optional<std::string> attention =
           reader.optional_choice("attention", attention_kernel_names())) {
     plan.attention = find_attention_kernel(*attention);
@@ -390,6 +394,50 @@ bool moe_preprocess_graphed(const Plan& plan, const ModelSpec& model) {
          !(plan.moe_dispatcher == MoeDispatcher::kAllToAll && !model.moe->dropless());
 }
 
+std::string fp8_recipe_name(Fp8Recipe recipe) {
+  return kFp8RecipeNames[static_cast<size_t>(recipe)];
+}
+
+const std::vector<std::string>& fp8_recipe_names() { return kFp8RecipeNames; }
+
+std::optional<Fp8Recipe> find_fp8_recipe(const std::string& name) {
+  auto it = std::find(kFp8RecipeNames.begin(), kFp8RecipeNames.end(), name);
+  if (it == kFp8RecipeNames.end()) return std::nullopt;
+  return static_cast<Fp8Recipe>(it - kFp8RecipeNames.begin());
+}
+
+Fp8Recipe fp8_recipe_in_force(const Plan& plan) {
+  if (plan.fp8_recipe) return *plan.fp8_recipe;
+  if (plan.runtime == Runtime::kTorchtitan) return Fp8Recipe::kTensorwise;
+  const RecomputeModules discarding = recompute_module_bit(RecomputeModule::kMoeAct) |
+                                      recompute_module_bit(RecomputeModule::kLayernorm);
+  if (plan.runtime == Runtime::kMegatronCore && plan.recompute == Recompute::kSelective &&
+      (recomputed_modules(plan) & discarding) != 0) {
+    return Fp8Recipe::kTensorwise;
+  }
+  return Fp8Recipe::kDelayed;
+}
+
+std::optional<std::string> gpu_fp8_recipe_problem(Fp8Recipe recipe, const GpuSpec& gpu) {
+  // The catalog's Blackwell parts are its GPUs with FP4 tensor cores (sm100 and sm103).
+  const bool blackwell = gpu.peak_fp4_flops > 0;
+  const bool hopper_or_later = blackwell || gpu.name.rfind("H100", 0) == 0 ||
+                               gpu.name.rfind("H200", 0) == 0 || gpu.name.rfind("GH", 0) == 0;
+  if (recipe == Fp8Recipe::kMxfp8 && !blackwell) {
+    return fmt::format(
+        "fp8_recipe mxfp8 needs Blackwell's block-scaled tensor cores (B200, GB200, B300, GB300), "
+        "which {} lacks (use tensorwise or delayed)",
+        gpu.name);
+  }
+  if (recipe == Fp8Recipe::kBlockwise && !hopper_or_later) {
+    return fmt::format(
+        "fp8_recipe blockwise needs Hopper or later (compute capability 9.0+), which {} is not "
+        "(use tensorwise or delayed)",
+        gpu.name);
+  }
+  return std::nullopt;
+}
+
 std::string cuda_graphs_name(CudaGraphs graphs) {
   return kCudaGraphsNames[static_cast<size_t>(graphs)];
 }
@@ -479,6 +527,7 @@ std::string plan_to_json(const Plan& plan) {
     json["cuda_graphs"] = cuda_graphs_name(plan.cuda_graphs);
   }
   if (plan.grad_reduce_in_fp32) json["grad_reduce_in_fp32"] = *plan.grad_reduce_in_fp32;
+  if (plan.fp8_recipe) json["fp8_recipe"] = fp8_recipe_name(*plan.fp8_recipe);
   if (plan.activation_offload_layers > 0)
     json["activation_offload_layers"] = plan.activation_offload_layers;
   if (plan.training)
@@ -532,6 +581,7 @@ std::string plan_to_inline(const Plan& plan) {
   }
   if (plan.grad_reduce_in_fp32)
     text += fmt::format(",grad_reduce_in_fp32={}", *plan.grad_reduce_in_fp32 ? "true" : "false");
+  if (plan.fp8_recipe) text += ",fp8_recipe=" + fp8_recipe_name(*plan.fp8_recipe);
   if (plan.activation_offload_layers > 0)
     text += fmt::format(",activation_offload_layers={}", plan.activation_offload_layers);
   return text;
@@ -750,6 +800,11 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
         "reduce-scatters",
         plan.tp, plan.sequence_parallel);
   }
+  if (plan.fp8_recipe && plan.precision != Precision::kFp8) {
+    return fmt::format("fp8_recipe={} needs precision=fp8 (this plan: precision={}); the recipe "
+                       "says how fp8 tensors are scaled",
+                       fp8_recipe_name(*plan.fp8_recipe), precision_name(plan.precision));
+  }
   if (plan.activation_offload_layers > 0) {
     if (plan.pp > 1) {
       return fmt::format(
@@ -837,6 +892,12 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   for (const NodeGroup& nodes : cluster.nodes) {
     if (std::optional<std::string> problem = gpu_precision_problem(plan.precision, nodes.gpu)) {
       return problem;
+    }
+    if (plan.precision == Precision::kFp8) {
+      if (std::optional<std::string> problem =
+              gpu_fp8_recipe_problem(fp8_recipe_in_force(plan), nodes.gpu)) {
+        return problem;
+      }
     }
   }
   return std::nullopt;

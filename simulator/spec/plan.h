@@ -8,7 +8,7 @@
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
 //    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"moe_dispatcher"?,
 //    "tp_comm_overlap"?,"cuda_graphs"?,"grad_reduce_in_fp32"?,"activation_offload_layers"?,
-//    "training"?}
+//    "fp8_recipe"?,"training"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
 // inline string, with "mbs", "gbs", "seq", "offload" (offload_fraction) and "rmb"
 // (replica_microbatches, "rmb=10:6") as short forms and lists separated by ':'
@@ -138,6 +138,10 @@ struct Plan {
   double offload_fraction = 1.0;
   // GEMM precision: "bf16" (default), "fp16", "fp8" or "nvfp4" (gpu_catalog.h Precision).
   Precision precision = Precision::kBf16;
+  // The fp8 scaling recipe (gpu_catalog.h Fp8Recipe), when the plan names one; JSON "fp8_recipe": "delayed" |
+  // "tensorwise" | "mxfp8" | "blockwise", only with precision fp8. Else the runtime's
+  // (fp8_recipe_in_force below).
+  std::optional<Fp8Recipe> fp8_recipe;
   std::vector<int64_t> stage_layers;  // Layers per pipeline stage (pp entries); empty = balanced.
   // Layers of the first and last pipeline stage (Megatron --decoder-first/last-pipeline-num-
   // layers); the middle stages split the rest evenly. 0 = not given. Not with stage_layers.
@@ -211,6 +215,21 @@ std::string recompute_modules_text(RecomputeModules modules, std::string_view se
 std::string moe_dispatcher_name(MoeDispatcher dispatcher);
 const std::vector<std::string>& moe_dispatcher_names();
 std::optional<MoeDispatcher> find_moe_dispatcher(const std::string& name);
+
+// "delayed", "tensorwise", "mxfp8", "blockwise".
+std::string fp8_recipe_name(Fp8Recipe recipe);
+const std::vector<std::string>& fp8_recipe_names();
+std::optional<Fp8Recipe> find_fp8_recipe(const std::string& name);
+// The fp8 recipe a plan runs: plan.fp8_recipe, else its runtime's: tensorwise under torchtitan
+// (torchao's Float8 default), and under megatron-core when selective recompute re-runs moe_act
+// or layernorm (delayed scaling is refused there, transformer_config.py); else delayed
+// (Megatron's --fp8-recipe default, Transformer Engine's DelayedScaling). Meaningful only for
+// fp8 plans.
+Fp8Recipe fp8_recipe_in_force(const Plan& plan);
+// Why `gpu` cannot run `recipe` (MXFP8 needs Blackwell's block-scaled tensor cores; blockwise
+// needs Hopper or later: Transformer Engine's check_mxfp8_support /
+// check_fp8_block_scaling_support), or nullopt. Part of plan_problem.
+std::optional<std::string> gpu_fp8_recipe_problem(Fp8Recipe recipe, const GpuSpec& gpu);
 
 // "none", "moe-router", "layers", "full-iteration".
 std::string cuda_graphs_name(CudaGraphs graphs);

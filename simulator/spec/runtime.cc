@@ -91,18 +91,21 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
 
 constexpr uint32_t bit(ScheduleKind kind) { return 1u << static_cast<unsigned>(kind); }
 constexpr uint32_t bit(Precision precision) { return 1u << static_cast<unsigned>(precision); }
+constexpr uint32_t bit(Fp8Recipe recipe) { return 1u << static_cast<unsigned>(recipe); }
 // bf16, fp16 and fp8; nvfp4 (Transformer Engine's NVFP4BlockScaling) only Megatron-Core runs.
 constexpr uint32_t kAllPrecisions = bit(Precision::kBf16) | bit(Precision::kFp16) |
                                     bit(Precision::kFp8);
 constexpr uint32_t kMegatronSchedules = bit(ScheduleKind::kOneFOneB) |
                                         bit(ScheduleKind::kInterleaved1F1B);
+constexpr uint32_t kAllFp8Recipes = bit(Fp8Recipe::kDelayed) | bit(Fp8Recipe::kTensorwise) |
+                                    bit(Fp8Recipe::kMxfp8) | bit(Fp8Recipe::kBlockwise);
 
 // What each runtime runs (runtime.h), in Runtime order. docs/export.md prints this table.
 constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // megatron-core
     {true, true, kMegatronSchedules, true, true, true, 0b1111, 0b1111, false,
      OffloadForm::kAnyFraction, true, true, true, kAllPrecisions | bit(Precision::kNvfp4), true,
-     true, true, true, true,
+     true, true, true, true, kAllFp8Recipes,
      "NVIDIA/Megatron-LM: megatron/core/pipeline_parallel/schedules.py get_forward_backward_func "
      "(no pipelining, 1F1B without interleaving, interleaved with virtual stages: no GPipe, no "
      "zero-bubble or V schedule); megatron/core/transformer/pipeline_parallel_layer_layout.py "
@@ -119,20 +122,23 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "(HybridDeviceOptimizer with --optimizer-offload-fraction; --use-precision-aware-optimizer "
      "raises without the distributed optimizer; --grad-reduce-in-bf16); "
      "megatron/core/model_parallel_config.py cpu_offloading_num_layers (--cpu-offloading-num-"
-     "layers; transformer_config.py refuses it with pp > 1, recompute or per-layer CUDA graphs)"},
+     "layers; transformer_config.py refuses it with pp > 1, recompute or per-layer CUDA graphs); "
+     "transformer_config.py fp8_recipe tensorwise|delayed|mxfp8|blockwise (--fp8-recipe)"},
     // megatron-lm
     {true, true, kMegatronSchedules, false, false, false, 0b0011, 0b0011, false,
      OffloadForm::kNone, false, true, true, kAllPrecisions, false, false, false, false, false,
+     bit(Fp8Recipe::kDelayed),
      "Megatron-LM 2020-2023 (core_r0.3 and before): megatron/schedules.py (1F1B and interleaved "
      "only), --num-layers divisible by the pipeline size (arguments.py), the distributed "
      "optimizer as its only sharding; context parallelism, MoE expert parallelism, Megatron-FSDP, "
      "optimizer CPU offload and --tp-comm-overlap (Transformer Engine userbuffers) came with "
      "Megatron-Core 0.4 and later; bf16 forces fp32 gradient accumulation and all-reduce "
-     "(arguments.py)"},
+     "(arguments.py); fp8 through Transformer Engine's DelayedScaling only (--fp8-format, "
+     "--fp8-amax-history-len)"},
     // deepspeed
     {true, true, bit(ScheduleKind::kOneFOneB), false, true, false, 0b1111, 0b0011, false,
      OffloadForm::kWholeOrPartialAtZero3, false, true, false, kAllPrecisions, false, false, false,
-     true, false,
+     true, false, bit(Fp8Recipe::kDelayed),
      "microsoft/DeepSpeed: deepspeed/runtime/pipe/schedule.py (TrainSchedule, 1F1B, one stage per "
      "rank); deepspeed/runtime/pipe/engine.py (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
      "parallelism\"); deepspeed/runtime/pipe/module.py (partition_method parameters|uniform|type: "
@@ -140,7 +146,8 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "supported for ZeRO Stage 3.\"); deepspeed/moe/layer.py (enable_expert_tensor_parallelism: "
      "experts split over all of tp or none); no ring context parallelism (Ulysses all-to-all is "
      "another algorithm); deepspeed/runtime/config.py communication_data_type (the gradient "
-     "reduction's dtype)"},
+     "reduction's dtype); fp8 only from Transformer Engine layers in the model code, under "
+     "their default DelayedScaling"},
     // torchtitan
     {true, true,
      bit(ScheduleKind::kGpipe) | bit(ScheduleKind::kOneFOneB) |
@@ -148,6 +155,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
          bit(ScheduleKind::kZb1p) | bit(ScheduleKind::kZbv) | bit(ScheduleKind::kDualPipeV),
      true, true, false, 0b1101, 0b1101, true, OffloadForm::kWholeWithFsdp, true, false, false,
      bit(Precision::kBf16) | bit(Precision::kFp8), false, false, false, true, false,
+     bit(Fp8Recipe::kTensorwise) | bit(Fp8Recipe::kMxfp8),
      "pytorch/torchtitan @ e347b1e5e: torchtitan/distributed/pipeline_parallel.py "
      "(get_schedule_class: GPipe, 1F1B, Interleaved1F1B, InterleavedZeroBubble = ZB1P, "
      "ZBVZeroBubble, DualPipeV; no ZB-H2/ZB-2P; module_fqns_per_model_part takes any split); "
@@ -156,15 +164,18 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "for pure data parallelism; enable_cpu_offload is FSDP's CPUOffloadPolicy, applied only "
      "with FSDP); torchtitan/config/job_config.py (expert_tensor_parallel_degree 1 or tp, "
      "mixed_precision_param bfloat16|float32, mixed_precision_reduce float32|bfloat16, TP always "
-     "sequence-parallel)"},
+     "sequence-parallel); torchtitan/components/quantization (float8: torchao's tensorwise "
+     "Float8Linear; mx: MXFP8 on Blackwell)"},
     // pytorch-fsdp
     {false, false, 0, false, false, false, 0b1101, 0b1101, false, OffloadForm::kWholeWithFsdp,
      true, true, false, kAllPrecisions, false, false, false, true, false,
+     bit(Fp8Recipe::kDelayed),
      "pytorch/pytorch torch/distributed/fsdp/fully_sharded_data_parallel.py: FSDP alone "
      "(ShardingStrategy NO_SHARD, SHARD_GRAD_OP = ZeRO-2, FULL_SHARD = ZeRO-3; no optimizer-only "
      "sharding; CPUOffload(offload_params=True) moves parameters, gradients and the optimizer "
      "step to the host; MixedPrecision reduce_dtype); no tensor, pipeline, context or expert "
-     "parallelism of its own"},
+     "parallelism of its own; fp8 from Transformer Engine layers under DelayedScaling (as "
+     "llm-foundry's amp_fp8)"},
 }};
 
 

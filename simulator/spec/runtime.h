@@ -174,6 +174,8 @@ struct RuntimeSupport {
   // Saved activations of some layers kept in host memory (plan key activation_offload_layers:
   // Megatron-Core's --cpu-offloading-num-layers).
   bool activation_offload = false;
+  // fp8 recipes it runs (plan key fp8_recipe; plan.h Fp8Recipe bits).
+  uint32_t fp8_recipes = 0;
   const char* source = "";                 // Launcher source files that show each fact.
 };
 

@@ -135,6 +135,22 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
     return problem;
   }
   if (std::optional<std::string> problem = runtime_grad_reduce_problem(plan)) return problem;
+  if (plan.precision == Precision::kFp8) {
+    const Fp8Recipe recipe = fp8_recipe_in_force(plan);
+    if ((support.fp8_recipes & (1u << static_cast<unsigned>(recipe))) == 0) {
+      return refuse(fmt::format("the {} fp8 recipe (fp8_recipe={})", fp8_recipe_name(recipe),
+                                fp8_recipe_name(recipe)));
+    }
+    // TransformerConfig.__post_init__: "Delayed scaling does not support moe_act and layernorm
+    // recompute for fp8."
+    const RecomputeModules discarding = recompute_module_bit(RecomputeModule::kMoeAct) |
+                                        recompute_module_bit(RecomputeModule::kLayernorm);
+    if (recipe == Fp8Recipe::kDelayed && plan.runtime == Runtime::kMegatronCore &&
+        (recomputed_modules(plan) & discarding) != 0 && plan.recompute == Recompute::kSelective) {
+      return refuse("delayed fp8 scaling beside moe_act or layernorm recompute (Megatron-Core's "
+                    "assert; use fp8_recipe=tensorwise)");
+    }
+  }
   if (plan.activation_offload_layers > 0) {
     if (!support.activation_offload) {
       return refuse(fmt::format("activation offloading (activation_offload_layers={}; "

@@ -2,6 +2,7 @@
 // error summary (accuracy.h), on hand-made text and on three rows of the public file.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "simulator/accuracy/accuracy.h"
@@ -270,6 +271,22 @@ TEST_CASE("PublicRun: schedule, recompute, sharding and precision texts") {
             .precision == Precision::kNvfp4);
   // dp from num_gpus when empty.
   CHECK(plan_of({{"dp", ""}}).dp == 4);
+  // The fp8 recipe a precision label names; else the runtime's default (noted).
+  const std::pair<std::string, std::string> b200 = {"gpu_type", "B200 (DGX B200)"};
+  CHECK(plan_of({bridge, b200, {"precision", "MXFP8"}}).fp8_recipe == Fp8Recipe::kMxfp8);
+  CHECK(plan_of({bridge, b200, {"precision", "FP8-MX"}}).fp8_recipe == Fp8Recipe::kMxfp8);
+  CHECK(plan_of({bridge, {"precision", "FP8-CS"}}).fp8_recipe == Fp8Recipe::kTensorwise);
+  CHECK(plan_of({bridge, {"precision", "FP8-DS"}}).fp8_recipe == Fp8Recipe::kDelayed);
+  CHECK(plan_of({bridge, {"precision", "FP8 blockwise"}}).fp8_recipe == Fp8Recipe::kBlockwise);
+  CHECK_FALSE(plan_of({bridge, {"precision", "FP8"}}).fp8_recipe.has_value());
+  CHECK_FALSE(plan_of({{"precision", "bf16"}}).fp8_recipe.has_value());
+  auto row = llama_row();
+  set(row, "precision", "fp8");
+  CsvTable table = one_row(row);
+  const PublicRun torchtitan_fp8 = read_public_run(table, table.records[0]);
+  CHECK(std::find(torchtitan_fp8.defaults.begin(), torchtitan_fp8.defaults.end(),
+                  "fp8 recipe not stated: tensorwise (the runtime's default)") !=
+        torchtitan_fp8.defaults.end());
 }
 
 TEST_CASE("PublicRun: rows it cannot predict carry the reason") {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "simulator/model/model_stats.h"
+#include "simulator/spec/model_file.h"
 #include "simulator/spec/units.h"
 #include "tests/test_helpers.h"
 
@@ -165,6 +166,50 @@ TEST_CASE("CostModel: nvfp4 GEMMs run at the fp4 peak after an amax and a quanti
   CostModel ampere(a100(), ideal());
   CHECK(ampere.peak(Precision::kNvfp4).used == Precision::kBf16);
   CHECK_FALSE(ampere.op_cost(op).note.empty());
+}
+
+// Each fp8 recipe's quantization of the activation operand, by hand (cost_model.h "fp8 GEMM
+// pass"): bytes per element and kernels per tensor, per expert of a grouped GEMM but under
+// delayed scaling's multi-tensor cast.
+TEST_CASE("CostModel: fp8 recipes quantize with their own bytes and kernels") {
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kDelayed).bytes_per_element == 3);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kTensorwise).bytes_per_element == 5);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kMxfp8).bytes_per_element == 4.0625);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kBlockwise).bytes_per_element == 4.0625);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kTensorwise).kernels == 3);
+  CHECK_FALSE(quantize_cost(Precision::kFp8, Fp8Recipe::kDelayed).per_expert);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kMxfp8).per_expert);
+  CHECK(quantize_cost(Precision::kBf16, Fp8Recipe::kMxfp8).kernels == 0);
+
+  EfficiencyTable gaps = ideal();
+  for (RuntimeOverheads& overheads : gaps.runtimes) overheads.kernel_gap_s = 1e-6;
+  const double bandwidth = gBps_to_bytes_per_s(7700);
+  CostModel blackwell(b200(), gaps);
+  // A dense GEMM (Llama 2 7B's mlp_down at 4,096 tokens): the forward casts X (m x k).
+  OpShape shape = shape_of(1, 4096);
+  shape.precision = Precision::kFp8;
+  auto forward = [&](const ModelSpec& model, std::string_view name, Fp8Recipe recipe) {
+    shape.fp8_recipe = recipe;
+    return blackwell.op_cost(op_named(layer_ops(model, shape, model.num_layers - 1), name))
+        .fwd.seconds;
+  };
+  Op dense = op_named(layer_ops(llama2_7b_shape(), shape, 0), "mlp_down");
+  const double x = dense.gemm.m * dense.gemm.k;
+  const double delayed = forward(llama2_7b_shape(), "mlp_down", Fp8Recipe::kDelayed);
+  CHECK(forward(llama2_7b_shape(), "mlp_down", Fp8Recipe::kTensorwise) - delayed ==
+        Approx(2 * x / bandwidth + 2e-6).epsilon(1e-9));
+  CHECK(forward(llama2_7b_shape(), "mlp_down", Fp8Recipe::kMxfp8) - delayed ==
+        Approx(1.0625 * x / bandwidth).epsilon(1e-9));
+  // A grouped GEMM (Qwen3-30B-A3B's experts at ep 8: 16 per GPU): MXFP8 quantizes each
+  // expert's rows with its own kernel, delayed scaling all of them in one.
+  shape.ep = 8;
+  const ModelSpec qwen = load_model_spec("qwen3-30b-a3b");
+  Op experts = op_named(layer_ops(qwen, shape, 0), "moe_expert_down");
+  REQUIRE(experts.gemm.batch == 16);
+  const double rows = experts.gemm.batch * experts.gemm.m * experts.gemm.k;
+  CHECK(forward(qwen, "moe_expert_down", Fp8Recipe::kMxfp8) -
+            forward(qwen, "moe_expert_down", Fp8Recipe::kDelayed) ==
+        Approx(1.0625 * rows / bandwidth + 15e-6).epsilon(1e-9));
 }
 
 TEST_CASE("CostModel: V100-style GPUs without bf16 fall back to fp16") {

@@ -531,8 +531,10 @@ void check_torchtitan_keys(const std::map<std::string, nlohmann::json>& tables) 
         "pipeline_parallel_expert_parallel_overlap", "context_parallel_degree",
         "expert_parallel_degree", "expert_tensor_parallel_degree"}},
       {"activation_checkpoint", {"mode", "selective_ac_option"}},
-      {"quantize.linear.float8", {"filter_fqns"}},
+      {"quantize.linear.float8", {"recipe_name", "filter_fqns"}},
       {"quantize.grouped_mm.float8", {"fqns"}},
+      {"quantize.linear.mx", {"recipe_name", "filter_fqns"}},
+      {"quantize.grouped_mm.mx", {"recipe_name", "fqns"}},
   };
   for (const auto& [table, keys] : tables) {
     INFO("table [" << table << "]");
@@ -562,9 +564,9 @@ std::map<std::string, nlohmann::json> parse_toml(const std::string& text) {
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("Launcher exports: golden files for nine plans in the formats that run them") {
+TEST_CASE("Launcher exports: golden files for eleven plans in the formats that run them") {
   std::vector<GoldenCase> cases = golden_cases();
-  REQUIRE(cases.size() == 9);
+  REQUIRE(cases.size() == 11);
   for (const GoldenCase& entry : cases) {
     for (LauncherFormat format : entry.formats) {
       std::string path = kGoldenDir + "/" + entry.name + "_" + launcher_format_name(format) + "." +
@@ -1112,6 +1114,7 @@ TEST_CASE("torchtitan export: batch sizes, stage split and schedule names") {
         tables_of("tp=2,dp=4,mbs=1,gbs=8,precision=fp8,sequence_parallel=true,zero_stage=2");
     CHECK(tables["model"]["converters"] == nlohmann::json::array({"quantize.linear.float8"}));
     CHECK(tables.count("quantize.linear.float8") == 1);
+    CHECK(tables["quantize.linear.float8"]["recipe_name"] == "tensorwise");
   }
 }
 
@@ -1305,9 +1308,14 @@ void check_megatron_means(const ModelSpec& model, const Plan& plan, const std::s
     CHECK(args.flags.count("--moe-aux-loss-coeff") == 1);
   }
   if (plan.precision == Precision::kFp8) {
-    CHECK(args.flags.at("--fp8-format") == "hybrid");
-    CHECK(args.flags.count("--fp8-amax-history-len") == 1);
-    CHECK(args.flags.count("--fp8-amax-compute-algo") == 1);
+    // The recipe ppsim priced; MXFP8 in e4m3 (Megatron-Bridge's bf16_with_mxfp8_mixed), the
+    // others in hybrid; the amax history only for delayed scaling.
+    const Fp8Recipe recipe = fp8_recipe_in_force(plan);
+    CHECK(args.flags.at("--fp8-recipe") == fp8_recipe_name(recipe));
+    CHECK(args.flags.at("--fp8-format") == (recipe == Fp8Recipe::kMxfp8 ? "e4m3" : "hybrid"));
+    const size_t amax_flags = recipe == Fp8Recipe::kDelayed ? 1 : 0;
+    CHECK(args.flags.count("--fp8-amax-history-len") == amax_flags);
+    CHECK(args.flags.count("--fp8-amax-compute-algo") == amax_flags);
   }
 }
 

@@ -301,6 +301,45 @@ TEST_CASE("Plan: activation_offload_layers parses, round-trips, needs pp 1 and a
                     Catch::Contains("activation_offload_layers"));
 }
 
+TEST_CASE("Plan: fp8_recipe parses, round-trips, defaults by runtime and fits the GPU") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  Plan mx = parse_plan("tp=1,dp=8,gbs=64,precision=fp8,fp8_recipe=mxfp8", "--plan");
+  REQUIRE(mx.fp8_recipe.has_value());
+  CHECK(*mx.fp8_recipe == Fp8Recipe::kMxfp8);
+  CHECK(parse_plan(plan_to_inline(mx), "inline").fp8_recipe == mx.fp8_recipe);
+  CHECK(parse_plan(plan_to_json(mx), "json").fp8_recipe == mx.fp8_recipe);
+  CHECK(fp8_recipe_in_force(mx) == Fp8Recipe::kMxfp8);
+  // MXFP8 needs Blackwell; blockwise Hopper or later (Transformer Engine's support checks).
+  CHECK_FALSE(plan_problem(mx, model, load_cluster_spec("dgx-b200:1")));
+  CHECK(plan_problem(mx, model, load_cluster_spec("dgx-h100:1"))->find("needs Blackwell") !=
+        std::string::npos);
+  Plan block = parse_plan("tp=1,dp=8,gbs=64,precision=fp8,fp8_recipe=blockwise", "--plan");
+  CHECK_FALSE(plan_problem(block, model, load_cluster_spec("dgx-h100:1")));
+  CHECK(gpu_fp8_recipe_problem(Fp8Recipe::kBlockwise, *find_gpu("L40S"))
+            ->find("needs Hopper or later") != std::string::npos);
+  CHECK_FALSE(gpu_fp8_recipe_problem(Fp8Recipe::kTensorwise, *find_gpu("L40S")));
+  // Only fp8 plans have a recipe.
+  CHECK(plan_problem(parse_plan("tp=1,dp=8,gbs=64,fp8_recipe=tensorwise", "x"), model,
+                     load_cluster_spec("dgx-h100:1"))
+            ->find("needs precision=fp8") != std::string::npos);
+  CHECK_THROWS_WITH(parse_plan("tp=1,dp=8,gbs=64,precision=fp8,fp8_recipe=mx", "--plan"),
+                    Catch::Contains("delayed, tensorwise, mxfp8, blockwise"));
+  // Unnamed: Megatron's delayed, tensorwise where Megatron-Core refuses delayed (moe_act or
+  // layernorm recompute) and under torchtitan (torchao's Float8 default).
+  const Plan plain = parse_plan("tp=1,dp=8,gbs=64,precision=fp8", "x");
+  CHECK_FALSE(plain.fp8_recipe.has_value());
+  CHECK(plan_to_inline(plain).find("fp8_recipe") == std::string::npos);
+  CHECK(fp8_recipe_in_force(plain) == Fp8Recipe::kDelayed);
+  CHECK(fp8_recipe_in_force(parse_plan("tp=1,dp=8,gbs=64,precision=fp8,runtime=torchtitan",
+                                       "x")) == Fp8Recipe::kTensorwise);
+  CHECK(fp8_recipe_in_force(parse_plan(
+            "tp=1,dp=8,gbs=64,precision=fp8,recompute=selective,recompute_modules=layernorm",
+            "x")) == Fp8Recipe::kTensorwise);
+  CHECK(fp8_recipe_in_force(parse_plan(
+            "tp=1,dp=8,gbs=64,precision=fp8,recompute=selective,runtime=megatron-lm", "x")) ==
+        Fp8Recipe::kDelayed);
+}
+
 TEST_CASE("Plan: tp_comm_overlap parses, round-trips, defaults by runtime and needs SP") {
   // Absent: the runtime's default, on only where megatron-core runs tp > 1 with SP.
   Plan sp = parse_plan("tp=4,dp=2,gbs=8,sequence_parallel=true", "--plan");

@@ -101,6 +101,32 @@ TEST_CASE("Runtime support: the 2021-2022 Megatron-LM reduces bf16 gradients in 
             .empty());
 }
 
+TEST_CASE("Runtime support: fp8 recipes each runtime runs") {
+  const std::string fp8 = "tp=2,dp=4,gbs=8,precision=fp8,zero_stage=1";
+  for (const char* recipe : {"delayed", "tensorwise", "mxfp8", "blockwise"}) {
+    CHECK(runtime_refusal(fp8 + ",fp8_recipe=" + recipe, "llama3-8b").empty());
+  }
+  // Transformer Engine's delayed scaling only, elsewhere but torchtitan (torchao: tensorwise,
+  // MXFP8).
+  CHECK(runtime_refusal(fp8 + ",fp8_recipe=tensorwise,runtime=megatron-lm", "llama3-8b")
+            .rfind("runtime megatron-lm cannot run the tensorwise fp8 recipe", 0) == 0);
+  CHECK(runtime_refusal(fp8 + ",fp8_recipe=mxfp8,runtime=deepspeed", "llama3-8b")
+            .rfind("runtime deepspeed cannot run the mxfp8 fp8 recipe", 0) == 0);
+  const std::string titan = "tp=1,dp=8,gbs=8,precision=fp8,zero_stage=3,runtime=torchtitan";
+  CHECK(runtime_refusal(titan + ",fp8_recipe=delayed", "llama3-8b")
+            .rfind("runtime torchtitan cannot run the delayed fp8 recipe", 0) == 0);
+  CHECK(runtime_refusal(titan, "llama3-8b").empty());  // Tensorwise.
+  CHECK(runtime_refusal(titan + ",fp8_recipe=mxfp8", "llama3-8b").empty());
+  // Megatron-Core's assert: delayed scaling with moe_act or layernorm recompute.
+  CHECK(runtime_refusal(fp8 + ",fp8_recipe=delayed,recompute=selective,"
+                              "recompute_modules=moe_act",
+                        "qwen3-30b-a3b")
+            .find("delayed fp8 scaling beside moe_act or layernorm recompute") !=
+        std::string::npos);
+  CHECK(runtime_refusal(fp8 + ",recompute=selective,recompute_modules=moe_act", "qwen3-30b-a3b")
+            .empty());  // Unnamed, the recipe is tensorwise there.
+}
+
 TEST_CASE("Runtime support: activation offloading is Megatron-Core's, without recompute") {
   CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4", "llama3-8b").empty());
   CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,zero_stage=3,runtime=deepspeed",

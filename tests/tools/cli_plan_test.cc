@@ -137,6 +137,13 @@ TEST_CASE("CLI plan: bad flags exit 2") {
        "recompute_modules mla_up_proj needs multi-latent attention"},
       {"plan --recompute-modules mlp --runtime torchtitan",
        "runtime torchtitan cannot run selective recompute of mlp"},
+      {"plan --precision fp8 --fp8-recipe mx",
+       "unknown fp8 recipe 'mx'; expected one of delayed, tensorwise, mxfp8, blockwise"},
+      {"plan --fp8-recipe tensorwise", "--fp8-recipe tensorwise needs --precision fp8"},
+      {"plan --precision fp8 --fp8-recipe mxfp8",
+       "fp8_recipe mxfp8 needs Blackwell's block-scaled tensor cores"},
+      {"plan --precision fp8 --fp8-recipe tensorwise --runtime deepspeed",
+       "runtime deepspeed cannot run the tensorwise fp8 recipe"},
       {"plan --activation-offload always",
        "unknown activation offload setting 'always'; expected one of auto, off"},
       {"plan --grad-reduce-in-fp32 maybe", "--grad-reduce-in-fp32"},
@@ -168,14 +175,20 @@ double simulated_mla_moe_seconds(const nlohmann::json& plan) {
   return simulated_seconds("tests/data/models/tiny-mla-moe.json", "dgx-h100:2", plan);
 }
 
-TEST_CASE("CLI plan: --cuda-graphs sets every plan's capture, and simulate agrees") {
-  testing::CommandResult result =
-      run_ppsim("plan --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
-                "--global-batch 64 --cuda-graphs full-iteration --top 2 --json");
+// The "plans" of `ppsim plan ARGUMENTS --top 2 --json`, which must list two.
+nlohmann::json top_two_plans(const std::string& arguments) {
+  testing::CommandResult result = run_ppsim("plan " + arguments + " --top 2 --json");
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
-  const nlohmann::json plans = nlohmann::json::parse(result.out)["plans"];
+  nlohmann::json plans = nlohmann::json::parse(result.out)["plans"];
   REQUIRE(plans.size() == 2);
+  return plans;
+}
+
+TEST_CASE("CLI plan: --cuda-graphs sets every plan's capture, and simulate agrees") {
+  const nlohmann::json plans =
+      top_two_plans("--model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 "
+                    "--global-batch 64 --cuda-graphs full-iteration");
   for (const nlohmann::json& plan : plans) CHECK(plan["plan"]["cuda_graphs"] == "full-iteration");
   CHECK(simulated_mla_moe_seconds(plans[0]["plan"]) ==
         Approx(plans[0]["iteration_time_s"].get<double>()));
@@ -202,6 +215,15 @@ TEST_CASE("CLI plan: --precision sets every plan's GEMM precision, and simulate 
   CHECK(nvfp4["iteration_time_s"].get<double>() < bf16["iteration_time_s"].get<double>());
   CHECK(simulated_seconds("llama3-8b", "dgx-b200:1", nvfp4["plan"]) ==
         Approx(nvfp4["iteration_time_s"].get<double>()));
+}
+
+TEST_CASE("CLI plan: --fp8-recipe sets every fp8 plan's recipe, and simulate agrees") {
+  const nlohmann::json plans = top_two_plans(
+      "--model llama3-8b --cluster dgx-b200:1 --global-batch 64 --precision fp8 "
+      "--fp8-recipe mxfp8");
+  for (const nlohmann::json& entry : plans) CHECK(entry["plan"]["fp8_recipe"] == "mxfp8");
+  CHECK(simulated_seconds("llama3-8b", "dgx-b200:1", plans[0]["plan"]) ==
+        Approx(plans[0]["iteration_time_s"].get<double>()));
 }
 
 TEST_CASE("CLI plan: --grad-reduce-in-fp32 false keeps bf16 gradients, and simulate agrees") {
