@@ -246,6 +246,11 @@ const std::vector<GpuSpec>& gpu_catalog() {
   return catalog;
 }
 
+bool hopper_or_later(const GpuSpec& gpu) {
+  auto starts = [&gpu](std::string_view prefix) { return gpu.name.rfind(prefix, 0) == 0; };
+  return gpu.peak_fp4_flops > 0 || starts("H100") || starts("H200") || starts("GH");
+}
+
 std::optional<GpuSpec> find_gpu(const std::string& name) {
   for (const GpuSpec& gpu : gpu_catalog()) {
     if (gpu.name == name) return gpu;

@@ -75,6 +75,10 @@ const std::vector<GpuSpec>& gpu_catalog();
 // Looks up a GPU by catalog name; nullopt when unknown.
 std::optional<GpuSpec> find_gpu(const std::string& name);
 
+// Whether a GPU is Hopper (compute capability 9.0) or later: the catalog's H100, H200 and
+// GH200 parts and the Blackwell ones (those with FP4 tensor cores).
+bool hopper_or_later(const GpuSpec& gpu);
+
 // Names of all catalog GPUs (for "expected one of" and "did you mean").
 std::vector<std::string> gpu_names();
 

@@ -406,13 +406,16 @@ std::optional<Fp8Recipe> find_fp8_recipe(const std::string& name) {
   return static_cast<Fp8Recipe>(it - kFp8RecipeNames.begin());
 }
 
+bool recomputes_moe_act_or_layernorm(const Plan& plan) {
+  const RecomputeModules modules = recompute_module_bit(RecomputeModule::kMoeAct) |
+                                   recompute_module_bit(RecomputeModule::kLayernorm);
+  return plan.recompute == Recompute::kSelective && (recomputed_modules(plan) & modules) != 0;
+}
+
 Fp8Recipe fp8_recipe_in_force(const Plan& plan) {
   if (plan.fp8_recipe) return *plan.fp8_recipe;
   if (plan.runtime == Runtime::kTorchtitan) return Fp8Recipe::kTensorwise;
-  const RecomputeModules discarding = recompute_module_bit(RecomputeModule::kMoeAct) |
-                                      recompute_module_bit(RecomputeModule::kLayernorm);
-  if (plan.runtime == Runtime::kMegatronCore && plan.recompute == Recompute::kSelective &&
-      (recomputed_modules(plan) & discarding) != 0) {
+  if (plan.runtime == Runtime::kMegatronCore && recomputes_moe_act_or_layernorm(plan)) {
     return Fp8Recipe::kTensorwise;
   }
   return Fp8Recipe::kDelayed;
@@ -421,15 +424,13 @@ Fp8Recipe fp8_recipe_in_force(const Plan& plan) {
 std::optional<std::string> gpu_fp8_recipe_problem(Fp8Recipe recipe, const GpuSpec& gpu) {
   // The catalog's Blackwell parts are its GPUs with FP4 tensor cores (sm100 and sm103).
   const bool blackwell = gpu.peak_fp4_flops > 0;
-  const bool hopper_or_later = blackwell || gpu.name.rfind("H100", 0) == 0 ||
-                               gpu.name.rfind("H200", 0) == 0 || gpu.name.rfind("GH", 0) == 0;
   if (recipe == Fp8Recipe::kMxfp8 && !blackwell) {
     return fmt::format(
         "fp8_recipe mxfp8 needs Blackwell's block-scaled tensor cores (B200, GB200, B300, GB300), "
         "which {} lacks (use tensorwise or delayed)",
         gpu.name);
   }
-  if (recipe == Fp8Recipe::kBlockwise && !hopper_or_later) {
+  if (recipe == Fp8Recipe::kBlockwise && !hopper_or_later(gpu)) {
     return fmt::format(
         "fp8_recipe blockwise needs Hopper or later (compute capability 9.0+), which {} is not "
         "(use tensorwise or delayed)",

@@ -220,6 +220,9 @@ std::optional<MoeDispatcher> find_moe_dispatcher(const std::string& name);
 std::string fp8_recipe_name(Fp8Recipe recipe);
 const std::vector<std::string>& fp8_recipe_names();
 std::optional<Fp8Recipe> find_fp8_recipe(const std::string& name);
+// Whether selective recompute re-runs moe_act or layernorm (whose outputs the forward then
+// discards), which Megatron-Core refuses under delayed fp8 scaling (transformer_config.py).
+bool recomputes_moe_act_or_layernorm(const Plan& plan);
 // The fp8 recipe a plan runs: plan.fp8_recipe, else its runtime's: tensorwise under torchtitan
 // (torchao's Float8 default), and under megatron-core when selective recompute re-runs moe_act
 // or layernorm (delayed scaling is refused there, transformer_config.py); else delayed

@@ -143,10 +143,8 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
     }
     // TransformerConfig.__post_init__: "Delayed scaling does not support moe_act and layernorm
     // recompute for fp8."
-    const RecomputeModules discarding = recompute_module_bit(RecomputeModule::kMoeAct) |
-                                        recompute_module_bit(RecomputeModule::kLayernorm);
     if (recipe == Fp8Recipe::kDelayed && plan.runtime == Runtime::kMegatronCore &&
-        (recomputed_modules(plan) & discarding) != 0 && plan.recompute == Recompute::kSelective) {
+        recomputes_moe_act_or_layernorm(plan)) {
       return refuse("delayed fp8 scaling beside moe_act or layernorm recompute (Megatron-Core's "
                     "assert; use fp8_recipe=tensorwise)");
     }
