@@ -321,12 +321,13 @@ int run_plan(const Options& options) {
         throw InputError("--fp8-recipe", "", *problem);
       }
     }
-    if (!any_runtime && (runtime_support(*runtime).fp8_recipes &
-                         (1u << static_cast<unsigned>(*recipe))) == 0) {
-      throw InputError("--fp8-recipe", "",
-                       fmt::format("runtime {} cannot run the {} fp8 recipe (docs/export.md "
-                                   "\"What each runtime runs\")",
-                                   runtime_name(*runtime), options.fp8_recipe));
+    Plan probe;
+    probe.precision = *precision;
+    probe.runtime = *runtime;
+    probe.fp8_recipe = recipe;
+    if (std::optional<std::string> problem =
+            any_runtime ? std::nullopt : runtime_fp8_recipe_problem(probe)) {
+      throw InputError("--fp8-recipe", "", *problem);
     }
     planner.space.fp8_recipe = recipe;
   }

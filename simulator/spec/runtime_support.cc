@@ -135,20 +135,7 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
     return problem;
   }
   if (std::optional<std::string> problem = runtime_grad_reduce_problem(plan)) return problem;
-  if (plan.precision == Precision::kFp8) {
-    const Fp8Recipe recipe = fp8_recipe_in_force(plan);
-    if ((support.fp8_recipes & (1u << static_cast<unsigned>(recipe))) == 0) {
-      return refuse(fmt::format("the {} fp8 recipe (fp8_recipe={})", fp8_recipe_name(recipe),
-                                fp8_recipe_name(recipe)));
-    }
-    // TransformerConfig.__post_init__: "Delayed scaling does not support moe_act and layernorm
-    // recompute for fp8."
-    if (recipe == Fp8Recipe::kDelayed && plan.runtime == Runtime::kMegatronCore &&
-        recomputes_moe_act_or_layernorm(plan)) {
-      return refuse("delayed fp8 scaling beside moe_act or layernorm recompute (Megatron-Core's "
-                    "assert; use fp8_recipe=tensorwise)");
-    }
-  }
+  if (std::optional<std::string> problem = runtime_fp8_recipe_problem(plan)) return problem;
   if (plan.activation_offload_layers > 0) {
     if (!support.activation_offload) {
       return refuse(fmt::format("activation offloading (activation_offload_layers={}; "
@@ -245,6 +232,25 @@ std::optional<std::string> runtime_recompute_modules_problem(Runtime runtime,
                          fmt::format("selective recompute of {} (recompute_modules, Megatron-Core's "
                                      "--recompute-modules; it re-runs the attention core only)",
                                      recompute_modules_text(modules, ", ")));
+}
+
+std::optional<std::string> runtime_fp8_recipe_problem(const Plan& plan) {
+  if (plan.precision != Precision::kFp8) return std::nullopt;
+  const Fp8Recipe recipe = fp8_recipe_in_force(plan);
+  if ((runtime_support(plan.runtime).fp8_recipes & (1u << static_cast<unsigned>(recipe))) == 0) {
+    return feature_refusal(plan.runtime, fmt::format("the {} fp8 recipe (fp8_recipe={})",
+                                                     fp8_recipe_name(recipe),
+                                                     fp8_recipe_name(recipe)));
+  }
+  // TransformerConfig.__post_init__: "Delayed scaling does not support moe_act and layernorm
+  // recompute for fp8."
+  if (recipe == Fp8Recipe::kDelayed && plan.runtime == Runtime::kMegatronCore &&
+      recomputes_moe_act_or_layernorm(plan)) {
+    return feature_refusal(plan.runtime,
+                           "delayed fp8 scaling beside moe_act or layernorm recompute "
+                           "(Megatron-Core's assert; use fp8_recipe=tensorwise)");
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> runtime_grad_reduce_problem(const Plan& plan) {

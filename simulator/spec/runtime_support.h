@@ -46,4 +46,10 @@ std::optional<std::string> runtime_recompute_modules_problem(Runtime runtime,
 // Part of runtime_knob_problem; `plan --grad-reduce-in-fp32` asks it before searching.
 std::optional<std::string> runtime_grad_reduce_problem(const Plan& plan);
 
+// Why the plan's runtime cannot run its fp8 recipe (fp8_recipe_in_force: the runtime's table row,
+// and Megatron-Core's refusal of delayed scaling beside moe_act or layernorm recompute), or
+// nullopt (also for plans that are not fp8). Part of runtime_knob_problem; `plan --fp8-recipe`
+// asks it before searching.
+std::optional<std::string> runtime_fp8_recipe_problem(const Plan& plan);
+
 }  // namespace ppsim
