@@ -122,12 +122,16 @@ void CostModel::apply_profile(const Op& op, const GemmShape& gemm, bool backward
 
 const PeakFlops& CostModel::peak(Precision precision) const { return peaks_[index_of(precision)]; }
 
-double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) const {
+double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision,
+                                  Fp8Recipe recipe) const {
   const EfficiencyTable& e = efficiency_;
   const Precision used = peak(precision).used;
-  double max = e.kernel_scale * (used == Precision::kNvfp4 ? gpu_.kernels.gemm_fp4
-                                 : used == Precision::kFp8 ? gpu_.kernels.gemm_fp8
-                                                           : gpu_.kernels.gemm_bf16);
+  const KernelDatasheet& k = gpu_.kernels;
+  double max =
+      e.kernel_scale * (used == Precision::kNvfp4 ? k.gemm_fp4
+                        : used == Precision::kFp8
+                            ? (recipe == Fp8Recipe::kBlockwise ? k.gemm_fp8_blockwise : k.gemm_fp8)
+                            : k.gemm_bf16);
   double tiles = shape.batch * (shape.m / e.gemm_tile) * (shape.n / e.gemm_tile);
   return max * saturate(tiles, e.gemm_half_tiles) * saturate(shape.k, e.gemm_half_k);
 }
@@ -156,8 +160,8 @@ PassCost CostModel::pass(const Op& op, double flops, double bytes, int kernels,
     compute = flops / (peak(op.precision).flops * efficiency);
   }
   double memory = bytes / (gpu_.memory_bandwidth * efficiency_.memory);
-  cost.seconds = smooth_max(compute, memory, efficiency_.roofline_sharpness) +
-                 kernels * kernel_gap_;
+  cost.seconds =
+      smooth_max(compute, memory, efficiency_.roofline_sharpness) + kernels * kernel_gap_;
   return cost;
 }
 
@@ -166,12 +170,14 @@ OpCost CostModel::op_cost(const Op& op) const {
   switch (op.op_class) {
     case OpClass::kGemm: {
       const GemmShape& g = op.gemm;
-      cost.fwd =
-          pass(op, op.flops_fwd, op.bytes_fwd, op.kernels_fwd, gemm_efficiency(g, op.precision));
-      cost.b = pass(op, op.flops_b, op.bytes_b, op.kernels_b,
-                    gemm_efficiency(GemmShape{g.m, g.k, g.n, g.batch}, op.precision));
-      cost.w = pass(op, op.flops_w, op.bytes_w, op.kernels_w,
-                    gemm_efficiency(GemmShape{g.k, g.n, g.m, g.batch}, op.precision));
+      cost.fwd = pass(op, op.flops_fwd, op.bytes_fwd, op.kernels_fwd,
+                      gemm_efficiency(g, op.precision, op.fp8_recipe));
+      cost.b =
+          pass(op, op.flops_b, op.bytes_b, op.kernels_b,
+               gemm_efficiency(GemmShape{g.m, g.k, g.n, g.batch}, op.precision, op.fp8_recipe));
+      cost.w =
+          pass(op, op.flops_w, op.bytes_w, op.kernels_w,
+               gemm_efficiency(GemmShape{g.k, g.n, g.m, g.batch}, op.precision, op.fp8_recipe));
       cost.note = peak(op.precision).note;
       apply_profile(op, g, false, op.flops_fwd, op.bytes_fwd, op.kernels_fwd, cost.fwd);
       apply_profile(op, GemmShape{g.m, g.k, g.n, g.batch}, true, op.flops_b, op.bytes_b,
@@ -237,7 +243,7 @@ OpCost CostModel::unfused_attention(const Op& op) const {
   const double scores = a.batch_heads * a.q_tokens * a.kv_tokens;
   const double q = a.batch_heads * a.q_tokens * a.head_dim;  // Q, O, dO, dQ elements.
   const double kv = a.batch_heads * a.kv_tokens * a.head_dim;
-  const double bytes = 2;  // bf16/fp16 elements.
+  const double bytes = 2;                        // bf16/fp16 elements.
   const double flops = 2 * scores * a.head_dim;  // One of the four (or six) GEMMs.
   // Scores = Q K^T: (q x d) (d x kv); context = P V: (q x kv) (kv x d).
   const GemmShape scores_gemm{a.q_tokens, a.kv_tokens, a.head_dim, a.batch_heads};
@@ -252,19 +258,19 @@ OpCost CostModel::unfused_attention(const Op& op) const {
   auto add = [](PassCost& total, const PassCost& part) { total.seconds += part.seconds; };
   OpCost cost;
   add(cost.fwd, pass(gemm, flops, (q + kv) * bytes + scores * bytes, 1,
-                     gemm_efficiency(scores_gemm, op.precision)));
+                     gemm_efficiency(scores_gemm, op.precision, op.fp8_recipe)));
   add(cost.fwd, pass(elementwise, 0, (kUnfusedScoreBytesFwd - 4) * scores, 2, 1));
   add(cost.fwd, pass(gemm, flops, scores * bytes + kv * bytes + q * bytes, 1,
-                     gemm_efficiency(context_gemm, op.precision)));
+                     gemm_efficiency(context_gemm, op.precision, op.fp8_recipe)));
   add(cost.b, pass(gemm, flops, (q + kv) * bytes + scores * bytes, 1,
-                   gemm_efficiency(scores_gemm, op.precision)));
+                   gemm_efficiency(scores_gemm, op.precision, op.fp8_recipe)));
   add(cost.b, pass(gemm, flops, scores * bytes + (q + kv) * bytes, 1,
-                   gemm_efficiency(weight_like, op.precision)));
+                   gemm_efficiency(weight_like, op.precision, op.fp8_recipe)));
   add(cost.b, pass(elementwise, 0, (kUnfusedScoreBytesBwd - 8) * scores, 2, 1));
   add(cost.b, pass(gemm, flops, scores * bytes + kv * bytes + q * bytes, 1,
-                   gemm_efficiency(context_gemm, op.precision)));
+                   gemm_efficiency(context_gemm, op.precision, op.fp8_recipe)));
   add(cost.b, pass(gemm, flops, scores * bytes + (q + kv) * bytes, 1,
-                   gemm_efficiency(weight_like, op.precision)));
+                   gemm_efficiency(weight_like, op.precision, op.fp8_recipe)));
   cost.note = peak(op.precision).note;
   return cost;
 }
@@ -292,7 +298,9 @@ LayerCost CostModel::cost(const OpList& ops) const {
     total.w += c.w.seconds;
     if (op.recomputed) total.recompute += c.fwd.seconds;
     // A pass with no kernels counts as whatever the others are.
-    auto measured = [](const PassCost& p) { return p.source == CostSource::kProfile || p.seconds == 0; };
+    auto measured = [](const PassCost& p) {
+      return p.source == CostSource::kProfile || p.seconds == 0;
+    };
     bool profiled = c.fwd.source == CostSource::kProfile && measured(c.b) && measured(c.w);
     ++(profiled ? total.profile_ops : total.roofline_ops);
     if (profiled && (c.fwd.extrapolated || c.b.extrapolated || c.w.extrapolated)) {

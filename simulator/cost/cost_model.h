@@ -10,7 +10,7 @@
 //     depth      = k / (k + gemm_half_k)                              main loop vs epilogue
 //     efficiency = gemm_max(p) * occupancy * depth
 //     gemm_max   = kernel_scale * kernels.gemm_bf16 (or kernels.gemm_fp8 / gemm_fp4 at the
-//                  fp8 / fp4 peak)
+//                  fp8 / fp4 peak; kernels.gemm_fp8_blockwise under the blockwise fp8 recipe)
 //     compute    = flops / (peak(p) * efficiency)
 //   attention pass (flash2 or fused kernel, AttentionKernel):
 //     tiles      = batch_heads * q_tokens / attention_q_tile
@@ -21,7 +21,8 @@
 //     (kernels.* are the long-sequence ceilings; the last factor is why attention is slower at
 //     2K than at 16K and faster again in a cp ring's long chunks)
 //     compute    = flops / (peak(bf16 or fp16) * efficiency)
-//   attention pass (AttentionKernel::kUnfused, Megatron-LM's core attention): the QK^T and PV batched
+//   attention pass (AttentionKernel::kUnfused, Megatron-LM's core attention): the QK^T and PV
+//   batched
 //     GEMMs over all b*heads*s*s scores as GEMM passes (four in backward), plus the softmax and
 //     dropout as memory-bound passes (13 bytes per score forward, 19 backward; cost_model.cc).
 //   fp8 GEMM pass: plus a memory-bound quantization of its activation operand (X forward, dY
@@ -178,20 +179,20 @@ struct OpCost {
 
 // The seconds of an op list (a layer, the embedding or the head) on one GPU, one microbatch.
 struct LayerCost {
-  double fwd = 0;         // Forward pass.
-  double b = 0;           // Input-gradient pass, without recompute.
-  double w = 0;           // Weight-gradient pass.
-  double recompute = 0;   // Forward work re-run inside backward (ops marked recomputed); the
-                          // simulator runs it just before B, inside the same backward task.
-  int roofline_ops = 0;   // Ops whose times came from the roofline...
-  int profile_ops = 0;    // ...and from a profile.
+  double fwd = 0;            // Forward pass.
+  double b = 0;              // Input-gradient pass, without recompute.
+  double w = 0;              // Weight-gradient pass.
+  double recompute = 0;      // Forward work re-run inside backward (ops marked recomputed); the
+                             // simulator runs it just before B, inside the same backward task.
+  int roofline_ops = 0;      // Ops whose times came from the roofline...
+  int profile_ops = 0;       // ...and from a profile.
   int extrapolated_ops = 0;  // Of the profile ops, those with a pass outside the measured range.
   // The same by pass (forward, input gradient, weight gradient; passes without kernels are not
   // counted), for reports that say how much of a step was measured.
   int roofline_passes = 0;
   int profile_passes = 0;
   int extrapolated_passes = 0;  // Of the profile passes, those outside the measured range.
-  std::string_view note;  // The first op's note, if any (e.g. the fp8 fallback).
+  std::string_view note;        // The first op's note, if any (e.g. the fp8 fallback).
 
   double backward() const { return recompute + b + w; }
   double total() const { return fwd + backward(); }
@@ -244,8 +245,10 @@ class CostModel {
   const PeakFlops& peak(Precision precision) const;
 
   // Compute efficiency (fraction of peak) of one GEMM pass of this shape, before the
-  // roofline combines it with memory time. Increases with every dimension.
-  double gemm_efficiency(const GemmShape& shape, Precision precision) const;
+  // roofline combines it with memory time. Increases with every dimension. An fp8 GEMM under
+  // the blockwise recipe runs at the datasheet's gemm_fp8_blockwise (gpu_catalog.h).
+  double gemm_efficiency(const GemmShape& shape, Precision precision,
+                         Fp8Recipe recipe = Fp8Recipe::kDelayed) const;
   // Compute efficiency of a flash-attention pass of this shape.
   double attention_efficiency(const AttentionShape& shape, bool backward) const;
 
@@ -265,12 +268,12 @@ class CostModel {
   // attention op's shape: its GEMMs at gemm_efficiency, its softmax and dropout by bytes.
   OpCost unfused_attention(const Op& op) const;
   // The profile's time for one pass, when it has a table for it; `gemm` is the pass's shape.
-  void apply_profile(const Op& op, const GemmShape& gemm, bool backward, double flops,
-                     double bytes, int kernels, PassCost& cost) const;
+  void apply_profile(const Op& op, const GemmShape& gemm, bool backward, double flops, double bytes,
+                     int kernels, PassCost& cost) const;
 
   GpuSpec gpu_;
   EfficiencyTable efficiency_;
-  PeakFlops peaks_[4];  // Indexed by Precision.
+  PeakFlops peaks_[4];                     // Indexed by Precision.
   const ProfileTable* profile_ = nullptr;  // Not owned; null without a profile.
   Runtime runtime_ = kDefaultRuntime;
   AttentionKernel attention_ = AttentionKernel::kFused;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "simulator/model/model_stats.h"
+#include "simulator/model/moe_dispatch.h"
 #include "simulator/spec/error.h"
 
 namespace ppsim {
@@ -13,14 +14,14 @@ constexpr double kActivationBytes = 2;
 // fp32 main-grad accumulation in W: read 4 + write 4 bytes per weight element.
 constexpr double kMainGradBytes = 8;
 // Rough elementwise FLOPs per element (forward, backward). Only the FLOPs totals use them.
-constexpr double kRmsNormFlops = 4;          // square, sum, scale, gamma
-constexpr double kLayerNormFlops = 7;        // mean, centre, square, sum, scale, gamma, beta
-constexpr double kSwigluFlops = 5;           // per output: sigmoid (~3), x*sigmoid, times up
-constexpr double kGeluFlops = 8;             // tanh approximation
+constexpr double kRmsNormFlops = 4;             // square, sum, scale, gamma
+constexpr double kLayerNormFlops = 7;           // mean, centre, square, sum, scale, gamma, beta
+constexpr double kSwigluFlops = 5;              // per output: sigmoid (~3), x*sigmoid, times up
+constexpr double kGeluFlops = 8;                // tanh approximation
 constexpr double kGegluFlops = kGeluFlops + 1;  // the tanh GELU of the gate, times up
-constexpr double kRotaryFlops = 3;           // x*cos + rotate(x)*sin
-constexpr double kCrossEntropyFlopsFwd = 5;  // max, subtract, exp, sum, divide
-constexpr double kCrossEntropyFlopsBwd = 3;  // subtract one-hot, scale, cast
+constexpr double kRotaryFlops = 3;              // x*cos + rotate(x)*sin
+constexpr double kCrossEntropyFlopsFwd = 5;     // max, subtract, exp, sum, divide
+constexpr double kCrossEntropyFlopsBwd = 3;     // subtract one-hot, scale, cast
 // Megatron's vocab-parallel cross entropy (megatron/core/tensor_parallel/cross_entropy.py)
 // copies the bf16 logits to fp32 and sweeps them in place: cast 2+4, max 4, subtract 8,
 // exp 8, sum 4, divide 8 = 38 bytes per logit unfused; --cross-entropy-loss-fusion merges
@@ -28,7 +29,6 @@ constexpr double kCrossEntropyFlopsBwd = 3;  // subtract one-hot, scale, cast
 // fused) and casts it to bf16 for the GEMM (4+2): about 14.
 constexpr double kCrossEntropyBytesFwd = 30;
 constexpr double kCrossEntropyBytesBwd = 14;
-
 
 // Attention, norms and elementwise ops stay in 16-bit under fp8 and nvfp4 recipes.
 Precision non_fp8(Precision precision) {
@@ -160,9 +160,7 @@ Op activation_op(std::string_view name, const ModelSpec& model, const Dims& d, d
                    2 * kGeluFlops * outputs, 3 * outputs * kActivationBytes);
 }
 
-double gated_factor(const ModelSpec& model) {
-  return is_gated(model.activation) ? 2.0 : 1.0;
-}
+double gated_factor(const ModelSpec& model) { return is_gated(model.activation) ? 2.0 : 1.0; }
 
 Op attention_op(const ModelSpec& model, const Dims& d, const OpShape& shape, int64_t layer) {
   Op op;
@@ -313,15 +311,31 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   if (bias) router.parameters += experts;
   ops.push_back(router);
 
-  // Token counts per expert (and their exchange over the ep group), the fused permute into
-  // expert order and, with several local experts, the sort of received chunks by expert.
-  Op permute =
-      memory_op("moe_permute", d.other_precision, 0, (routed * d.h + dispatched) * kActivationBytes,
-                0, (routed * d.h + dispatched) * kActivationBytes);
-  permute.bytes_fwd += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
-  permute.bytes_b += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
-  permute.kernels_fwd = kMoePreprocessKernels + 2 + (local_experts > 1 ? 2 : 0);
-  permute.kernels_b = 2 + (local_experts > 1 ? 2 : 0);
+  // Token counts per expert (and their exchange over the ep group), then the dispatcher's own
+  // passes over the rows (header): the alltoall's permute into expert order and, with several
+  // local experts, sort of received chunks by expert; DeepEP's expansion of each received
+  // token to its local experts; nothing beside HybridEP's fused dispatch. Backward mirrors.
+  const bool sorts = local_experts > 1;
+  double permute_bytes = 0, unpermute_bytes = 0;
+  int permute_kernels = 0, unpermute_kernels = 0;
+  switch (shape.moe_dispatcher) {
+    case MoeDispatcher::kAllToAll:
+      permute_bytes = (routed * d.h + dispatched + (sorts ? 2 * received : 0)) * kActivationBytes;
+      unpermute_bytes = permute_bytes;
+      permute_kernels = unpermute_kernels = 2 + (sorts ? 2 : 0);
+      break;
+    case MoeDispatcher::kDeepEp: {
+      const double unique = received * destination_gpu_share(moe, shape.ep, shape.moe_dispatcher);
+      permute_bytes = unpermute_bytes = (unique + received) * kActivationBytes;
+      permute_kernels = unpermute_kernels = 2;
+      break;
+    }
+    case MoeDispatcher::kHybridEp:
+      break;
+  }
+  Op permute = memory_op("moe_permute", d.other_precision, 0, permute_bytes, 0, permute_bytes);
+  permute.kernels_fwd = kMoePreprocessKernels + permute_kernels;
+  permute.kernels_b = permute_kernels;
   permute.all_to_all_bytes = received * kActivationBytes;
   permute.expert_gather_bytes = d.etp > 1 ? received * d.etp * kActivationBytes : 0;
   ops.push_back(permute);
@@ -342,14 +356,12 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   ops.push_back(activation_op("moe_expert_act", model, d, expert_rows * ffn));
   ops.push_back(down);
 
-  // Scatter rows back and sum each token's top_k outputs weighted by its routing probs.
-  Op unpermute = memory_op("moe_unpermute", d.other_precision, 2 * dispatched,
-                           (dispatched + routed * d.h) * kActivationBytes, 2 * dispatched,
-                           (dispatched + routed * d.h) * kActivationBytes);
-  unpermute.bytes_fwd += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
-  unpermute.bytes_b += (local_experts > 1 ? 2 * received : 0) * kActivationBytes;
-  unpermute.kernels_fwd = 2 + (local_experts > 1 ? 2 : 0);
-  unpermute.kernels_b = 2 + (local_experts > 1 ? 2 : 0);
+  // Scatter rows back and sum each token's top_k outputs weighted by its routing probs (under
+  // HybridEP, inside its combine).
+  const double weighted = shape.moe_dispatcher == MoeDispatcher::kHybridEp ? 0 : 2 * dispatched;
+  Op unpermute = memory_op("moe_unpermute", d.other_precision, weighted, unpermute_bytes, weighted,
+                           unpermute_bytes);
+  unpermute.kernels_fwd = unpermute.kernels_b = unpermute_kernels;
   unpermute.all_to_all_bytes = received * kActivationBytes;
   unpermute.expert_gather_bytes = permute.expert_gather_bytes;
   ops.push_back(unpermute);
@@ -422,6 +434,7 @@ OpShape op_shape(const Plan& plan, const ModelSpec& model) {
   shape.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
   shape.precision = plan.precision;
   shape.fp8_recipe = fp8_recipe_in_force(plan);
+  shape.moe_dispatcher = plan.moe_dispatcher;
   shape.recompute = plan.recompute;
   shape.recompute_modules = plan.recompute_modules;
   return shape;
@@ -442,8 +455,8 @@ OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_ind
   const bool mla = model.mla.has_value();
   const RecomputeModules modules = recomputed_modules(shape.recompute, shape.recompute_modules);
   for (Op& op : ops) {
-    op.recomputed = shape.recompute == Recompute::kFull ||
-                    (modules & recompute_modules_of(op, mla)) != 0;
+    op.recomputed =
+        shape.recompute == Recompute::kFull || (modules & recompute_modules_of(op, mla)) != 0;
     op.fp8_recipe = shape.fp8_recipe;
   }
   return ops;

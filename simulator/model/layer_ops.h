@@ -50,7 +50,23 @@
 //   launches one GEMM per local expert and pass. Shared experts run as a dense MLP of their
 //   summed width on every token, split by tp. The router (h x E, replicated) and the
 //   permutes are not in Megatron's FLOPs formula; their kernel counts follow Megatron's code
-//   (layer_ops.cc).
+//   (layer_ops.cc). The token passes around the all-to-alls depend on the dispatcher
+//   (OpShape::moe_dispatcher, model/moe_dispatch.h):
+//     alltoall  moe_permute reads the Tn rows and writes R in expert order before the
+//               dispatch and, with several local experts, sorts the received chunks by expert
+//               after it (read + write lambda*R); moe_unpermute mirrors both before and after
+//               the combine (Megatron's MoEAlltoAllTokenDispatcher, sort_chunks_by_idxs);
+//     deepep    DeepEP takes the rows as they are and each GPU expands a received token to its
+//               local experts after the dispatch: read the U = share*lambda*R received rows
+//               (one per token and destination GPU, destination_gpu_share), write lambda*R;
+//               moe_unpermute sums them back to U rows (probs applied) before the combine;
+//     hybridep  HybridEP permutes inside its dispatch and unpermutes inside its combine
+//               (deep_ep hybrid_ep dispatch_with_permute / combine_with_unpermute): no pass
+//               over the rows of its own, only the preprocess kernels.
+//   Megatron-LM's moe_perf baselines (H100, ep 8, 4,096 tokens; tests/data/kernels/
+//   megatron_moe_perf_h100.json) measure these: a DeepSeek-like layer (32 experts, 4 per GPU)
+//   is 0.76x as long forward under HybridEP as under the alltoall, a Mixtral-like one (one
+//   expert per GPU, nothing to sort or deduplicate) 1.00x.
 // MLA (ModelSpec::mla): q and kv down projections replicated on every tp rank, up projections
 // and the output projection split by heads; the attention core has qk = nope + rope and v
 // head dims. Sliding windows shorten the keys each query sees (model_stats.h
@@ -123,11 +139,11 @@ struct AttentionShape {
 struct Op {
   std::string_view name;  // Static name, e.g. "qkv_proj" (header list above).
   OpClass op_class = OpClass::kMemoryBound;
-  Precision precision = Precision::kBf16;  // Math precision; attention and memory-bound ops
-                                           // never run in fp8 or nvfp4 (bf16 instead).
+  Precision precision = Precision::kBf16;      // Math precision; attention and memory-bound ops
+                                               // never run in fp8 or nvfp4 (bf16 instead).
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // kGemm at fp8: how its casts scale.
-  GemmShape gemm;                          // kGemm only: the forward shape.
-  AttentionShape attention;                // kAttention only.
+  GemmShape gemm;                              // kGemm only: the forward shape.
+  AttentionShape attention;                    // kAttention only.
 
   double flops_fwd = 0;  // FLOP in the forward pass.
   double flops_b = 0;    // FLOP in the input-gradient pass.
@@ -193,6 +209,7 @@ struct OpShape {
   bool sequence_parallel = false;          // Norms and residuals on s/tp tokens (tp > 1).
   Precision precision = Precision::kBf16;  // GEMM precision.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // How fp8 GEMMs scale (plan.h fp8_recipe_in_force).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // Which token passes run (above).
   Recompute recompute = Recompute::kNone;  // Which forwards re-run inside backward...
   RecomputeModules recompute_modules = 0;  // ...and which parts under selective (Plan's; 0 =
                                            // core_attn: plan.h recomputed_modules).
@@ -246,9 +263,9 @@ struct OpTotals {
   double bytes_b = 0;
   double bytes_w = 0;
   double parameters = 0;
-  double all_to_all_bytes = 0;  // Dispatch plus combine, per the field's definition.
+  double all_to_all_bytes = 0;     // Dispatch plus combine, per the field's definition.
   double expert_gather_bytes = 0;  // ETP all-gather plus reduce-scatter, per the field.
-  int kernels = 0;              // Launches over all three passes (recompute excluded).
+  int kernels = 0;                 // Launches over all three passes (recompute excluded).
 
   double flops_total() const { return flops_fwd + flops_b + flops_w; }
 };

@@ -1,12 +1,11 @@
 #include "simulator/planner/plan_screen.h"
 
-#include "simulator/cost/optimizer_step_cost.h"
-
 #include <algorithm>
 #include <limits>
 
 #include "simulator/cost/collective_cost.h"
 #include "simulator/cost/collective_timing.h"
+#include "simulator/cost/optimizer_step_cost.h"
 #include "simulator/model/activation_memory.h"
 #include "simulator/model/activation_offload.h"
 #include "simulator/model/chunk_layout.h"
@@ -64,13 +63,14 @@ int recompute_key(const Plan& plan) {
   return static_cast<int>(recomputed_modules(plan)) * 4 + static_cast<int>(plan.recompute);
 }
 
-// What a plan's costs depend on beyond its shape: its runtime, attention kernel and fp8 recipe
-// (the GEMMs' casts), as one key.
+// What a plan's costs depend on beyond its shape: its runtime, attention kernel, fp8 recipe
+// (the GEMMs' casts) and MoE dispatcher (its token passes), as one key.
 int runtime_key(const Plan& plan) {
-  return (static_cast<int>(plan.runtime) * 4 + static_cast<int>(attention_kernel(plan))) * 4 +
-         static_cast<int>(fp8_recipe_in_force(plan));
+  int key = static_cast<int>(plan.runtime);
+  key = key * 4 + static_cast<int>(attention_kernel(plan));
+  key = key * 4 + static_cast<int>(fp8_recipe_in_force(plan));
+  return key * 4 + static_cast<int>(plan.moe_dispatcher);
 }
-
 
 void add_pareto(std::vector<std::vector<int32_t>>& set, const std::vector<int32_t>& x) {
   auto dominates = [](const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
@@ -348,9 +348,8 @@ std::shared_ptr<const LayerSeconds> PlanScreen::layer_seconds(const Plan& plan,
                                                               int64_t group) const {
   auto key = std::make_tuple(group, plan.tp, plan.cp, plan.micro_batch_size,
                              effective_seq_length(plan, model_), plan.ep,
-                             plan.sequence_parallel && plan.tp > 1,
-                             recompute_key(plan), static_cast<int>(plan.precision),
-                             runtime_key(plan));
+                             plan.sequence_parallel && plan.tp > 1, recompute_key(plan),
+                             static_cast<int>(plan.precision), runtime_key(plan));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = seconds_.find(key);
@@ -412,8 +411,8 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
   // Parameters per GPU of each chunk, as the step builder's prices count them.
   const ChunkPricer pricer = screen.chunk_pricer(shape);
   for (size_t c = 0; c < chunk_first_.size(); ++c) {
-    chunk_parameters_.push_back(pricer.parameters(chunk_first_[c], chunk_layers_[c], c == 0,
-                                                  c + 1 == chunk_first_.size()));
+    chunk_parameters_.push_back(
+        pricer.parameters(chunk_first_[c], chunk_layers_[c], c == 0, c + 1 == chunk_first_.size()));
   }
   MemoryReport report = estimate_memory(model, screen.cluster(), shape);
   int64_t per_stage = shape.tp * shape.cp * shape.dp;
@@ -544,12 +543,12 @@ std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
       it = by_group.emplace(group, screen_.layer_seconds(plan, group)).first;
     // The chunk's price from its layers' (priced once per shape and group); its bound.
     const LayerSeconds& seconds = *it->second;
-    chunk[c] = pricer
-                   .chunk_from_layers(screen_.group_cost_model(group, plan),
-                                      screen_.cluster().nodes[group],
-                                      &seconds.prices[chunk_first_[c]], chunk_first_[c],
-                                      chunk_layers_[c], c == 0, c == chunks - 1)
-                   .bound;
+    chunk[c] =
+        pricer
+            .chunk_from_layers(screen_.group_cost_model(group, plan),
+                               screen_.cluster().nodes[group], &seconds.prices[chunk_first_[c]],
+                               chunk_first_[c], chunk_layers_[c], c == 0, c == chunks - 1)
+            .bound;
   }
   return chunk;
 }
@@ -561,9 +560,8 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
     if (profile_->chunk_rank[c] == rank) parameters += chunk_parameters_[c];
   }
   const double shard = updated_parameters(parameters, plan);
-  double gpu_seconds =
-      adam_step_seconds(shard, gpu, screen_.step_options().efficiency.memory,
-                        profile_for_gpu(screen_.step_options().profile, gpu));
+  double gpu_seconds = adam_step_seconds(shard, gpu, screen_.step_options().efficiency.memory,
+                                         profile_for_gpu(screen_.step_options().profile, gpu));
   if (offloaded_fraction(plan) <= 0) return gpu_seconds;
   // Offload (step_builder.cc): the GPU's part and the host's Adam + copy back both start after
   // the last compute task; the bound takes the fewest GPUs sharing a node's CPU Adam.

@@ -37,7 +37,13 @@ void apply_gpu_overrides(JsonReader reader, GpuSpec& gpu) {
     if (std::optional<double> value = reader.optional_number(key, 1e-3, 1)) field = *value;
   };
   fraction("gemm_bf16_efficiency", gpu.kernels.gemm_bf16);
+  // A gemm_fp8_efficiency override moves the blockwise rate with it, at the catalog's ratio,
+  // unless gemm_fp8_blockwise_efficiency sets that too.
+  const double blockwise_ratio =
+      gpu.kernels.gemm_fp8 > 0 ? gpu.kernels.gemm_fp8_blockwise / gpu.kernels.gemm_fp8 : 1.0;
   fraction("gemm_fp8_efficiency", gpu.kernels.gemm_fp8);
+  gpu.kernels.gemm_fp8_blockwise = gpu.kernels.gemm_fp8 * blockwise_ratio;
+  fraction("gemm_fp8_blockwise_efficiency", gpu.kernels.gemm_fp8_blockwise);
   fraction("gemm_fp4_efficiency", gpu.kernels.gemm_fp4);
   fraction("flash2_fwd_efficiency", gpu.kernels.flash2_fwd);
   fraction("flash2_bwd_efficiency", gpu.kernels.flash2_bwd);
@@ -228,7 +234,8 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& sourc
                                              gpu_overrides, cluster.reliability.node, price));
   }
   if (std::optional<JsonReader> inter = reader.optional_object("inter_node")) {
-    cluster.oversubscription = inter->optional_number("oversubscription", 1.0, kMaxOversubscription).value_or(1.0);
+    cluster.oversubscription =
+        inter->optional_number("oversubscription", 1.0, kMaxOversubscription).value_or(1.0);
     inter->finish();
   }
   if (const nlohmann::json* stragglers = reader.optional_array("stragglers")) {
@@ -243,9 +250,10 @@ ClusterSpec parse_cluster_spec(const std::string& text, const std::string& sourc
 void check_cluster_size(const ClusterSpec& cluster, const std::string& source,
                         const std::string& json_path) {
   if (cluster.num_gpus() > kMaxClusterGpus) {
-    throw InputError(source, json_path,
-                     fmt::format("the cluster has {} GPUs; ppsim models at most {} (docs/limits.md)",
-                                 cluster.num_gpus(), kMaxClusterGpus));
+    throw InputError(
+        source, json_path,
+        fmt::format("the cluster has {} GPUs; ppsim models at most {} (docs/limits.md)",
+                    cluster.num_gpus(), kMaxClusterGpus));
   }
 }
 

@@ -14,7 +14,8 @@
 // Override objects take "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp4_tflops",
 // "fp32_tflops", "memory_GiB", "memory_bandwidth_GBps", "nvlink_bandwidth_GBps",
 // "pcie_bandwidth_GBps" and the kernel datasheet fractions "gemm_bf16_efficiency",
-// "gemm_fp8_efficiency", "gemm_fp4_efficiency", "flash2_fwd_efficiency", ... (cluster_spec.cc).
+// "gemm_fp8_efficiency", "gemm_fp8_blockwise_efficiency", "gemm_fp4_efficiency",
+// "flash2_fwd_efficiency", ... (cluster_spec.cc).
 // A cluster may also be named inline as NODE_TYPE:NODES ("dgx-h100:512"), NODE_TYPE being a
 // file configs/clusters/nodes/<type>.json holding one node group without "count"; for a
 // rack-scale type (nvlink_domain_gpus above gpus_per_node) NODES counts racks ("gb200-nvl72:4").

@@ -66,7 +66,30 @@ GpuSpec with_fp4(double fp4_tflops, GpuSpec gpu) {
 // fraction is 0 (no FP4 tensor cores) unless an entry sets it.
 KernelDatasheet datasheet(double gemm_bf16, double gemm_fp8, double flash2_fwd, double flash2_bwd,
                           double fused_fwd, double fused_bwd, std::string source) {
-  return {gemm_bf16, gemm_fp8, 0, flash2_fwd, flash2_bwd, fused_fwd, fused_bwd, std::move(source)};
+  KernelDatasheet kernels;
+  kernels.gemm_bf16 = gemm_bf16;
+  kernels.gemm_fp8 = gemm_fp8;
+  kernels.gemm_fp8_blockwise = gemm_fp8;  // Hopper's entries lower it (below).
+  kernels.flash2_fwd = flash2_fwd;
+  kernels.flash2_bwd = flash2_bwd;
+  kernels.fused_fwd = fused_fwd;
+  kernels.fused_bwd = fused_bwd;
+  kernels.source = std::move(source);
+  return kernels;
+}
+
+// Hopper's blockwise-scaled fp8 GEMMs over its per-tensor (row-scaled) ones: FBGEMM's CUTLASS
+// kernels on one H100 at 500 W, "block gemm only" against "row gemm only", 870/1126, 828/1083
+// and 828/1141 TFLOP/s at 8192^3, 65536 x 8192 x 7168 and 65536 x 3584 x 8192 (pytorch/FBGEMM
+// pull request 2546): 0.73-0.77, mean 0.755. Megatron-LM's moe_perf baselines agree (H100,
+// Transformer Engine's Float8BlockScaling: a Mixtral-like MoE layer 0.87x as long in fp8 as in
+// bf16 where per-tensor fp8 GEMMs would make it ~0.7x; tests/data/kernels/
+// megatron_moe_perf_h100.json).
+constexpr double kHopperBlockwiseOverTensorwise = 0.755;
+
+KernelDatasheet with_hopper_blockwise(KernelDatasheet kernels) {
+  kernels.gemm_fp8_blockwise = kernels.gemm_fp8 * kHopperBlockwiseOverTensorwise;
+  return kernels;
 }
 
 // Volta: no FlashAttention-2 (sm80+); PyTorch's memory-efficient SDPA (xformers cutlass kernels)
@@ -89,7 +112,7 @@ const KernelDatasheet kAdaKernels = datasheet(
     "cuBLAS BF16 on L40S/A10 ~0.6-0.7 of the dense peak, L4 lower at its 72 W cap (NVIDIA "
     "Ada/Ampere tuning guides; public cuBLAS sweeps); FlashAttention-2 on sm86/sm89 ~0.45 "
     "forward (flash-attn README benchmarks, A10/RTX 4090)");
-const KernelDatasheet kHopperKernels = datasheet(
+const KernelDatasheet kHopperKernels = with_hopper_blockwise(datasheet(
     0.76, 0.66, 0.35, 0.33, 0.65, 0.55,
     "cuBLASLt BF16 on H100 SXM ~720-780 of 989 TFLOP/s at 8192 and FP8 ~1250-1350 of 1979 (NVIDIA "
     "Transformer Engine and cuBLAS 12 GEMM sweeps, power-capped at 700 W); attention ceilings "
@@ -98,12 +121,14 @@ const KernelDatasheet kHopperKernels = datasheet(
     "(ceiling 632), non-causal 467-648 (656), non-causal backward 316-561 (575); FlashAttention-2 "
     "causal forward 191-335 (343); causal backward measured on one H200 (tests/data/kernels): "
     "cuDNN fused attention (Transformer Engine's kernel) 0.37-0.51 of peak at 2K-16K (ceiling "
-    "0.55), FlashAttention-2 0.21-0.31 (0.33)");
+    "0.55), FlashAttention-2 0.21-0.31 (0.33); blockwise-scaled fp8 GEMMs 0.755 of the per-tensor "
+    "rate (FBGEMM pull request 2546, H100)"));
 // Hopper PCIe/NVL cards run lower clocks at 350-400 W.
-const KernelDatasheet kHopperPcieKernels = datasheet(
+const KernelDatasheet kHopperPcieKernels = with_hopper_blockwise(datasheet(
     0.70, 0.62, 0.33, 0.31, 0.60, 0.50,
     "H100 PCIe/NVL at 350-400 W: GEMM sweeps ~5-8% below SXM per TFLOP/s of peak (the peak "
-    "already counts the lower boost clock); attention scaled the same from the SXM figures");
+    "already counts the lower boost clock); attention scaled the same from the SXM figures; "
+    "blockwise-scaled fp8 GEMMs 0.755 of the per-tensor rate, as on SXM"));
 // Blackwell's FP4 fraction: cuBLASLt's block-scaled FP4 GEMM on one B200 at 8192^3, 5,239 of
 // 9,000 TFLOP/s, and 3,939 at 4096 x 4096 x 7168 (cublasTest 13.3 against DeepGEMM's MXF4 kernel,
 // deepseek-ai/DeepGEMM pull request 348, June 2026): 0.58 at the large shape. No Blackwell

@@ -36,9 +36,14 @@ enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
 // Each catalog entry cites its measurements (gpu_catalog.cc); a cluster spec may override them
 // ("gpu_overrides": gemm_bf16_efficiency, ...).
 struct KernelDatasheet {
-  double gemm_bf16 = 0;   // Large bf16/fp16 GEMMs (8192-class, cuBLAS/cuBLASLt), of that peak.
-  double gemm_fp8 = 0;    // Large fp8 GEMMs (cuBLASLt / Transformer Engine), of the fp8 peak.
-  double gemm_fp4 = 0;    // Large block-scaled fp4 GEMMs (NVFP4, cuBLASLt), of the fp4 peak.
+  double gemm_bf16 = 0;  // Large bf16/fp16 GEMMs (8192-class, cuBLAS/cuBLASLt), of that peak.
+  double gemm_fp8 = 0;   // Large fp8 GEMMs (cuBLASLt / Transformer Engine), of the fp8 peak.
+  double gemm_fp4 = 0;   // Large block-scaled fp4 GEMMs (NVFP4, cuBLASLt), of the fp4 peak.
+  // Large fp8 GEMMs under the blockwise recipe (Fp8Recipe::kBlockwise: fp32 scales per 1x128
+  // and 128x128 block), of the fp8 peak. Hopper's tensor cores take no block scales, so the
+  // kernel rescales its fp32 accumulator every 128-deep k slice on the CUDA cores; Blackwell
+  // runs the recipe on its MXFP8 block-scaled MMA (Transformer Engine), at gemm_fp8.
+  double gemm_fp8_blockwise = 0;
   // Attention at head_dim 128, of the bf16 peak, per kernel family (runtime.h
   // AttentionKernel): FlashAttention-2, and the generation's fused kernel (FlashAttention-3 /
   // cuDNN on Hopper, cuDNN on Blackwell, FA2 on Ampere). Long-sequence ceilings: the cost
@@ -52,18 +57,18 @@ struct KernelDatasheet {
 
 // One GPU model. Bandwidths are per direction unless the name says otherwise.
 struct GpuSpec {
-  std::string name;                  // Catalog key, e.g. "H100-SXM-80GB".
-  double peak_bf16_flops = 0;        // Dense BF16 tensor-core FLOP/s; 0 when unsupported.
-  double peak_fp16_flops = 0;        // Dense FP16 tensor-core FLOP/s.
-  double peak_fp8_flops = 0;         // Dense FP8 tensor-core FLOP/s; 0 when unsupported.
-  double peak_fp32_flops = 0;        // Non-tensor FP32 FLOP/s (optimizer, CPU-side math).
-  double peak_fp4_flops = 0;         // Dense FP4 tensor-core FLOP/s (Blackwell); 0 when none.
-  double memory_bytes = 0;           // HBM/GDDR capacity, bytes.
-  double memory_bandwidth = 0;       // HBM bandwidth, bytes/s.
-  double nvlink_bandwidth = 0;       // GPU-to-GPU NVLink/IF per direction, bytes/s; 0 = none.
-  double pcie_bandwidth = 0;         // Host link per direction, bytes/s.
-  std::string source;                // Datasheet citation.
-  KernelDatasheet kernels;           // What its kernels reach (above).
+  std::string name;             // Catalog key, e.g. "H100-SXM-80GB".
+  double peak_bf16_flops = 0;   // Dense BF16 tensor-core FLOP/s; 0 when unsupported.
+  double peak_fp16_flops = 0;   // Dense FP16 tensor-core FLOP/s.
+  double peak_fp8_flops = 0;    // Dense FP8 tensor-core FLOP/s; 0 when unsupported.
+  double peak_fp32_flops = 0;   // Non-tensor FP32 FLOP/s (optimizer, CPU-side math).
+  double peak_fp4_flops = 0;    // Dense FP4 tensor-core FLOP/s (Blackwell); 0 when none.
+  double memory_bytes = 0;      // HBM/GDDR capacity, bytes.
+  double memory_bandwidth = 0;  // HBM bandwidth, bytes/s.
+  double nvlink_bandwidth = 0;  // GPU-to-GPU NVLink/IF per direction, bytes/s; 0 = none.
+  double pcie_bandwidth = 0;    // Host link per direction, bytes/s.
+  std::string source;           // Datasheet citation.
+  KernelDatasheet kernels;      // What its kernels reach (above).
 
   // Peak dense FLOP/s for a GEMM precision; 0 when the GPU has no such tensor cores.
   double peak_flops(Precision precision) const;

@@ -24,7 +24,7 @@ GpuSpec h100() {
   gpu.peak_fp16_flops = tflops_to_flops(989);
   gpu.peak_fp8_flops = tflops_to_flops(1979);
   gpu.memory_bandwidth = gBps_to_bytes_per_s(3350);
-  gpu.kernels = {1, 1, 1, 1, 1, 1, 1, "test: every kernel at its peak"};
+  gpu.kernels = {1, 1, 1, 1, 1, 1, 1, 1, "test: every kernel at its peak"};
   return gpu;
 }
 
@@ -35,7 +35,7 @@ GpuSpec a100() {
   gpu.peak_bf16_flops = tflops_to_flops(312);
   gpu.peak_fp16_flops = tflops_to_flops(312);
   gpu.memory_bandwidth = gBps_to_bytes_per_s(2039);
-  gpu.kernels = {1, 1, 1, 1, 1, 1, 1, "test: every kernel at its peak"};
+  gpu.kernels = {1, 1, 1, 1, 1, 1, 1, 1, "test: every kernel at its peak"};
   return gpu;
 }
 

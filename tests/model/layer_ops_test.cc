@@ -335,9 +335,9 @@ TEST_CASE("LayerOps: selective recompute re-runs the ops of its modules") {
   shape.recompute = Recompute::kSelective;
   shape.recompute_modules = bit(RecomputeModule::kMoeAct) | bit(RecomputeModule::kLayernorm);
   OpList ops = layer_ops(moe, shape, 0);
-  CHECK(sum_ops(ops).recompute_flops ==
-        op_named(ops, "moe_expert_act").flops_fwd + op_named(ops, "input_norm").flops_fwd +
-            op_named(ops, "post_attn_norm").flops_fwd);
+  CHECK(sum_ops(ops).recompute_flops == op_named(ops, "moe_expert_act").flops_fwd +
+                                            op_named(ops, "input_norm").flops_fwd +
+                                            op_named(ops, "post_attn_norm").flops_fwd);
   // op_shape keeps the plan's modules.
   Plan plan;
   plan.global_batch_size = 8;
@@ -411,6 +411,47 @@ TEST_CASE("LayerOps: op_shape reads the plan") {
 
 namespace ppsim {
 namespace {
+
+TEST_CASE("LayerOps: each MoE dispatcher's own passes over the rows (hand-computed bytes)") {
+  // tiny-moe: 8 experts, top-2, h 64; b=2, s=32: T = 64 tokens per GPU, ep 4 (2 local
+  // experts), balanced: R = 64 x 2 = 128 rows sent, lambda R = 128 received. Rows of h bf16.
+  ModelSpec model = tiny_moe_model();
+  OpShape shape = shape_of(2, 32, 1, 1, 4);
+  shape.etp = 1;
+  const double row = 64.0 * 2;  // Bytes per row.
+  // alltoall: permute reads T rows and writes R, then sorts the received chunks by expert
+  // (read + write lambda R); unpermute mirrors it. 4 + 2 + 2 kernels forward, 2 + 2 backward.
+  OpList alltoall = layer_ops(model, shape, 0);
+  const Op& a_permute = op_named(alltoall, "moe_permute");
+  CHECK(a_permute.bytes_fwd == (64 + 128 + 2 * 128) * row);
+  CHECK(a_permute.bytes_b == a_permute.bytes_fwd);
+  CHECK(a_permute.kernels_fwd == kMoePreprocessKernels + 4);
+  CHECK(a_permute.kernels_b == 4);
+  CHECK(op_named(alltoall, "moe_unpermute").bytes_fwd == (64 + 128 + 2 * 128) * row);
+  // deepep: a token goes once to each GPU holding any of its 2 experts: with 2 of the 8 experts
+  // per GPU, P = 1 - C(6,2)/C(8,2) = 13/28 per GPU, 4 x 13/28 = 13/7 copies instead of 2:
+  // U = 128 x 13/14 received rows, expanded to 128 expert rows (read U, write 128).
+  shape.moe_dispatcher = MoeDispatcher::kDeepEp;
+  OpList deepep = layer_ops(model, shape, 0);
+  const double unique = 128.0 * 13 / 14;
+  CHECK(op_named(deepep, "moe_permute").bytes_fwd == Approx((unique + 128) * row));
+  CHECK(op_named(deepep, "moe_unpermute").bytes_b == Approx((unique + 128) * row));
+  CHECK(op_named(deepep, "moe_permute").kernels_fwd == kMoePreprocessKernels + 2);
+  // The all-to-all still carries the alltoall's bytes; the chunk pricer applies the share.
+  CHECK(op_named(deepep, "moe_permute").all_to_all_bytes == a_permute.all_to_all_bytes);
+  // hybridep: permute and unpermute happen inside the dispatch and combine kernels.
+  shape.moe_dispatcher = MoeDispatcher::kHybridEp;
+  OpList hybridep = layer_ops(model, shape, 0);
+  CHECK(op_named(hybridep, "moe_permute").bytes_fwd == 0);
+  CHECK(op_named(hybridep, "moe_permute").kernels_fwd == kMoePreprocessKernels);
+  CHECK(op_named(hybridep, "moe_permute").kernels_b == 0);
+  CHECK(op_named(hybridep, "moe_unpermute").bytes_fwd == 0);
+  CHECK(op_named(hybridep, "moe_unpermute").kernels_fwd == 0);
+  CHECK(op_named(hybridep, "moe_unpermute").all_to_all_bytes == a_permute.all_to_all_bytes);
+  // The experts see the same rows under every dispatcher.
+  CHECK(op_named(hybridep, "moe_expert_up_gate").flops_fwd ==
+        op_named(alltoall, "moe_expert_up_gate").flops_fwd);
+}
 
 TEST_CASE("LayerOps: tokens per expert and all-to-all bytes follow top-k, ep, etp and load") {
   // tiny-moe: 8 experts, top-2, F_e 128, h 64; b=2, s=32: T = 64 tokens per GPU (tp 1).

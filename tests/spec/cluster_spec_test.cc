@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "simulator/spec/error.h"
+#include "simulator/spec/gpu_catalog.h"
 #include "simulator/spec/units.h"
 #include "tests/test_helpers.h"
 
@@ -54,6 +55,23 @@ TEST_CASE("ClusterSpec: gpu_overrides set the fp4 peak and its GEMM fraction") {
   CHECK(cluster.nodes[1].gpu.peak_fp4_flops == Approx(8000e12));
   CHECK(cluster.nodes[1].gpu.kernels.gemm_fp4 == 0.5);
   CHECK(cluster.nodes[0].gpu.peak_fp4_flops == 0);
+}
+
+TEST_CASE("ClusterSpec: a gemm_fp8_efficiency override keeps the blockwise ratio unless set") {
+  const std::string h100 =
+      testing::replace_once(kCluster, R"("gpu_overrides": {"bf16_tflops": 700})",
+                            R"("gpu_overrides": {"gemm_fp8_efficiency": 0.6})");
+  ClusterSpec moved = parse_cluster_spec(h100, "c.json");
+  const GpuSpec catalog = *find_gpu("H100-SXM-80GB");
+  CHECK(moved.nodes[1].gpu.kernels.gemm_fp8 == 0.6);
+  CHECK(moved.nodes[1].gpu.kernels.gemm_fp8_blockwise ==
+        Approx(0.6 * catalog.kernels.gemm_fp8_blockwise / catalog.kernels.gemm_fp8));
+  ClusterSpec set =
+      parse_cluster_spec(testing::replace_once(kCluster, R"("gpu_overrides": {"bf16_tflops": 700})",
+                                               R"("gpu_overrides": {"gemm_fp8_efficiency": 0.6, )"
+                                               R"("gemm_fp8_blockwise_efficiency": 0.55})"),
+                         "c.json");
+  CHECK(set.nodes[1].gpu.kernels.gemm_fp8_blockwise == 0.55);
 }
 
 TEST_CASE("ClusterSpec: host memory and CPU Adam per node group, with documented defaults") {
@@ -109,9 +127,10 @@ TEST_CASE("ClusterSpec: zoo names and the NODE_TYPE:NODES form") {
     }
     return std::string();
   };
-  CHECK(error_of_name("dgx-h10:4").rfind("--cluster: unknown node type 'dgx-h10' in 'dgx-h10:4' "
-                                         "(did you mean 'dgx-h100'?)",
-                                         0) == 0);
+  CHECK(error_of_name("dgx-h10:4")
+            .rfind("--cluster: unknown node type 'dgx-h10' in 'dgx-h10:4' "
+                   "(did you mean 'dgx-h100'?)",
+                   0) == 0);
   CHECK(error_of_name("dgx-h100:zero") ==
         "--cluster: 'dgx-h100:zero': expected NODE_TYPE:NODES with a positive node count (e.g. "
         "dgx-h100:512)");
@@ -135,8 +154,7 @@ TEST_CASE("ClusterSpec: an NVLink domain spans trays; rack-scale inline counts r
   CHECK(cluster.nodes[0].count == 2);
   CHECK(cluster.nodes[0].gpus_per_host() == 4);  // Launchers still start 4 per host.
   CHECK(cluster.num_gpus() == 144);
-  CHECK(node_group_summary(cluster.nodes[0]) ==
-        "2 NVLink domains x 72 GB200 (18 hosts of 4 each)");
+  CHECK(node_group_summary(cluster.nodes[0]) == "2 NVLink domains x 72 GB200 (18 hosts of 4 each)");
   std::string partial = rack;
   partial.replace(partial.find("36"), 2, "20");
   CHECK_THROWS_WITH(parse_cluster_spec(partial, "rack.json"),

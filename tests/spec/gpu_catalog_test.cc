@@ -133,5 +133,22 @@ TEST_CASE("GpuCatalog: nvfp4 GEMMs run at the Blackwell FP4 peak, which Hopper l
   CHECK(find_gpu("A100-SXM-80GB")->peak_flops(Precision::kNvfp4) == 0);
 }
 
+TEST_CASE("GpuCatalog: blockwise fp8 GEMMs at 0.755 of the per-tensor rate on Hopper only") {
+  // FBGEMM's H100 sweep (pytorch/FBGEMM pull request 2546): block-scaled over row-scaled fp8
+  // GEMMs 870/1126, 828/1083 and 828/1141 TFLOP/s, mean 0.755.
+  const double ratios[] = {870.40 / 1125.51, 828.34 / 1082.75, 828.31 / 1141.38};
+  const double mean = (ratios[0] + ratios[1] + ratios[2]) / 3;
+  for (const char* name : {"H100-SXM-80GB", "H100-PCIe-80GB", "H100-NVL-94GB", "H200-SXM-141GB"}) {
+    INFO(name);
+    const GpuSpec gpu = *find_gpu(name);
+    CHECK(gpu.kernels.gemm_fp8_blockwise == Approx(gpu.kernels.gemm_fp8 * mean).epsilon(0.002));
+  }
+  // Blackwell runs the recipe on its MXFP8 block-scaled MMA (Transformer Engine).
+  for (const char* name : {"B200", "GB200", "B300", "GB300"}) {
+    INFO(name);
+    CHECK(find_gpu(name)->kernels.gemm_fp8_blockwise == find_gpu(name)->kernels.gemm_fp8);
+  }
+}
+
 }  // namespace
 }  // namespace ppsim
