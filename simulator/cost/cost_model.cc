@@ -50,20 +50,23 @@ int quantize_kernels(Precision precision) {
   return precision == Precision::kNvfp4 ? 2 : precision == Precision::kFp8 ? 1 : 0;
 }
 
-QuantizeCost quantize_cost(Precision used, Fp8Recipe recipe) {
+QuantizeCost quantize_cost(Precision used, Fp8Recipe recipe, bool transposed_copy) {
   if (used == Precision::kNvfp4) return {2, false, kNvfp4QuantizeBytes};
   if (used != Precision::kFp8) return {};
+  // Per-tensor scaling's cast-transpose writes the transposed fp8 copy beside the row-wise one
+  // where the weight-gradient GEMM needs it (header).
+  const double cast = kFp8CastBytes + (transposed_copy ? 1 : 0);
   switch (recipe) {
     case Fp8Recipe::kDelayed:
-      return {1, false, kFp8CastBytes};
+      return {1, false, cast};
     case Fp8Recipe::kTensorwise:
-      return {3, true, kFp8AmaxBytes + kFp8CastBytes};
+      return {3, true, kFp8AmaxBytes + cast};
     case Fp8Recipe::kMxfp8:
       return {1, true, kFp8ReadBytes + 2 * (1 + 1.0 / 32)};
     case Fp8Recipe::kBlockwise:
       return {1, true, kFp8ReadBytes + 2 * (1 + 4.0 / 128)};
   }
-  return {1, false, kFp8CastBytes};
+  return {1, false, cast};
 }
 
 CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency)
@@ -190,7 +193,9 @@ OpCost CostModel::op_cost(const Op& op) const {
         // operand first, X forward and dY backward (W reuses both), as the recipe does it
         // (quantize_cost, header). Small GEMMs lose much of fp8's gain to it.
         // NVFP4 quantizes the same operands in two kernels (amax, then quantize).
-        const QuantizeCost quantize = quantize_cost(used, op.fp8_recipe);
+        const QuantizeCost quantize = quantize_cost(
+            used, op.fp8_recipe,
+            runtime_traits(runtime_).quantized_gemm_inputs && fp8_gemm_needs_tn(gpu_));
         const double bytes = quantize.bytes_per_element;
         const int kernels =
             quantize.kernels * (quantize.per_expert ? static_cast<int>(g.batch) : 1);
@@ -283,9 +288,9 @@ std::array<RuntimeOverheads, kRuntimeCount> EfficiencyTable::shipped_runtime_ove
   // `ppsim accuracy --runs configs/accuracy/public-runs.csv --fit` (docs/accuracy.md) for the
   // runtimes with published rows; megatron-core and deepspeed have none and keep runtime.h's
   // priors. Kernel gap, per-microbatch dispatch, per-step host time, seconds.
-  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {7.456e-6, 3.142e-4, 0.0826};
-  overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {1.625e-6, 8.499e-4, 0.08961};
-  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {5.91e-6, 1.177e-4, 0.02386};
+  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {8.538e-6, 3.142e-4, 0.08264};
+  overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {1.625e-6, 9.41e-4, 0.09373};
+  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {4.923e-6, 1.177e-4, 0.02868};
   return overheads;
 }
 

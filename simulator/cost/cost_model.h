@@ -36,9 +36,12 @@
 //       mxfp8       one kernel writing the row-wise and the column-wise copy, each with an E8M0
 //                   scale per 32 elements: 2 + 2 x (1 + 1/32) = 4.0625 bytes, per expert;
 //       blockwise   the same with an fp32 scale per 128 elements: 2 + 2 x (1 + 4/128) bytes.
-//     Delayed and tensorwise count one written copy: the transposed copy for the W pass that
-//     Hopper's fp8 GEMMs need (cast-transpose) is left out, as before the recipes were told
-//     apart.
+//     Delayed and tensorwise write one copy, plus the transposed one where the W pass needs
+//     it: Transformer Engine (runtimes with quantized_gemm_inputs) on Hopper and Ada, whose fp8
+//     GEMMs take only TN (its cast_transpose writes both: 4 bytes per element delayed, 6
+//     tensorwise; Float8Quantizer::create_tensor allocates the transpose unless
+//     nvte_is_non_tn_fp8_gemm_supported). Blackwell and torchao (which casts again in the
+//     backward, runtime.h) write one.
 //   nvfp4 GEMM pass: plus the NVFP4 quantization of its activation operand (X forward, dY in B):
 //     an amax pass and a quantize pass that writes the row-wise copy for this GEMM and the
 //     column-wise, Hadamard-rotated copy for the W pass, with their E4M3 block scales
@@ -110,13 +113,13 @@ struct EfficiencyTable {
   // model TFLOP/s on H100, i.e. ~0.60 of the bf16 peak over the forward and 2.5x backward
   // kernels: FlashAttention-3's published long-sequence ceilings, docs/accuracy.md). Fitted,
   // bound [0.6, 1.1].
-  double kernel_scale = 0.8358;
+  double kernel_scale = 0.839;
   // FlashAttention-2 as the eager runtimes call it (flash-attn 2, SDPA's flash backend, Triton
   // ports: GQA, mixed head dims, padding, and the step's interference), against its benchmark
   // table: applied to flash2 only, the kernel family the rows it is fitted on use, so it
   // cannot leak into the fused kernels of megatron-core (which keep their datasheet). Fitted,
   // bound [0.4, 1.2].
-  double flash2_scale = 0.5957;
+  double flash2_scale = 0.5942;
   // Output tile edge, elements: cuBLAS/CUTLASS bf16 kernels on Ampere and Hopper use 128x128
   // or 128x256 tiles per thread block.
   double gemm_tile = 128;
@@ -218,7 +221,9 @@ struct QuantizeCost {
   bool per_expert = false;       // A grouped GEMM quantizes each expert's rows on their own.
   double bytes_per_element = 0;  // HBM bytes read and written per element.
 };
-QuantizeCost quantize_cost(Precision used, Fp8Recipe recipe);
+// `transposed_copy`: the cast also writes the transposed copy (Transformer Engine's runtimes on
+// a GPU whose fp8 GEMMs take only TN, gpu_catalog.h fp8_gemm_needs_tn; per-tensor recipes).
+QuantizeCost quantize_cost(Precision used, Fp8Recipe recipe, bool transposed_copy);
 
 class ProfileTable;
 

@@ -276,6 +276,8 @@ bool hopper_or_later(const GpuSpec& gpu) {
   return gpu.peak_fp4_flops > 0 || starts("H100") || starts("H200") || starts("GH");
 }
 
+bool fp8_gemm_needs_tn(const GpuSpec& gpu) { return gpu.peak_fp4_flops <= 0; }
+
 std::optional<GpuSpec> find_gpu(const std::string& name) {
   for (const GpuSpec& gpu : gpu_catalog()) {
     if (gpu.name == name) return gpu;

@@ -93,8 +93,10 @@ TEST_CASE("CostModel: fp8 GEMMs run at the fp8 peak, or at bf16 with a note") {
 
   CostModel hopper(h100(), ideal());
   CHECK(hopper.peak(Precision::kFp8).used == Precision::kFp8);
-  // Plus the cast of its input X (m x k elements) to fp8: read 2 bytes, write 1.
-  double cast = 3 * fp8_op.gemm.m * fp8_op.gemm.k / gBps_to_bytes_per_s(3350);
+  // Plus the cast of its input X (m x k elements) to fp8 under the default runtime's
+  // Transformer Engine: read 2 bytes, write 1 and, Hopper's GEMMs being TN-only, the
+  // transposed 1.
+  double cast = 4 * fp8_op.gemm.m * fp8_op.gemm.k / gBps_to_bytes_per_s(3350);
   CHECK(hopper.op_cost(fp8_op).fwd.seconds ==
         Approx(fp8_op.flops_fwd / tflops_to_flops(1979) + cast).epsilon(1e-12));
   CHECK(hopper.op_cost(fp8_op).note.empty());
@@ -172,14 +174,21 @@ TEST_CASE("CostModel: nvfp4 GEMMs run at the fp4 peak after an amax and a quanti
 // pass"): bytes per element and kernels per tensor, per expert of a grouped GEMM but under
 // delayed scaling's multi-tensor cast.
 TEST_CASE("CostModel: fp8 recipes quantize with their own bytes and kernels") {
-  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kDelayed).bytes_per_element == 3);
-  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kTensorwise).bytes_per_element == 5);
-  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kMxfp8).bytes_per_element == 4.0625);
-  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kBlockwise).bytes_per_element == 4.0625);
-  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kTensorwise).kernels == 3);
-  CHECK_FALSE(quantize_cost(Precision::kFp8, Fp8Recipe::kDelayed).per_expert);
-  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kMxfp8).per_expert);
-  CHECK(quantize_cost(Precision::kBf16, Fp8Recipe::kMxfp8).kernels == 0);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kDelayed, false).bytes_per_element == 3);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kTensorwise, false).bytes_per_element == 5);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kMxfp8, false).bytes_per_element == 4.0625);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kBlockwise, false).bytes_per_element == 4.0625);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kTensorwise, false).kernels == 3);
+  CHECK_FALSE(quantize_cost(Precision::kFp8, Fp8Recipe::kDelayed, false).per_expert);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kMxfp8, false).per_expert);
+  CHECK(quantize_cost(Precision::kBf16, Fp8Recipe::kMxfp8, false).kernels == 0);
+  // With the transposed copy (Transformer Engine on TN-only fp8 GEMMs): one more byte written
+  // per element under per-tensor scaling; the block-scaled recipes already write both copies.
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kDelayed, true).bytes_per_element == 4);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kTensorwise, true).bytes_per_element == 6);
+  CHECK(quantize_cost(Precision::kFp8, Fp8Recipe::kBlockwise, true).bytes_per_element == 4.0625);
+  CHECK(quantize_cost(Precision::kNvfp4, Fp8Recipe::kDelayed, true).bytes_per_element ==
+        quantize_cost(Precision::kNvfp4, Fp8Recipe::kDelayed, false).bytes_per_element);
 
   EfficiencyTable gaps = ideal();
   for (RuntimeOverheads& overheads : gaps.runtimes) overheads.kernel_gap_s = 1e-6;
@@ -210,6 +219,43 @@ TEST_CASE("CostModel: fp8 recipes quantize with their own bytes and kernels") {
   CHECK(forward(qwen, "moe_expert_down", Fp8Recipe::kMxfp8) -
             forward(qwen, "moe_expert_down", Fp8Recipe::kDelayed) ==
         Approx(1.0625 * rows / bandwidth + 15e-6).epsilon(1e-9));
+}
+
+// Hopper's fp8 GEMMs take only TN, so Transformer Engine's per-tensor cast also writes the
+// transposed copy the weight gradient reads (Float8Quantizer::create_tensor, unless
+// nvte_is_non_tn_fp8_gemm_supported): 1 byte per element more on H100, none on B200, and none
+// under torchtitan (torchao casts again in the backward).
+TEST_CASE("CostModel: the transposed fp8 copy on TN-only GPUs under Transformer Engine") {
+  CHECK(fp8_gemm_needs_tn(h100()));
+  CHECK(fp8_gemm_needs_tn(*find_gpu("L40S")));
+  CHECK_FALSE(fp8_gemm_needs_tn(b200()));
+  CHECK_FALSE(fp8_gemm_needs_tn(*find_gpu("GB300")));
+  EfficiencyTable gaps = ideal();
+  for (RuntimeOverheads& overheads : gaps.runtimes) overheads.kernel_gap_s = 1e-6;
+  OpShape shape = shape_of(1, 4096);
+  shape.precision = Precision::kFp8;
+  const Op dense = op_named(layer_ops(llama2_7b_shape(), shape, 0), "mlp_down");
+  const double x = dense.gemm.m * dense.gemm.k;   // The forward's X.
+  const double dy = dense.gemm.m * dense.gemm.n;  // The backward's dY.
+  // The fp8 GEMM's forward (X cast) or B pass (dY cast) under a runtime: the GEMM part and
+  // the kernel gaps are the same under both runtimes, so passes differ by the cast bytes.
+  auto pass_seconds = [&](const GpuSpec& gpu, Runtime runtime, bool backward) {
+    CostModel model(gpu, gaps, nullptr, runtime, std::nullopt);
+    return backward ? model.op_cost(dense).b.seconds : model.op_cost(dense).fwd.seconds;
+  };
+  const double bandwidth = h100().memory_bandwidth;
+  for (bool backward : {false, true}) {
+    INFO((backward ? "backward" : "forward"));
+    const double elements = backward ? dy : x;
+    // megatron-core (Transformer Engine) against torchtitan (torchao), delayed scaling: casts
+    // of 4 and 3 bytes per element.
+    CHECK(pass_seconds(h100(), Runtime::kMegatronCore, backward) -
+              pass_seconds(h100(), Runtime::kTorchtitan, backward) ==
+          Approx(elements / bandwidth).epsilon(1e-6));
+    // On B200 the two runtimes cast alike.
+    CHECK(pass_seconds(b200(), Runtime::kMegatronCore, backward) ==
+          Approx(pass_seconds(b200(), Runtime::kTorchtitan, backward)).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("CostModel: V100-style GPUs without bf16 fall back to fp16") {
@@ -290,7 +336,8 @@ TEST_CASE("CostModel: memory-bound ops take bytes / (bandwidth x 0.9) plus launc
   double bandwidth = gBps_to_bytes_per_s(3350) * 0.9;
   CHECK(cost.fwd.seconds ==
         Approx(norm.bytes_fwd / bandwidth + norm.kernels_fwd * model.kernel_gap()).epsilon(1e-12));
-  CHECK(cost.b.seconds == Approx(norm.bytes_b / bandwidth + norm.kernels_b * model.kernel_gap()).epsilon(1e-12));
+  CHECK(cost.b.seconds ==
+        Approx(norm.bytes_b / bandwidth + norm.kernels_b * model.kernel_gap()).epsilon(1e-12));
   CHECK(cost.w.seconds == 0);
 }
 
