@@ -22,6 +22,15 @@ void count_comm(const PassCost& cost, CommCounts& comm) {
   }
 }
 
+HostLaunches host_launches(const Op& op, bool router_graphed, bool preprocess_graphed) {
+  const int cast = op.op_class == OpClass::kGemm ? quantize_kernels(op.precision) : 0;
+  int forward = op.kernels_fwd + cast;
+  int backward = op.kernels_b + op.kernels_w + cast;
+  if (router_graphed && op.name == "moe_router") forward = backward = 1;
+  if (preprocess_graphed && op.name == "moe_permute") forward -= kMoePreprocessKernels - 1;
+  return {forward, backward + (op.recomputed ? forward : 0)};
+}
+
 ChunkPricer::ChunkPricer(const ModelSpec& model, const Plan& plan,
                          const EfficiencyTable& efficiency, const CollectiveEfficiency& collective,
                          const ProfileTable* profile, bool ideal_links)
@@ -53,9 +62,8 @@ int64_t ChunkPricer::expert_dp_ranks_per_node(const NodeGroup& group) const {
 }
 
 double ChunkPricer::collective_seconds(Collective kind, double bytes, int64_t size,
-                                       int64_t per_node, const NodeGroup& group,
-                                       CommCounts& comm, double cross_node_share,
-                                       double intra_node_share) const {
+                                       int64_t per_node, const NodeGroup& group, CommCounts& comm,
+                                       double cross_node_share, double intra_node_share) const {
   CollectiveGroup members = collective_group(size, per_node, group);
   members.cross_node_share = cross_node_share;
   members.intra_node_share = intra_node_share;
@@ -141,11 +149,10 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   if (plan_.recompute == Recompute::kSelective) {
     // A recomputed dense MLP, or MoE block or shared experts with tp collectives, re-runs the
     // MLP half of the forward's collectives inside the backward.
-    const bool mlp_half =
-        moe_layer ? model_.moe->num_shared_experts > 0 &&
-                        (recomputes(RecomputeModule::kMoe) ||
-                         recomputes(RecomputeModule::kSharedExperts))
-                  : recomputes(RecomputeModule::kMlp);
+    const bool mlp_half = moe_layer ? model_.moe->num_shared_experts > 0 &&
+                                          (recomputes(RecomputeModule::kMoe) ||
+                                           recomputes(RecomputeModule::kSharedExperts))
+                                    : recomputes(RecomputeModule::kMlp);
     tp.recompute = mlp_half ? tp.forward / 2 : 0;
   }
   const bool splits_backward = schedule_traits(plan_.schedule).splits_backward;
@@ -213,8 +220,8 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     const double recomputed_comm = recomputes(RecomputeModule::kMoe) ? expert_comm : 0.0;
     if (plan_.moe_a2a_overlap) {
       comm_fwd += overlapped_excess(expert_comm, compute.fwd, collective_.overlap_slowdown);
-      comm_bwd += overlapped_excess(expert_comm + recomputed_comm, under_bwd,
-                                    collective_.overlap_slowdown);
+      comm_bwd +=
+          overlapped_excess(expert_comm + recomputed_comm, under_bwd, collective_.overlap_slowdown);
     } else {
       comm_fwd += expert_comm;
       comm_bwd += expert_comm + recomputed_comm;
@@ -240,8 +247,8 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   price.backward_comm = comm_bwd;
   const bool host_sync = moe_layer && runtime_traits(plan_.runtime).moe_host_sync;
   // A layer inside a CUDA graph is one replay: the host issues none of its kernels.
-  const bool graphed = plan_.cuda_graphs == CudaGraphs::kFullIteration ||
-                       plan_.cuda_graphs == CudaGraphs::kLayers;
+  const bool graphed =
+      plan_.cuda_graphs == CudaGraphs::kFullIteration || plan_.cuda_graphs == CudaGraphs::kLayers;
   if ((host_sync || (moe_layer && model_.moe->dropless())) && !graphed) {
     // The layer's token counts go to the host every forward, so the host cannot run ahead of
     // it (header): its kernels' issue time adds to the device time under a runtime that reads
@@ -252,14 +259,9 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     const bool preprocess_graphed = moe_preprocess_graphed(plan_, model_);
     double launches_fwd = 0, launches_bwd = 0;
     for (const Op& op : ops) {
-      const int cast = op.op_class == OpClass::kGemm ? quantize_kernels(op.precision) : 0;
-      int fwd = op.kernels_fwd + cast;
-      int bwd = op.kernels_b + op.kernels_w + cast;
-      if (router_graphed && op.name == "moe_router") fwd = bwd = 1;
-      if (preprocess_graphed && op.name == "moe_permute") fwd -= kMoePreprocessKernels - 1;
-      launches_fwd += fwd;
-      // A recomputed op's forward kernels are issued again inside the backward.
-      launches_bwd += bwd + (op.recomputed ? fwd : 0);
+      const HostLaunches launches = host_launches(op, router_graphed, preprocess_graphed);
+      launches_fwd += launches.forward;
+      launches_bwd += launches.backward;
     }
     const double issue_fwd = launches_fwd * kHostSecondsPerKernel;
     const double issue_bwd = launches_bwd * kHostSecondsPerKernel;
@@ -352,9 +354,10 @@ ChunkPrice ChunkPricer::chunk(const CostModel& costs, const NodeGroup& group, in
 // ZeRO-3 / FSDP: each FSDP unit (a transformer layer; the embedding and head as one more) has
 // its parameters all-gathered before its forward, gathered again before its backward (the
 // default resharding after forward) and its gradients reduce-scattered after it, one collective
-// each (two with routed experts: theirs run over the expert data-parallel group), so each pays its own latency, which grows with the ring (collective_cost.h). The
-// runtime prefetches the next unit's gather during this one's compute, so per unit only the
-// excess of communication over compute shows, plus the contention of what overlap hides.
+// each (two with routed experts: theirs run over the expert data-parallel group), so each pays its
+// own latency, which grows with the ring (collective_cost.h). The runtime prefetches the next
+// unit's gather during this one's compute, so per unit only the excess of communication over
+// compute shows, plus the contention of what overlap hides.
 void ChunkPricer::zero3_exposure(const NodeGroup& group, const LayerPrice* layer_prices,
                                  int64_t first_layer, int64_t layers, bool first_chunk,
                                  bool last_chunk, const PassSeconds& ends,
@@ -377,8 +380,8 @@ void ChunkPricer::zero3_exposure(const NodeGroup& group, const LayerPrice* layer
     if (parameters.dense != last_parameters.dense || parameters.expert != last_parameters.expert) {
       last_parameters = parameters;
       const double gradient = gradient_bytes_per_param(plan_);
-      gather = collective_seconds(Collective::kAllGather, parameters.dense * kStepParameterBytes,
-                                  n, per_node, group, price.comm) +
+      gather = collective_seconds(Collective::kAllGather, parameters.dense * kStepParameterBytes, n,
+                                  per_node, group, price.comm) +
                collective_seconds(Collective::kAllGather, parameters.expert * kStepParameterBytes,
                                   expert_n, expert_per_node, group, price.comm);
       scatter = collective_seconds(Collective::kReduceScatter, parameters.dense * gradient, n,
@@ -469,11 +472,10 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
     std::vector<OffloadLayer> offload_layers;
     for (int64_t i = 0; i < layers; ++i) {
       const LayerPrice& layer = layer_prices[i];
-      offload_layers.push_back(
-          {layer.activation_bytes,
-           layer.compute.fwd + layer.forward_comm + layer.host_wait_fwd,
-           layer.compute.recompute + layer.compute.b + layer.compute.w + layer.backward_comm +
-               layer.host_wait_bwd});
+      offload_layers.push_back({layer.activation_bytes,
+                                layer.compute.fwd + layer.forward_comm + layer.host_wait_fwd,
+                                layer.compute.recompute + layer.compute.b + layer.compute.w +
+                                    layer.backward_comm + layer.host_wait_bwd});
     }
     const ActivationOffload offload = activation_offload(
         offload_layers, std::min(layers, plan_.activation_offload_layers - first_layer),

@@ -156,13 +156,23 @@ struct ChunkPrice {
   // everything else is consumed by I). Zero-bubble schedules free the rest at I.
   double weight_stash_bytes = 0;
   ParameterSplit parameters;  // Per GPU (dense and expert), for gradient sync and optimizer.
-  PassSeconds bound;      // The planner's lower bound on forward, backward_input, weight.
+  PassSeconds bound;          // The planner's lower bound on forward, backward_input, weight.
   // Op passes by source (counted once per GPU type and chunk by the caller) and collectives.
   int64_t roofline_passes = 0;
   int64_t profile_passes = 0;
   int64_t extrapolated_passes = 0;
   CommCounts comm;
 };
+
+// Kernels the host issues for one op of an MoE layer that waits for it (the "host" term above):
+// its kernels and its GEMM casts per pass; under a moe-router graph the router is one launch per
+// pass, and with a graphed preprocess (plan.h moe_preprocess_graphed) the preprocess is one; a
+// recomputed op's forward kernels are issued again in the backward.
+struct HostLaunches {
+  int forward = 0;
+  int backward = 0;  // Input and weight gradients, and the recompute.
+};
+HostLaunches host_launches(const Op& op, bool router_graphed, bool preprocess_graphed);
 
 // Prices chunks of one plan. The costs and links of a GPU type come with each call.
 class ChunkPricer {
@@ -220,8 +230,8 @@ class ChunkPricer {
   // `cross_node_share`, `intra_node_share`: CollectiveGroup's (a deduplicating MoE
   // dispatcher's all-to-all).
   double collective_seconds(Collective kind, double bytes, int64_t size, int64_t per_node,
-                            const NodeGroup& group, CommCounts& comm,
-                            double cross_node_share = 1, double intra_node_share = 1) const;
+                            const NodeGroup& group, CommCounts& comm, double cross_node_share = 1,
+                            double intra_node_share = 1) const;
 
  private:
   const ModelSpec& model_;
@@ -234,11 +244,11 @@ class ChunkPricer {
   OpShape shape_;
   ActivationConfig activations_;
   int32_t microbatches_;
-  double tokens_;                // Per microbatch per context-parallel rank.
-  double embedding_parameters_;  // Token (and learned position) embedding, whole.
-  double head_parameters_;       // Output layer, or the tied embedding on the last chunk.
+  double tokens_;                 // Per microbatch per context-parallel rank.
+  double embedding_parameters_;   // Token (and learned position) embedding, whole.
+  double head_parameters_;        // Output layer, or the tied embedding on the last chunk.
   double final_norm_parameters_;  // The final norm, whole on every tp rank, on the last chunk.
-  double mtp_parameters_;        // All multi-token-prediction layers (model_stats), whole.
+  double mtp_parameters_;         // All multi-token-prediction layers (model_stats), whole.
 };
 
 }  // namespace ppsim

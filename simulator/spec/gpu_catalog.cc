@@ -271,12 +271,14 @@ const std::vector<GpuSpec>& gpu_catalog() {
   return catalog;
 }
 
+bool blackwell_or_later(const GpuSpec& gpu) { return gpu.peak_fp4_flops > 0; }
+
 bool hopper_or_later(const GpuSpec& gpu) {
   auto starts = [&gpu](std::string_view prefix) { return gpu.name.rfind(prefix, 0) == 0; };
-  return gpu.peak_fp4_flops > 0 || starts("H100") || starts("H200") || starts("GH");
+  return blackwell_or_later(gpu) || starts("H100") || starts("H200") || starts("GH");
 }
 
-bool fp8_gemm_needs_tn(const GpuSpec& gpu) { return gpu.peak_fp4_flops <= 0; }
+bool fp8_gemm_needs_tn(const GpuSpec& gpu) { return !blackwell_or_later(gpu); }
 
 std::optional<GpuSpec> find_gpu(const std::string& name) {
   for (const GpuSpec& gpu : gpu_catalog()) {

@@ -80,14 +80,18 @@ const std::vector<GpuSpec>& gpu_catalog();
 // Looks up a GPU by catalog name; nullopt when unknown.
 std::optional<GpuSpec> find_gpu(const std::string& name);
 
+// Whether a GPU is Blackwell (compute capability 10.0) or later: the catalog's parts with FP4
+// tensor cores (B200, GB200, B300, GB300).
+bool blackwell_or_later(const GpuSpec& gpu);
+
 // Whether a GPU is Hopper (compute capability 9.0) or later: the catalog's H100, H200 and
-// GH200 parts and the Blackwell ones (those with FP4 tensor cores).
+// GH200 parts and the Blackwell ones.
 bool hopper_or_later(const GpuSpec& gpu);
 
 // Whether the GPU's fp8 GEMMs take only the TN layout (both operands K-major), so a tensor the
 // weight-gradient GEMM reads along the other axis needs a transposed fp8 copy: Hopper and Ada.
-// Blackwell (the catalog's parts with FP4 tensor cores) runs any layout (Transformer Engine
-// nvte_is_non_tn_fp8_gemm_supported: compute capability 10.x or 13.0+).
+// Blackwell runs any layout (Transformer Engine nvte_is_non_tn_fp8_gemm_supported: compute
+// capability 10.x or 13.0+).
 bool fp8_gemm_needs_tn(const GpuSpec& gpu);
 
 // Names of all catalog GPUs (for "expected one of" and "did you mean").

@@ -422,9 +422,7 @@ Fp8Recipe fp8_recipe_in_force(const Plan& plan) {
 }
 
 std::optional<std::string> gpu_fp8_recipe_problem(Fp8Recipe recipe, const GpuSpec& gpu) {
-  // The catalog's Blackwell parts are its GPUs with FP4 tensor cores (sm100 and sm103).
-  const bool blackwell = gpu.peak_fp4_flops > 0;
-  if (recipe == Fp8Recipe::kMxfp8 && !blackwell) {
+  if (recipe == Fp8Recipe::kMxfp8 && !blackwell_or_later(gpu)) {
     return fmt::format(
         "fp8_recipe mxfp8 needs Blackwell's block-scaled tensor cores (B200, GB200, B300, GB300), "
         "which {} lacks (use tensorwise or delayed)",

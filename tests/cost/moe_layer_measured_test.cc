@@ -106,19 +106,14 @@ BlockSeconds model_block(const Case& c) {
   CommCounts counts;
   const LayerPrice layer = pricer.layer(costs, group, pricer.tensor_parallel(group, counts), 0);
   BlockSeconds block{layer.forward_comm, layer.backward_comm};
-  int launches_fwd = 0, launches_bwd = 0;
+  REQUIRE(layer.host_wait_fwd > 0);  // Megatron-Core's grouped experts read the counts.
   for (const Op& op : layer_ops(model, op_shape(plan, model), 0)) {
     if (op.name.rfind("moe_", 0) != 0) continue;
     const OpCost cost = costs.op_cost(op);
-    block.forward += cost.fwd.seconds;
-    block.backward += cost.b.seconds + cost.w.seconds;
-    const int casts = op.op_class == OpClass::kGemm ? quantize_kernels(op.precision) : 0;
-    launches_fwd += op.kernels_fwd + casts;
-    launches_bwd += op.kernels_b + op.kernels_w + casts;
+    const HostLaunches launches = host_launches(op, false, false);  // No CUDA graphs.
+    block.forward += cost.fwd.seconds + launches.forward * kHostSecondsPerKernel;
+    block.backward += cost.b.seconds + cost.w.seconds + launches.backward * kHostSecondsPerKernel;
   }
-  REQUIRE(layer.host_wait_fwd > 0);  // Megatron-Core's grouped experts read the counts.
-  block.forward += launches_fwd * kHostSecondsPerKernel;
-  block.backward += launches_bwd * kHostSecondsPerKernel;
   return block;
 }
 
