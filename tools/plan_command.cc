@@ -42,7 +42,7 @@ struct Options {
   double memory_margin_pct = 100 * kDefaultMemoryMargin;  // SearchSpace::memory_margin, in %.
   double min_gain_pct = 100 * kDefaultMinGain;
   std::string attention;
-  std::string moe_dispatcher = "alltoall";
+  std::vector<std::string> moe_dispatchers;  // --moe-dispatcher (empty: alltoall).
   std::string cuda_graphs = "none";
   std::string precision = "bf16";
   std::optional<bool> grad_reduce_in_fp32;     // --grad-reduce-in-fp32 (absent: the default).
@@ -252,18 +252,28 @@ int run_plan(const Options& options) {
                                       attention_kernel_names()));
     }
   }
-  const std::optional<MoeDispatcher> dispatcher = find_moe_dispatcher(options.moe_dispatcher);
-  if (!dispatcher) {
-    throw InputError("--moe-dispatcher", "",
-                     unknown_choice("MoE dispatcher", options.moe_dispatcher,
-                                    moe_dispatcher_names()));
-  }
-  if (!any_runtime) {
-    if (std::optional<std::string> problem = runtime_dispatcher_problem(*runtime, *dispatcher)) {
-      throw InputError("--moe-dispatcher", "", *problem);
+  if (!options.moe_dispatchers.empty()) {
+    std::vector<MoeDispatcher>& dispatchers = planner.space.moe_dispatchers;
+    dispatchers.clear();
+    for (const std::string& name : options.moe_dispatchers) {
+      const std::optional<MoeDispatcher> dispatcher = find_moe_dispatcher(name);
+      if (!dispatcher) {
+        throw InputError("--moe-dispatcher", "",
+                         unknown_choice("MoE dispatcher", name, moe_dispatcher_names()));
+      }
+      if (std::find(dispatchers.begin(), dispatchers.end(), *dispatcher) != dispatchers.end()) {
+        throw InputError("--moe-dispatcher", "",
+                         fmt::format("'{}' is named twice; name each dispatcher once", name));
+      }
+      if (!any_runtime) {
+        if (std::optional<std::string> problem =
+                runtime_dispatcher_problem(*runtime, *dispatcher)) {
+          throw InputError("--moe-dispatcher", "", *problem);
+        }
+      }
+      dispatchers.push_back(*dispatcher);
     }
   }
-  planner.space.moe_dispatcher = *dispatcher;
   const std::optional<CudaGraphs> graphs = find_cuda_graphs(options.cuda_graphs);
   if (!graphs) {
     throw InputError("--cuda-graphs", "",
@@ -492,9 +502,12 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   command->add_option("--attention", options->attention,
                       "Attention kernel, if not the runtime's: unfused, flash2, fused");
-  command->add_option("--moe-dispatcher", options->moe_dispatcher,
-                      "MoE token dispatcher of every plan with ep > 1: alltoall (default), "
-                      "deepep, hybridep (Megatron-Core's flex dispatcher; docs/moe.md)");
+  command
+      ->add_option("--moe-dispatcher", options->moe_dispatchers,
+                   "MoE token dispatcher of every plan with ep > 1: alltoall (default), deepep, "
+                   "hybridep (Megatron-Core's flex dispatcher); several (repeat or "
+                   "comma-separate) are searched, one candidate each (docs/moe.md)")
+      ->delimiter(',');
   command->add_option("--cuda-graphs", options->cuda_graphs,
                       "CUDA graph capture of every plan: none (default), moe-router, layers, "
                       "full-iteration (Megatron-Core's --cuda-graph-impl; docs/plan.md)");

@@ -263,6 +263,30 @@ std::vector<std::pair<int64_t, int64_t>> expert_layouts(const ModelSpec& model, 
   return layouts;
 }
 
+// One expert layout with the dispatcher its all-to-alls run: every dispatcher searched where
+// ep > 1, alltoall (nothing to dispatch) where ep = 1.
+struct ExpertOption {
+  int64_t ep = 1;
+  int64_t etp = 0;
+  MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;
+};
+
+std::vector<ExpertOption> expert_options(const ModelSpec& model, const Degrees& d,
+                                         const SearchSpace& space) {
+  PPSIM_CHECK(!space.moe_dispatchers.empty());
+  std::vector<ExpertOption> options;
+  for (auto [ep, etp] : expert_layouts(model, d)) {
+    if (ep == 1) {
+      options.push_back({ep, etp, MoeDispatcher::kAllToAll});
+      continue;
+    }
+    for (MoeDispatcher dispatcher : space.moe_dispatchers) {
+      options.push_back({ep, etp, dispatcher});
+    }
+  }
+  return options;
+}
+
 template <typename T>
 int compare_lists(const std::vector<T>& a, const std::vector<T>& b) {
   if (a.empty() != b.empty()) return a.empty() ? -1 : 1;
@@ -286,7 +310,7 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
   const std::vector<int64_t> gpu_counts =
       space.gpu_counts.empty() ? std::vector<int64_t>{cluster.num_gpus()} : space.gpu_counts;
   for (const Degrees& d : degree_options(model, space, gpu_counts, seq, gpus_per_node)) {
-    for (auto [ep, etp] : expert_layouts(model, d)) {
+    for (const ExpertOption& expert : expert_options(model, d, space)) {
       for (int64_t mbs : divisors(space.global_batch_size / d.dp)) {
         if (mbs > space.max_micro_batch_size) continue;
         for (auto [schedule, vpp] : schedule_options(model, space, d.pp)) {
@@ -297,8 +321,8 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
             shape.pp = d.pp;
             shape.dp = d.dp;
             shape.cp = d.cp;
-            shape.ep = ep;
-            shape.etp = etp;
+            shape.ep = expert.ep;
+            shape.etp = expert.etp;
             shape.vpp = vpp;
             shape.micro_batch_size = mbs;
             shape.global_batch_size = space.global_batch_size;
@@ -308,7 +332,7 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
             shape.precision = space.precision;
             shape.runtime = space.runtime;
             shape.attention = space.attention;
-            shape.moe_dispatcher = ep > 1 ? space.moe_dispatcher : MoeDispatcher::kAllToAll;
+            shape.moe_dispatcher = expert.dispatcher;
             shape.cuda_graphs = space.cuda_graphs;
             shape.grad_reduce_in_fp32 = space.grad_reduce_in_fp32;
             if (space.precision == Precision::kFp8) shape.fp8_recipe = space.fp8_recipe;
@@ -521,16 +545,16 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
 
 bool canonical_before(const Plan& a, const Plan& b) {
   auto key = [](const Plan& p) {
-    return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, p.micro_batch_size,
-                           static_cast<int>(p.schedule), p.vpp);
+    return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, static_cast<int>(p.moe_dispatcher),
+                           p.micro_batch_size, static_cast<int>(p.schedule), p.vpp);
   };
   if (key(a) != key(b)) return key(a) < key(b);
   if (int c = compare_lists(a.stage_layers, b.stage_layers)) return c < 0;
   if (int c = compare_lists(a.placement, b.placement)) return c < 0;
   auto knobs = [](const Plan& p) {
-    return std::make_tuple(static_cast<int>(p.recompute), p.sequence_parallel, p.zero_stage,
-                           offloaded_fraction(p), p.activation_offload_layers,
-                           static_cast<int>(p.precision));
+    return std::make_tuple(static_cast<int>(p.recompute), p.recompute_modules,
+                           p.sequence_parallel, p.zero_stage, offloaded_fraction(p),
+                           p.activation_offload_layers, static_cast<int>(p.precision));
   };
   return knobs(a) < knobs(b);
 }

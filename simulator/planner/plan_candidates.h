@@ -12,6 +12,7 @@
 //             every replica: seconds per plan at thousands of GPUs);
 //   pp        divisors of the GPUs left, at most the layer count; dp the rest (tp*cp*pp*dp = GPUs);
 //   ep        MoE only: divisors of the expert count that divide dp*cp (1 for dense models);
+//   dispatcher  MoE with ep > 1: each of SearchSpace::moe_dispatchers (alltoall otherwise);
 //   mbs       divisors of gbs/dp up to SearchSpace::max_micro_batch_size;
 //   schedule  each of SearchSpace::schedules when pp > 1 (only 1f1b when pp == 1: one stage has no
 //             pipeline, every schedule does the same work, and 1F1B holds the fewest activations);
@@ -35,7 +36,8 @@
 // fraction (0 = none), each over the values SearchSpace lists; on pp = 1 shapes that do not fit,
 // also the fewest activation-offloaded layers that fit (SearchSpace
 // ::smallest_fitting_activation_offload).
-// Order: shapes by (tp, cp, pp, ep, mbs, schedule, vpp, placement, split) as listed above, then
+// Order: shapes by (tp, cp, pp, ep, dispatcher, mbs, schedule, vpp, placement, split) as listed
+// above, then
 // knobs by (recompute, sequence_parallel, zero_stage, offload) in SearchSpace order. The planner
 // breaks exact ties in its objective by canonical_before(), which does not depend on this order.
 #pragma once
@@ -87,9 +89,10 @@ struct SearchSpace {
   // kDefaultMemoryMargin (its derivation above); 0 screens against the whole GPU.
   double memory_margin = kDefaultMemoryMargin;
   std::optional<AttentionKernel> attention;      // Every candidate's attention kernel, if named.
-  // The MoE token dispatcher of every candidate with ep > 1 (`plan --moe-dispatcher`); ep 1
-  // candidates dispatch nothing and keep alltoall.
-  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // The MoE token dispatchers tried for every candidate with ep > 1, one candidate each
+  // (`plan --moe-dispatcher`, several to search them); ep 1 candidates dispatch nothing and
+  // keep alltoall. REQUIRES: not empty, no repeats.
+  std::vector<MoeDispatcher> moe_dispatchers = {MoeDispatcher::kAllToAll};
   // The CUDA graph capture of every candidate (`plan --cuda-graphs`; plan.h CudaGraphs).
   CudaGraphs cuda_graphs = CudaGraphs::kNone;
   // Every candidate's grad_reduce_in_fp32 (`plan --grad-reduce-in-fp32`; plan.h); absent, the
@@ -168,8 +171,9 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
 std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& cluster,
                                   const SearchSpace& space, const PlanScreen& screen);
 
-// A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, mbs, schedule, vpp,
-// stage_layers (empty first, then lexicographic), placement (likewise), recompute (none first),
+// A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, etp, MoE dispatcher
+// (alltoall, deepep, hybridep), mbs, schedule, vpp, stage_layers (empty first, then
+// lexicographic), placement (likewise), recompute (none first), recompute modules,
 // sequence_parallel (false first), zero_stage, offload fraction (0 first), activation-offloaded
 // layers (0 first), precision.
 bool canonical_before(const Plan& a, const Plan& b);

@@ -169,6 +169,38 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (selective recompu
   check_planner_matches(model, cluster, space, 5);
 }
 
+// Three MoE dispatchers searched at once: each expert-parallel shape once per dispatcher (ep 1
+// shapes once, with alltoall), and the exhaustive check holds across them.
+TEST_CASE("Planner: best plan equals an exhaustive simulation (MoE dispatchers)") {
+  ModelSpec model = testing::tiny_moe_model();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1, 4);
+  SearchSpace space;
+  space.global_batch_size = 8;
+  space.max_micro_batch_size = 2;
+  space.max_vpp = 1;
+  space.schedules = {ScheduleKind::kOneFOneB};
+  space.moe_dispatchers = {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp,
+                           MoeDispatcher::kHybridEp};
+  SearchSpace alltoall_only = space;
+  alltoall_only.moe_dispatchers = {MoeDispatcher::kAllToAll};
+  PlanScreen screen(model, cluster, StepOptions{});
+  const std::vector<Plan> shapes = enumerate_shapes(model, cluster, space, screen);
+  const std::vector<Plan> alltoall_shapes = enumerate_shapes(model, cluster, alltoall_only, screen);
+  int64_t expert_parallel = 0;
+  std::map<MoeDispatcher, int64_t> per_dispatcher;
+  for (const Plan& shape : alltoall_shapes) expert_parallel += shape.ep > 1;
+  for (const Plan& shape : shapes) {
+    if (shape.ep == 1) CHECK(shape.moe_dispatcher == MoeDispatcher::kAllToAll);
+    if (shape.ep > 1) ++per_dispatcher[shape.moe_dispatcher];
+  }
+  REQUIRE(expert_parallel > 0);
+  CHECK(shapes.size() == alltoall_shapes.size() + 2 * static_cast<size_t>(expert_parallel));
+  for (MoeDispatcher dispatcher : space.moe_dispatchers) {
+    CHECK(per_dispatcher[dispatcher] == expert_parallel);
+  }
+  check_planner_matches(model, cluster, space, 5);
+}
+
 // Two node groups of different GPUs: placements and time-balanced splits are in the space.
 ClusterSpec small_mixed_cluster() {
   ClusterSpec a100 = testing::uniform_cluster("A100-SXM-40GB", 1, 2);

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "tests/test_helpers.h"
 
@@ -118,6 +120,11 @@ TEST_CASE("CLI plan: bad flags exit 2") {
                                      "deepep, hybridep"},
       {"plan --moe-dispatcher deepep --runtime deepspeed",
        "runtime deepspeed cannot run the DeepEP MoE dispatcher (moe_dispatcher=deepep)"},
+      {"plan --moe-dispatcher alltoall,nccl", "unknown MoE dispatcher 'nccl'"},
+      {"plan --moe-dispatcher hybridep,alltoall,hybridep",
+       "'hybridep' is named twice; name each dispatcher once"},
+      {"plan --moe-dispatcher alltoall,hybridep --runtime torchtitan",
+       "runtime torchtitan cannot run the HybridEP MoE dispatcher (moe_dispatcher=hybridep)"},
       {"plan --cuda-graphs full", "unknown CUDA graph scope 'full'; expected one of none, "
                                   "moe-router, layers, full-iteration"},
       {"plan --cuda-graphs moe-router", "cuda_graphs=moe-router graphs MoE routers, and "
@@ -321,6 +328,42 @@ TEST_CASE("CLI plan: --moe-dispatcher sets every expert-parallel plan's dispatch
   CHECK(plans[0]["plan"].value("ep", 1) > 1);
   CHECK(simulated_mla_moe_seconds(plans[0]["plan"]) ==
         Approx(plans[0]["iteration_time_s"].get<double>()));
+}
+
+TEST_CASE("CLI plan: several --moe-dispatcher values are searched and the best one wins") {
+  // The same search with each dispatcher alone and with all three: the joint search's best
+  // is the best of the three single ones, to the byte of its step time, and it lists
+  // expert-parallel plans of more than one dispatcher.
+  const std::string search =
+      "plan --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 --global-batch 64 "
+      "--top 20 --json --moe-dispatcher ";
+  double best_single = 0;
+  std::string best_dispatcher;
+  for (const char* dispatcher : {"alltoall", "deepep", "hybridep"}) {
+    testing::CommandResult single = run_ppsim(search + dispatcher);
+    INFO(single.err);
+    REQUIRE(single.exit_code == 0);
+    const nlohmann::json best = nlohmann::json::parse(single.out)["plans"][0];
+    const double seconds = best["iteration_time_s"].get<double>();
+    if (best_dispatcher.empty() || seconds < best_single) {
+      best_single = seconds;
+      best_dispatcher = best["plan"].value("moe_dispatcher", "alltoall");
+    }
+  }
+  testing::CommandResult joint = run_ppsim(search + "alltoall,deepep,hybridep");
+  INFO(joint.err);
+  REQUIRE(joint.exit_code == 0);
+  const nlohmann::json plans = nlohmann::json::parse(joint.out)["plans"];
+  REQUIRE(!plans.empty());
+  CHECK(plans[0]["iteration_time_s"].get<double>() == best_single);
+  CHECK(plans[0]["plan"].value("moe_dispatcher", "alltoall") == best_dispatcher);
+  std::set<std::string> listed;
+  for (const nlohmann::json& plan : plans) {
+    if (plan["plan"].value("ep", 1) > 1) {
+      listed.insert(plan["plan"].value("moe_dispatcher", "alltoall"));
+    }
+  }
+  CHECK(listed.size() >= 2);
 }
 
 TEST_CASE("CLI plan: --emit writes the best plan's launcher file") {
