@@ -79,8 +79,13 @@ TensorParallelPrice ChunkPricer::tensor_parallel(const NodeGroup& group, CommCou
     const double tensor = tokens_ * model_.hidden_size * kActivationElementBytes;
     const bool overlap = runtime_traits(plan_.runtime).overlaps_tp_backward;
     if (plan_.sequence_parallel) {
+      // Under fp8 or nvfp4 Transformer Engine gathers the quantized operand (header).
+      const double gathered =
+          runtime_traits(plan_.runtime).quantized_gemm_inputs
+              ? tokens_ * model_.hidden_size * gemm_operand_bytes(plan_.precision)
+              : tensor;
       const double gather =
-          collective_seconds(Collective::kAllGather, tensor, plan_.tp, plan_.tp, group, comm);
+          collective_seconds(Collective::kAllGather, gathered, plan_.tp, plan_.tp, group, comm);
       const double scatter =
           collective_seconds(Collective::kReduceScatter, tensor, plan_.tp, plan_.tp, group, comm);
       tp.forward = 2 * gather + 2 * scatter;

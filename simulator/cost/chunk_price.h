@@ -110,6 +110,10 @@ void count_comm(const PassCost& cost, CommCounts& comm);
 //             with SP the row-parallel layers' output-gradient all-gathers (blocking), the
 //             column-parallel layers' input-gradient reduce-scatters and, since SP saves only
 //             the sharded input, its re-gather for the weight gradient (2 AG + 2 RS + 2 AG).
+// Under fp8 or nvfp4 a runtime that quantizes before the gather (RuntimeTraits::
+// quantized_gemm_inputs: Transformer Engine's linears gather with their quantizer) moves the
+// quantized operand in every all-gather, gemm_operand_bytes per element; the reduce-scatters
+// carry the bf16 outputs.
 // With tp_comm_overlap (plan.h; Megatron-Core --tp-comm-overlap, Transformer Engine's
 // userbuffers) every one of them runs in tp ring steps under the GEMM it feeds (all-gathers,
 // one step per chunk of the GEMM's rows) or drains (reduce-scatters): the layer price shows, per

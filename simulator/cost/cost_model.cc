@@ -193,16 +193,25 @@ OpCost CostModel::op_cost(const Op& op) const {
         // operand first, X forward and dY backward (W reuses both), as the recipe does it
         // (quantize_cost, header). Small GEMMs lose much of fp8's gain to it.
         // NVFP4 quantizes the same operands in two kernels (amax, then quantize).
-        const QuantizeCost quantize = quantize_cost(
-            used, op.fp8_recipe,
-            runtime_traits(runtime_).quantized_gemm_inputs && fp8_gemm_needs_tn(gpu_));
+        // Transformer Engine quantizes a sequence-parallel operand before its all-gather, so
+        // each GPU casts its 1/tp shard (Op::input_gathered_over; layernorm_linear.py and
+        // linear.py gather with the quantizer); torchao casts the gathered tensor.
+        const bool transformer_engine = runtime_traits(runtime_).quantized_gemm_inputs;
+        const QuantizeCost quantize =
+            quantize_cost(used, op.fp8_recipe, transformer_engine && fp8_gemm_needs_tn(gpu_));
         const double bytes = quantize.bytes_per_element;
         const int kernels =
             quantize.kernels * (quantize.per_expert ? static_cast<int>(g.batch) : 1);
+        const double input_share =
+            transformer_engine ? 1.0 / static_cast<double>(op.input_gathered_over) : 1.0;
+        const double grad_share =
+            transformer_engine ? 1.0 / static_cast<double>(op.grad_gathered_over) : 1.0;
         Op cast = op;
         cast.op_class = OpClass::kMemoryBound;
-        cost.fwd.seconds += pass(cast, 0, bytes * g.batch * g.m * g.k, kernels, 1).seconds;
-        cost.b.seconds += pass(cast, 0, bytes * g.batch * g.m * g.n, kernels, 1).seconds;
+        cost.fwd.seconds +=
+            pass(cast, 0, bytes * g.batch * g.m * g.k * input_share, kernels, 1).seconds;
+        cost.b.seconds +=
+            pass(cast, 0, bytes * g.batch * g.m * g.n * grad_share, kernels, 1).seconds;
       }
       break;
     }

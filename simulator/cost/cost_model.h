@@ -36,6 +36,9 @@
 //       mxfp8       one kernel writing the row-wise and the column-wise copy, each with an E8M0
 //                   scale per 32 elements: 2 + 2 x (1 + 1/32) = 4.0625 bytes, per expert;
 //       blockwise   the same with an fp32 scale per 128 elements: 2 + 2 x (1 + 4/128) bytes.
+//     Under sequence parallelism Transformer Engine (runtimes with quantized_gemm_inputs)
+//     quantizes an all-gathered operand before its gather: the cast covers the 1/tp shard
+//     (Op::input_gathered_over for X, grad_gathered_over for dY).
 //     Delayed and tensorwise write one copy, plus the transposed one where the W pass needs
 //     it: Transformer Engine (runtimes with quantized_gemm_inputs) on Hopper and Ada, whose fp8
 //     GEMMs take only TN (its cast_transpose writes both: 4 bytes per element delayed, 6

@@ -458,6 +458,17 @@ OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_ind
     op.recomputed =
         shape.recompute == Recompute::kFull || (modules & recompute_modules_of(op, mla)) != 0;
     op.fp8_recipe = shape.fp8_recipe;
+    if (shape.sequence_parallel) {
+      // The sequence-parallel all-gathers (chunk_price.h "tp"): before each column-parallel
+      // linear in the forward, of each row-parallel linear's output gradient in the backward.
+      if (op.name == "qkv_proj" || op.name == "mlp_up_gate" || op.name == "mlp_up" ||
+          op.name == "moe_shared_up") {
+        op.input_gathered_over = shape.tp;
+      }
+      if (op.name == "attn_out_proj" || op.name == "mlp_down" || op.name == "moe_shared_down") {
+        op.grad_gathered_over = shape.tp;
+      }
+    }
   }
   return ops;
 }

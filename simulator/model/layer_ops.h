@@ -165,6 +165,13 @@ struct Op {
   // 0 unless etp > 1.
   double expert_gather_bytes = 0;
   bool recomputed = false;  // Forward re-run inside backward under the shape's recompute.
+  // Sequence parallelism (tp > 1): the tp group this GEMM's activation operand is all-gathered
+  // over before it runs, 1 where none is: the forward input X of the column-parallel linears
+  // (qkv_proj, mlp_up_gate / mlp_up, moe_shared_up) and the backward output gradient dY of the
+  // row-parallel ones (attn_out_proj, mlp_down, moe_shared_down). A runtime that quantizes
+  // before the gather (Transformer Engine) casts only this GPU's 1/tp shard (cost_model.h).
+  int64_t input_gathered_over = 1;
+  int64_t grad_gathered_over = 1;
 };
 
 // Of moe_permute's forward kernels, those of the dispatcher's preprocess (Megatron

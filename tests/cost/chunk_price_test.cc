@@ -277,6 +277,27 @@ TEST_CASE("ChunkPrice: tensor-parallel traffic per layer, forward and backward (
   CHECK(price("tp=8,mbs=2,gbs=2,seq=4096,recompute=full").recompute == Approx(2 * ar));
   // Under tp_comm_overlap the last step of each forward reduce-scatter runs after its GEMM.
   CHECK(sp.overlap_fill == Approx(2 * rs / 8));
+  // Under fp8 (nvfp4) Transformer Engine gathers the quantized operand, 1 (0.5625) byte per
+  // element (layernorm_linear.py / linear.py gather with the quantizer); the reduce-scatters
+  // carry the bf16 outputs. torchao's DTensor TP gathers bf16.
+  const double tensor = 2.0 * 4096 * 4096;  // Tokens x hidden of mbs 2 at 4,096.
+  auto gather_of = [&](double bytes_per_element) {
+    return collective_time(Collective::kAllGather, tensor * bytes_per_element,
+                           collective_group(8, 8, group), collective, nullptr, false)
+        .seconds;
+  };
+  REQUIRE(gather_of(2) == Approx(ag));
+  const std::string sp_plan = "tp=8,mbs=2,gbs=2,seq=4096,sequence_parallel=true";
+  for (auto [precision, bytes] : {std::pair{"fp8", 1.0}, std::pair{"nvfp4", 0.5625}}) {
+    INFO(precision);
+    TensorParallelPrice quantized = price(sp_plan + ",precision=" + precision);
+    CHECK(quantized.forward == Approx(2 * gather_of(bytes) + 2 * rs));
+    CHECK(quantized.backward_blocking == Approx(2 * gather_of(bytes)));
+    CHECK(quantized.backward_overlapped == Approx(2 * gather_of(bytes) + 2 * rs));
+    CHECK(gather_of(bytes) < ag);
+  }
+  TensorParallelPrice titan_fp8 = price(sp_plan + ",precision=fp8,runtime=torchtitan");
+  CHECK(titan_fp8.forward == Approx(2 * ag + 2 * rs));
 }
 
 TEST_CASE("ChunkPrice: tp_comm_overlap shows only what outlasts the tensor-parallel GEMMs") {

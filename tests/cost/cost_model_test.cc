@@ -258,6 +258,52 @@ TEST_CASE("CostModel: the transposed fp8 copy on TN-only GPUs under Transformer 
   }
 }
 
+// Sequence parallelism: Transformer Engine quantizes a column-parallel linear's input and a
+// row-parallel linear's output gradient before their all-gather, so each GPU casts its 1/tp
+// shard; torchao casts the gathered tensor.
+TEST_CASE("CostModel: under sequence parallelism Transformer Engine casts the 1/tp shard") {
+  EfficiencyTable gaps = ideal();
+  for (RuntimeOverheads& overheads : gaps.runtimes) overheads.kernel_gap_s = 1e-6;
+  OpShape shape = shape_of(1, 4096, 4);
+  shape.precision = Precision::kFp8;
+  OpShape sharded = shape;
+  sharded.sequence_parallel = true;
+  const OpList plain_ops = layer_ops(llama2_7b_shape(), shape, 0);
+  const OpList sp_ops = layer_ops(llama2_7b_shape(), sharded, 0);
+  // Which operands are gathered: the inputs of qkv and the MLP's up projection, the output
+  // gradients of the attention output and the MLP's down projection.
+  CHECK(op_named(sp_ops, "qkv_proj").input_gathered_over == 4);
+  CHECK(op_named(sp_ops, "mlp_up_gate").input_gathered_over == 4);
+  CHECK(op_named(sp_ops, "attn_out_proj").grad_gathered_over == 4);
+  CHECK(op_named(sp_ops, "mlp_down").grad_gathered_over == 4);
+  CHECK(op_named(sp_ops, "qkv_proj").grad_gathered_over == 1);
+  CHECK(op_named(sp_ops, "mlp_down").input_gathered_over == 1);
+  for (const Op& op : plain_ops) {
+    CHECK(op.input_gathered_over == 1);
+    CHECK(op.grad_gathered_over == 1);
+  }
+  // B200 (no transposed copy): delayed scaling's cast reads 2 and writes 1 byte per element.
+  const double bandwidth = gBps_to_bytes_per_s(7700);
+  auto costs = [&](Runtime runtime) { return CostModel(b200(), gaps, nullptr, runtime, {}); };
+  for (Runtime runtime : {Runtime::kMegatronCore, Runtime::kTorchtitan}) {
+    const CostModel model = costs(runtime);
+    const double share = runtime == Runtime::kMegatronCore ? 0.25 : 1.0;
+    INFO(runtime_name(runtime));
+    const Op up_plain = op_named(plain_ops, "mlp_up_gate");
+    const Op up_sp = op_named(sp_ops, "mlp_up_gate");
+    const double x = up_plain.gemm.m * up_plain.gemm.k;
+    CHECK(model.op_cost(up_plain).fwd.seconds - model.op_cost(up_sp).fwd.seconds ==
+          Approx(3 * x * (1 - share) / bandwidth).epsilon(1e-6).margin(1e-12));
+    CHECK(model.op_cost(up_plain).b.seconds == Approx(model.op_cost(up_sp).b.seconds));
+    const Op down_plain = op_named(plain_ops, "mlp_down");
+    const Op down_sp = op_named(sp_ops, "mlp_down");
+    const double dy = down_plain.gemm.m * down_plain.gemm.n;
+    CHECK(model.op_cost(down_plain).b.seconds - model.op_cost(down_sp).b.seconds ==
+          Approx(3 * dy * (1 - share) / bandwidth).epsilon(1e-6).margin(1e-12));
+    CHECK(model.op_cost(down_plain).fwd.seconds == Approx(model.op_cost(down_sp).fwd.seconds));
+  }
+}
+
 TEST_CASE("CostModel: V100-style GPUs without bf16 fall back to fp16") {
   GpuSpec v100;
   v100.name = "test-V100";
