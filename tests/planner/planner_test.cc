@@ -148,17 +148,23 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (memory-tight, hom
   check_planner_matches(model, cluster, space, 5);
 }
 
+// The tiny MoE model's search on four H100s: gbs 8, micro-batches up to 2, 1F1B only.
+SearchSpace tiny_moe_space() {
+  SearchSpace space;
+  space.global_batch_size = 8;
+  space.max_micro_batch_size = 2;
+  space.max_vpp = 1;
+  space.schedules = {ScheduleKind::kOneFOneB};
+  return space;
+}
+
 // An MoE model with two selective-recompute module sets: each set is a candidate of its own,
 // and the screen keeps their memory and seconds apart (the exhaustive check compares every
 // plan's screened peak with the simulator's).
 TEST_CASE("Planner: best plan equals an exhaustive simulation (selective recompute module sets)") {
   ModelSpec model = testing::tiny_moe_model();
   ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1, 4);
-  SearchSpace space;
-  space.global_batch_size = 8;
-  space.max_micro_batch_size = 2;
-  space.max_vpp = 1;
-  space.schedules = {ScheduleKind::kOneFOneB};
+  SearchSpace space = tiny_moe_space();
   space.selective_module_sets = {0, recompute_module_bit(RecomputeModule::kMoeAct) |
                                         recompute_module_bit(RecomputeModule::kLayernorm)};
   // Each recompute setting once, selective once per module set.
@@ -174,11 +180,7 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (selective recompu
 TEST_CASE("Planner: best plan equals an exhaustive simulation (MoE dispatchers)") {
   ModelSpec model = testing::tiny_moe_model();
   ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1, 4);
-  SearchSpace space;
-  space.global_batch_size = 8;
-  space.max_micro_batch_size = 2;
-  space.max_vpp = 1;
-  space.schedules = {ScheduleKind::kOneFOneB};
+  SearchSpace space = tiny_moe_space();
   space.moe_dispatchers = {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp,
                            MoeDispatcher::kHybridEp};
   SearchSpace alltoall_only = space;
