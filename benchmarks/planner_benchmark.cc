@@ -4,10 +4,16 @@
 // - Llama-3.1-405B on 16,384 H100s (dgx-h100:2048), global batch 2048 sequences of 8192
 //   tokens (Llama 3's 16M-token batch): under 60 s;
 // - Llama-3-70B on 256 H100s (dgx-h100-32), global batch 256: under 5 s.
+// And what searching MoE token dispatchers costs: Qwen3-30B-A3B on 16 H100s (dgx-h100:2),
+// global batch 256, with alltoall alone and with alltoall, deepep and hybridep
+// (`plan --moe-dispatcher alltoall,deepep,hybridep`: each expert-parallel shape three times).
 // Each iteration runs search_plans() with the default space and top 10 on all hardware
 // threads. Counters: plans considered, fitting, candidates after dominance, plans simulated, and
 // the best step time found.
 #include <benchmark/benchmark.h>
+
+#include <utility>
+#include <vector>
 
 #include "simulator/planner/planner.h"
 #include "simulator/spec/model_file.h"
@@ -16,11 +22,13 @@ namespace ppsim {
 namespace {
 
 void search_case(benchmark::State& state, const char* model_name, const char* cluster_name,
-                 int64_t global_batch) {
+                 int64_t global_batch,
+                 std::vector<MoeDispatcher> dispatchers = {MoeDispatcher::kAllToAll}) {
   ModelSpec model = load_model_spec(model_name);
   ClusterSpec cluster = load_cluster_spec(cluster_name);
   PlannerOptions options;
   options.space.global_batch_size = global_batch;
+  options.space.moe_dispatchers = std::move(dispatchers);
   options.top = 10;
   options.threads = 0;
   PlanSearchResult result;
@@ -47,9 +55,22 @@ void BM_PlanLlama70bOn32H100Default(benchmark::State& state) {
   search_case(state, "llama3-70b", "dgx-h100-4", 256);
 }
 
+void BM_PlanQwen3MoeOn16H100Alltoall(benchmark::State& state) {
+  search_case(state, "qwen3-30b-a3b", "dgx-h100:2", 256);
+}
+void BM_PlanQwen3MoeOn16H100ThreeDispatchers(benchmark::State& state) {
+  search_case(state, "qwen3-30b-a3b", "dgx-h100:2", 256,
+              {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp, MoeDispatcher::kHybridEp});
+}
+
 BENCHMARK(BM_PlanLlama405bOn16384H100)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_PlanLlama70bOn256H100)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_PlanLlama70bOn32H100Default)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_PlanQwen3MoeOn16H100Alltoall)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_PlanQwen3MoeOn16H100ThreeDispatchers)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace ppsim
