@@ -76,14 +76,14 @@ double ChunkPricer::collective_seconds(Collective kind, double bytes, int64_t si
 TensorParallelPrice ChunkPricer::tensor_parallel(const NodeGroup& group, CommCounts& comm) const {
   TensorParallelPrice tp;
   if (plan_.tp > 1) {
-    const double tensor = tokens_ * model_.hidden_size * kActivationElementBytes;
+    const double elements = tokens_ * model_.hidden_size;
+    const double tensor = elements * kActivationElementBytes;
     const bool overlap = runtime_traits(plan_.runtime).overlaps_tp_backward;
     if (plan_.sequence_parallel) {
       // Under fp8 or nvfp4 Transformer Engine gathers the quantized operand (header).
-      const double gathered =
-          runtime_traits(plan_.runtime).quantized_gemm_inputs
-              ? tokens_ * model_.hidden_size * gemm_operand_bytes(plan_.precision)
-              : tensor;
+      const double gathered = runtime_traits(plan_.runtime).quantized_gemm_inputs
+                                  ? elements * gemm_operand_bytes(plan_.precision)
+                                  : tensor;
       const double gather =
           collective_seconds(Collective::kAllGather, gathered, plan_.tp, plan_.tp, group, comm);
       const double scatter =

@@ -202,16 +202,14 @@ OpCost CostModel::op_cost(const Op& op) const {
         const double bytes = quantize.bytes_per_element;
         const int kernels =
             quantize.kernels * (quantize.per_expert ? static_cast<int>(g.batch) : 1);
-        const double input_share =
-            transformer_engine ? 1.0 / static_cast<double>(op.input_gathered_over) : 1.0;
-        const double grad_share =
-            transformer_engine ? 1.0 / static_cast<double>(op.grad_gathered_over) : 1.0;
+        const double x_shards = transformer_engine ? op.input_gathered_over : 1;
+        const double dy_shards = transformer_engine ? op.grad_gathered_over : 1;
         Op cast = op;
         cast.op_class = OpClass::kMemoryBound;
         cost.fwd.seconds +=
-            pass(cast, 0, bytes * g.batch * g.m * g.k * input_share, kernels, 1).seconds;
+            pass(cast, 0, bytes * g.batch * g.m * g.k / x_shards, kernels, 1).seconds;
         cost.b.seconds +=
-            pass(cast, 0, bytes * g.batch * g.m * g.n * grad_share, kernels, 1).seconds;
+            pass(cast, 0, bytes * g.batch * g.m * g.n / dy_shards, kernels, 1).seconds;
       }
       break;
     }

@@ -37,9 +37,9 @@
 // also the fewest activation-offloaded layers that fit (SearchSpace
 // ::smallest_fitting_activation_offload).
 // Order: shapes by (tp, cp, pp, ep, dispatcher, mbs, schedule, vpp, placement, split) as listed
-// above, then
-// knobs by (recompute, sequence_parallel, zero_stage, offload) in SearchSpace order. The planner
-// breaks exact ties in its objective by canonical_before(), which does not depend on this order.
+// above, then knobs by (recompute, sequence_parallel, zero_stage, offload) in SearchSpace order.
+// The planner breaks exact ties in its objective by canonical_before(), which does not depend on
+// this order.
 #pragma once
 
 #include <cstdint>
