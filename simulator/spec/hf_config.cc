@@ -13,8 +13,10 @@ namespace {
 // Model types whose MLP is gated (SwiGLU) and whose norm is RMSNorm.
 const std::vector<std::string> kLlamaLike = {"llama", "mistral", "qwen2", "mixtral"};
 const std::vector<std::string> kSupported = {
-    "llama", "mistral",   "qwen2",   "mixtral", "gpt2",   "gpt_neox",    "deepseek_v3",
-    "kimi_k2", "qwen3", "qwen3_moe", "gpt_oss", "gemma2", "gemma3", "gemma3_text", "phi3"};
+    "llama",     "mistral",     "qwen2",   "mixtral",  "gpt2",   "gpt_neox",
+    "deepseek_v2", "deepseek_v3", "kimi_k2", "qwen3",    "qwen3_moe", "qwen2_moe",
+    "glm4_moe",  "olmoe",       "gpt_oss", "gemma2",   "gemma3", "gemma3_text",
+    "phi3"};
 
 // The sequence length a config without a recorded pre-training length defaults to: 4,096, the
 // pre-training context of Llama 2 (Touvron et al. 2023, section 2.2) and the common short
@@ -70,14 +72,18 @@ std::string model_type(const nlohmann::json& json, const std::string& source) {
     if (arch.rfind("Llama", 0) == 0) return "llama";
     if (arch.rfind("Mistral", 0) == 0) return "mistral";
     if (arch.rfind("Mixtral", 0) == 0) return "mixtral";
+    if (arch.rfind("Qwen2Moe", 0) == 0) return "qwen2_moe";
     if (arch.rfind("Qwen2", 0) == 0) return "qwen2";
     if (arch.rfind("GPT2", 0) == 0) return "gpt2";
     if (arch.rfind("GPTNeoX", 0) == 0) return "gpt_neox";
+    if (arch.rfind("DeepseekV2", 0) == 0) return "deepseek_v2";
     if (arch.rfind("DeepseekV3", 0) == 0) return "deepseek_v3";
     if (arch.rfind("KimiK2For", 0) == 0) return "kimi_k2";
     if (arch.rfind("Qwen3Moe", 0) == 0) return "qwen3_moe";
     if (arch.rfind("Qwen3", 0) == 0) return "qwen3";
     if (arch.rfind("GptOss", 0) == 0) return "gpt_oss";
+    if (arch.rfind("Glm4Moe", 0) == 0) return "glm4_moe";
+    if (arch.rfind("Olmoe", 0) == 0) return "olmoe";
     if (arch.rfind("Gemma2For", 0) == 0) return "gemma2";
     if (arch == "Gemma3ForConditionalGeneration") return "gemma3";
     if (arch.rfind("Gemma3For", 0) == 0) return "gemma3_text";
@@ -283,25 +289,10 @@ void read_phi3(const nlohmann::json& json, const std::string& source, ModelSpec&
   }
 }
 
-// DeepSeek-V3 (and V2): MLA attention, MoE past the first dense layers, shared experts, MTP.
-void read_deepseek_v3(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
-  read_llama_like(json, source, model);
-  refuse_attention_bias(json, source);
-  MlaSpec mla;
-  mla.q_lora_rank = nonnegative_or(json, "q_lora_rank", 0, source);  // null: a full q projection
-  mla.kv_lora_rank = positive(json, "kv_lora_rank", source);
-  mla.qk_nope_head_dim = positive(json, "qk_nope_head_dim", source);
-  mla.qk_rope_head_dim = positive(json, "qk_rope_head_dim", source);
-  mla.v_head_dim = positive(json, "v_head_dim", source);
-  model.mla = mla;
-  model.head_dim = mla.qk_head_dim();
-  if (model.num_kv_heads != model.num_attention_heads) {
-    throw InputError(source, "/num_key_value_heads",
-                     fmt::format("MLA attention has a key and value per head: expected {} "
-                                 "(num_attention_heads), got {}",
-                                 model.num_attention_heads, model.num_kv_heads));
-  }
-  model.mtp_layers = nonnegative_or(json, "num_nextn_predict_layers", 0, source);
+// DeepSeek's MoE keys (DeepSeek-V2/V3, Kimi K2, GLM-4.5): routed experts past the first
+// first_k_dense_replace dense layers, shared experts of the routed width, node-limited routing.
+// Absent or zero n_routed_experts is a dense model.
+void read_deepseek_moe(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
   if (nonnegative_or(json, "n_routed_experts", 0, source) == 0) return;  // Dense.
   MoeSpec moe;
   moe.num_experts = positive(json, "n_routed_experts", source);
@@ -328,6 +319,80 @@ void read_deepseek_v3(const nlohmann::json& json, const std::string& source, Mod
   model.moe = moe;
 }
 
+// DeepSeek-V3 and V2 (and Kimi K2): MLA attention, DeepSeek's MoE, MTP (V3's
+// num_nextn_predict_layers; V2 has none).
+void read_deepseek_v3(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  read_llama_like(json, source, model);
+  refuse_attention_bias(json, source);
+  MlaSpec mla;
+  mla.q_lora_rank = nonnegative_or(json, "q_lora_rank", 0, source);  // null: a full q projection
+  mla.kv_lora_rank = positive(json, "kv_lora_rank", source);
+  mla.qk_nope_head_dim = positive(json, "qk_nope_head_dim", source);
+  mla.qk_rope_head_dim = positive(json, "qk_rope_head_dim", source);
+  mla.v_head_dim = positive(json, "v_head_dim", source);
+  model.mla = mla;
+  model.head_dim = mla.qk_head_dim();
+  if (model.num_kv_heads != model.num_attention_heads) {
+    throw InputError(source, "/num_key_value_heads",
+                     fmt::format("MLA attention has a key and value per head: expected {} "
+                                 "(num_attention_heads), got {}",
+                                 model.num_attention_heads, model.num_kv_heads));
+  }
+  model.mtp_layers = nonnegative_or(json, "num_nextn_predict_layers", 0, source);
+  read_deepseek_moe(json, source, model);
+}
+
+// GLM-4.5 (Glm4MoeForCausalLM): grouped-query attention with explicit head_dim, biases on q, k
+// and v when attention_bias (Glm4MoeAttention's o_proj has none), per-head q/k RMSNorm when
+// use_qk_norm, DeepSeek's MoE keys and MTP layers.
+void read_glm4_moe(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  read_llama_like(json, source, model);
+  model.qkv_bias = bool_or(json, "attention_bias", false, source);
+  model.qk_norm = bool_or(json, "use_qk_norm", false, source);
+  model.mtp_layers = nonnegative_or(json, "num_nextn_predict_layers", 0, source);
+  read_deepseek_moe(json, source, model);
+  if (json.contains("partial_rotary_factor") && json["partial_rotary_factor"].is_number() &&
+      json["partial_rotary_factor"].get<double>() != 1.0) {
+    model.notes.push_back(fmt::format(
+        "{}: partial_rotary_factor {} is priced as rotary on the whole head (an elementwise "
+        "cost)",
+        source, json["partial_rotary_factor"].get<double>()));
+  }
+}
+
+// Qwen's MoE layer placement (Qwen2-MoE and Qwen3-MoE): every layer (decoder_sparse_step 1)
+// past a dense prefix (mlp_only_layers = [0, ..., k-1]).
+void read_qwen_moe_layers(const nlohmann::json& json, const std::string& source,
+                          const ModelSpec& model, MoeSpec& moe) {
+  // transformers: layer i is MoE when (i + 1) % decoder_sparse_step == 0, i.e. the last of
+  // each group; ppsim's every_n_layers makes the first of each group MoE instead.
+  if (positive_or(json, "decoder_sparse_step", 1, source) != 1) {
+    throw InputError(source, "/decoder_sparse_step",
+                     "only 1 (every layer MoE) can be expressed: ppsim places MoE layers at "
+                     "i % n == 0, transformers at (i + 1) % n == 0");
+  }
+  if (!json.contains("mlp_only_layers") || json["mlp_only_layers"].is_null()) return;
+  const nlohmann::json& dense = json["mlp_only_layers"];
+  if (!dense.is_array()) {
+    throw InputError(source, "/mlp_only_layers",
+                     "expected an array of layer indices, got " + describe_json_type(dense));
+  }
+  for (size_t i = 0; i < dense.size(); ++i) {
+    int64_t layer = json_element_int(dense[i], source, fmt::format("/mlp_only_layers/{}", i), 0);
+    if (layer != static_cast<int64_t>(i)) {
+      throw InputError(source, fmt::format("/mlp_only_layers/{}", i),
+                       "dense layers other than a prefix [0, 1, ..., k-1] cannot be expressed "
+                       "(ppsim's first_k_dense); write a ppsim model file instead");
+    }
+  }
+  moe.first_k_dense = static_cast<int64_t>(dense.size());
+  if (moe.first_k_dense > model.num_layers) {
+    throw InputError(source, "/mlp_only_layers",
+                     fmt::format("{} dense layers exceed num_hidden_layers={}", moe.first_k_dense,
+                                 model.num_layers));
+  }
+}
+
 // Qwen3 (dense) and Qwen3-MoE: per-head query/key RMSNorm, explicit head_dim.
 void read_qwen3(const nlohmann::json& json, const std::string& source, bool is_moe,
                 ModelSpec& model) {
@@ -341,36 +406,54 @@ void read_qwen3(const nlohmann::json& json, const std::string& source, bool is_m
   moe.top_k = positive(json, "num_experts_per_tok", source);
   moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
   check_top_k(moe, "num_experts_per_tok", source);
-  // transformers: layer i is MoE when (i + 1) % decoder_sparse_step == 0, i.e. the last of
-  // each group; ppsim's every_n_layers makes the first of each group MoE instead.
-  if (positive_or(json, "decoder_sparse_step", 1, source) != 1) {
-    throw InputError(source, "/decoder_sparse_step",
-                     "only 1 (every layer MoE) can be expressed: ppsim places MoE layers at "
-                     "i % n == 0, transformers at (i + 1) % n == 0");
-  }
-  // Dense layers are expressible as a prefix: mlp_only_layers = [0, 1, ..., k - 1].
-  if (json.contains("mlp_only_layers") && !json["mlp_only_layers"].is_null()) {
-    const nlohmann::json& dense = json["mlp_only_layers"];
-    if (!dense.is_array()) {
-      throw InputError(source, "/mlp_only_layers",
-                       "expected an array of layer indices, got " + describe_json_type(dense));
-    }
-    for (size_t i = 0; i < dense.size(); ++i) {
-      int64_t layer = json_element_int(dense[i], source, fmt::format("/mlp_only_layers/{}", i), 0);
-      if (layer != static_cast<int64_t>(i)) {
-        throw InputError(source, fmt::format("/mlp_only_layers/{}", i),
-                         "dense layers other than a prefix [0, 1, ..., k-1] cannot be expressed "
-                         "(ppsim's first_k_dense); write a ppsim model file instead");
-      }
-    }
-    moe.first_k_dense = static_cast<int64_t>(dense.size());
-    if (moe.first_k_dense > model.num_layers) {
-      throw InputError(source, "/mlp_only_layers",
-                       fmt::format("{} dense layers exceed num_hidden_layers={}", moe.first_k_dense,
-                                   model.num_layers));
-    }
-  }
+  read_qwen_moe_layers(json, source, model, moe);
   model.moe = moe;
+}
+
+// Qwen2-MoE (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen2's attention (q, k, v biases) and routed
+// experts beside one shared expert of its own width (shared_expert_intermediate_size; 0 or
+// absent: none). The shared expert's sigmoid gate (hidden_size parameters a layer) is not
+// counted.
+void read_qwen2_moe(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  read_llama_like(json, source, model);
+  model.qkv_bias = true;
+  read_qwen_sliding_window(json, source, model);
+  MoeSpec moe;
+  moe.num_experts = positive(json, "num_experts", source);
+  moe.top_k = positive(json, "num_experts_per_tok", source);
+  moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
+  check_top_k(moe, "num_experts_per_tok", source);
+  int64_t shared = nonnegative_or(json, "shared_expert_intermediate_size", 0, source);
+  if (shared > 0) {
+    moe.num_shared_experts = 1;
+    moe.shared_expert_ffn_hidden_size = shared;
+    model.notes.push_back(fmt::format(
+        "{}: the shared expert's sigmoid gate ({} parameters a layer) is not counted", source,
+        model.hidden_size));
+  }
+  read_qwen_moe_layers(json, source, model, moe);
+  model.moe = moe;
+}
+
+// OLMoE (OlmoeForCausalLM): the llama fields (intermediate_size is the expert width), every
+// layer MoE, and RMSNorms on the query and key projections. OLMoE normalizes each projection
+// whole (hidden_size and the key width) where ppsim's qk_norm normalizes per head: the same
+// elementwise pass, hidden_size + key width - 2 x head_dim more parameters a layer (not
+// counted); clip_qkv clamps in place (not priced).
+void read_olmoe(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  read_llama_like(json, source, model);
+  refuse_attention_bias(json, source);
+  model.qk_norm = true;
+  MoeSpec moe;
+  moe.num_experts = positive(json, "num_experts", source);
+  moe.top_k = positive(json, "num_experts_per_tok", source);
+  moe.expert_ffn_hidden_size = model.ffn_hidden_size;
+  check_top_k(moe, "num_experts_per_tok", source);
+  model.moe = moe;
+  model.notes.push_back(fmt::format(
+      "{}: OLMoE's whole-projection query/key norms are priced as per-head norms ({} "
+      "parameters a layer not counted)",
+      source, model.hidden_size + model.kv_width() - 2 * model.head_dim));
 }
 
 // GPT-OSS: every layer MoE with biased experts and router, biased attention, alternating
@@ -433,10 +516,17 @@ ModelSpec parse_hf_config(const nlohmann::json& json, const std::string& source,
       check_top_k(moe, "num_experts_per_tok", source);
       model.moe = moe;
     }
-  } else if (type == "deepseek_v3" || type == "kimi_k2") {
+  } else if (type == "deepseek_v3" || type == "kimi_k2" || type == "deepseek_v2") {
     // Kimi K2 is DeepSeek-V3's architecture with its own sizes (Moonshot AI's config.json
-    // keeps DeepseekV3ForCausalLM and the same keys under model_type kimi_k2).
+    // keeps DeepseekV3ForCausalLM and the same keys under model_type kimi_k2); DeepSeek-V2
+    // has the same keys without MTP.
     read_deepseek_v3(json, source, model);
+  } else if (type == "glm4_moe") {
+    read_glm4_moe(json, source, model);
+  } else if (type == "qwen2_moe") {
+    read_qwen2_moe(json, source, model);
+  } else if (type == "olmoe") {
+    read_olmoe(json, source, model);
   } else if (type == "qwen3" || type == "qwen3_moe") {
     read_qwen3(json, source, type == "qwen3_moe", model);
   } else if (type == "gpt_oss") {

@@ -1,9 +1,10 @@
 // Reads a HuggingFace transformers config.json as a ModelSpec.
 //
 // Supported model_type values (or, without model_type, the architectures[0] prefix:
-// LlamaForCausalLM, MistralFor..., MixtralFor..., Qwen2For..., GPT2..., GPTNeoX...,
-// DeepseekV3For..., Qwen3MoeFor..., Qwen3For..., GptOssFor..., Gemma2For...,
-// Gemma3ForConditionalGeneration, Gemma3For... (text), Phi3For...) and the fields read:
+// LlamaForCausalLM, MistralFor..., MixtralFor..., Qwen2MoeFor..., Qwen2For..., GPT2...,
+// GPTNeoX..., DeepseekV2For..., DeepseekV3For..., Qwen3MoeFor..., Qwen3For..., GptOssFor...,
+// Glm4MoeFor..., OlmoeFor..., Gemma2For..., Gemma3ForConditionalGeneration, Gemma3For...
+// (text), Phi3For...) and the fields read:
 //   llama, mistral, qwen2, mixtral: num_hidden_layers, hidden_size, intermediate_size,
 //     num_attention_heads, num_key_value_heads (default = heads), vocab_size, head_dim,
 //     tie_word_embeddings (default false), hidden_act (silu -> swiglu); mixtral adds
@@ -29,8 +30,22 @@
 //     n_routed_experts (null = dense), num_experts_per_tok, moe_intermediate_size,
 //     n_shared_experts, first_k_dense_replace, moe_layer_freq; num_nextn_predict_layers (MTP).
 //     The router's score-correction bias (E per MoE layer) is not counted.
-//   kimi_k2 (Moonshot AI's Kimi K2: model_type kimi_k2, or KimiK2ForCausalLM): read as
-//     deepseek_v3, whose architecture and keys it keeps.
+//   kimi_k2 (Moonshot AI's Kimi K2: model_type kimi_k2, or KimiK2ForCausalLM) and deepseek_v2
+//     (DeepseekV2ForCausalLM: DeepSeek-V2, V2-Lite): read as deepseek_v3, whose keys they keep
+//     (V2 has no num_nextn_predict_layers: no MTP).
+//   qwen2_moe (Qwen2MoeForCausalLM: Qwen1.5-MoE, Qwen2-57B-A14B): the qwen2 fields (Q/K/V
+//     biases) plus num_experts, num_experts_per_tok, moe_intermediate_size, one shared expert
+//     of shared_expert_intermediate_size (0 or absent: none; its sigmoid gate, h parameters a
+//     layer, is not counted), decoder_sparse_step and mlp_only_layers as for qwen3_moe.
+//   glm4_moe (Glm4MoeForCausalLM: GLM-4.5, GLM-4.5-Air): the llama fields with head_dim;
+//     attention_bias puts biases on q, k and v only (qkv_bias; Glm4MoeAttention's o_proj has
+//     none); use_qk_norm is qk_norm; DeepSeek's MoE keys (n_routed_experts, n_shared_experts,
+//     moe_intermediate_size, first_k_dense_replace, n_group/topk_group) and
+//     num_nextn_predict_layers (MTP); partial_rotary_factor is priced as whole-head rotary
+//     (a note says so).
+//   olmoe (OlmoeForCausalLM): the llama fields (intermediate_size is the expert width) plus
+//     num_experts, num_experts_per_tok; its q/k norms over whole projections are priced as
+//     per-head qk_norm (a note gives the parameters not counted); clip_qkv is not priced.
 //   gpt_oss (GptOssForCausalLM): the llama fields (intermediate_size is the expert width)
 //     plus num_local_experts, num_experts_per_tok or experts_per_token, sliding_window and
 //     layer_types (every layer sliding, or every n-th layer full; default alternating);

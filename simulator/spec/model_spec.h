@@ -16,9 +16,9 @@
 // (default 10000; Megatron --rotary-base), "source" (a
 // citation string). "qkv_bias" (default false): the query, key and value projections carry
 // biases and nothing else does (Qwen2/Qwen2.5; Megatron --add-qkv-bias); with linear_bias true
-// it adds nothing. A HuggingFace config.json (Llama, Mistral, Mixtral, Qwen2/3, Gemma 2/3,
-// Phi-3, GPT-2, GPT-NeoX, DeepSeek-V3, GPT-OSS) is accepted wherever a model is; see
-// hf_config.h.
+// it adds nothing. A HuggingFace config.json (Llama, Mistral, Mixtral, Qwen2/3, Qwen2/3-MoE,
+// Gemma 2/3, Phi-3, GPT-2, GPT-NeoX, DeepSeek-V2/V3, Kimi K2, GLM-4.5, OLMoE, GPT-OSS) is
+// accepted wherever a model is; see hf_config.h.
 #pragma once
 
 #include <cstdint>

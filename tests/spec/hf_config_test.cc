@@ -4,6 +4,7 @@
 #include "simulator/spec/hf_config.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -80,9 +81,121 @@ TEST_CASE("HfConfig: MoE, MLA and Qwen3 configs import as their zoo models") {
   }
 }
 
+// Published totals (the model cards and papers), MTP layers excluded as the cards count them.
+TEST_CASE("HfConfig: DeepSeek-V2, Qwen2-MoE, GLM-4.5 and OLMoE import with their published size") {
+  struct Case {
+    const char* fixture;
+    double published_total;  // Parameters, MTP excluded.
+    double tolerance;        // Relative; the cards round to three or four figures.
+  };
+  // DeepSeek-V2 paper (arXiv 2405.04434): 236B and 15.7B (Lite); Qwen1.5-MoE-A2.7B and
+  // Qwen2-57B-A14B model cards: 14.3B and 57.4B; OLMoE paper (arXiv 2409.02060): 6.9B; GLM-4.5
+  // report (arXiv 2508.06471) table 1: 355B and 106B, rounded more loosely (the MTP layer of
+  // 4.0B and 2.4B is outside both; the cards' safetensors totals, 358B and 110B, include it).
+  for (const Case& c : {Case{"DeepSeek-V2", 236e9, 0.005}, Case{"DeepSeek-V2-Lite", 15.7e9, 0.005},
+                        Case{"Qwen1.5-MoE-A2.7B", 14.3e9, 0.005},
+                        Case{"Qwen2-57B-A14B", 57.4e9, 0.005},
+                        Case{"OLMoE-1B-7B-0924", 6.9e9, 0.005}, Case{"GLM-4.5", 355e9, 0.01},
+                        Case{"GLM-4.5-Air", 106e9, 0.01}}) {
+    INFO(c.fixture);
+    ModelSpec model = load_model_spec(testing::hf_fixture(c.fixture));
+    REQUIRE(model.moe.has_value());
+    ParameterCounts counts = count_parameters(model);
+    CHECK(std::abs(counts.total - counts.mtp - c.published_total) <=
+          c.tolerance * c.published_total);
+  }
+
+  // Hand-computed from the config (model_stats.h conventions): Qwen2-57B-A14B, 28 layers of
+  // GQA attention with q/k/v biases (h 3584, 28 heads, 4 key/value heads of 128), 64 experts of
+  // width 2560 (8 active) beside one shared expert of width 20480, untied embeddings.
+  ModelSpec qwen = load_model_spec(testing::hf_fixture("Qwen2-57B-A14B"));
+  {
+    const double h = 3584, q = 3584, kv = 512, vocab = 151936;
+    const double attention = h * (q + 2 * kv) + q * h + (q + 2 * kv);
+    const double expert = 3 * h * 2560, shared = 3 * h * 20480, router = h * 64;
+    const double outside = 2 * vocab * h + h;  // Embedding, output layer, final norm.
+    const double layer_fixed = attention + 2 * h + shared + router;
+    ParameterCounts counts = count_parameters(qwen);
+    CHECK(counts.total == 28 * (layer_fixed + 64 * expert) + outside);
+    CHECK(counts.active == 28 * (layer_fixed + 8 * expert) + outside);
+    CHECK(qwen.qkv_bias);
+    CHECK(qwen.moe->num_shared_experts == 1);
+    CHECK(qwen.moe->shared_width() == 20480);
+  }
+  // OLMoE: 16 layers of MHA (h 2048, 16 heads of 128) with query/key norms, 64 experts of width
+  // 1024, 8 active, no shared expert.
+  ModelSpec olmoe = load_model_spec(testing::hf_fixture("OLMoE-1B-7B-0924"));
+  {
+    const double h = 2048, vocab = 50304;
+    const double attention = 4 * h * h + 2 * 128;  // Per-head q/k norm gains.
+    const double expert = 3 * h * 1024, router = h * 64;
+    ParameterCounts counts = count_parameters(olmoe);
+    CHECK(counts.total == 16 * (attention + 2 * h + 64 * expert + router) + 2 * vocab * h + h);
+    CHECK(counts.active == 16 * (attention + 2 * h + 8 * expert + router) + 2 * vocab * h + h);
+    CHECK(olmoe.qk_norm);
+    CHECK(olmoe.moe->num_shared_experts == 0);
+  }
+  // GLM-4.5: q/k/v biases, per-head q/k norms (Air has none), three dense layers, one shared
+  // expert, one MTP layer; DeepSeek-V2: MLA, two shared experts, node-limited routing, no MTP.
+  ModelSpec glm = load_model_spec(testing::hf_fixture("GLM-4.5"));
+  CHECK(glm.qkv_bias);
+  CHECK(glm.qk_norm);
+  CHECK_FALSE(glm.linear_bias);
+  CHECK(glm.head_dim == 128);
+  CHECK(glm.mtp_layers == 1);
+  CHECK(glm.moe->first_k_dense == 3);
+  CHECK(glm.moe->num_shared_experts == 1);
+  CHECK(glm.moe->top_k == 8);
+  CHECK_FALSE(load_model_spec(testing::hf_fixture("GLM-4.5-Air")).qk_norm);
+  ModelSpec v2 = load_model_spec(testing::hf_fixture("DeepSeek-V2"));
+  REQUIRE(v2.mla.has_value());
+  CHECK(v2.mla->q_lora_rank == 1536);
+  CHECK(v2.mtp_layers == 0);
+  CHECK(v2.moe->num_shared_experts == 2);
+  CHECK(v2.moe->num_groups == 8);
+  CHECK(v2.moe->group_topk == 3);
+  CHECK(load_model_spec(testing::hf_fixture("DeepSeek-V2-Lite")).mla->q_lora_rank == 0);
+}
+
+TEST_CASE("HfConfig: Qwen2-MoE, GLM-4.5 and OLMoE shapes ppsim cannot express are clear errors") {
+  nlohmann::json qwen = testing::hf_fixture_json("Qwen1.5-MoE-A2.7B");
+  qwen["decoder_sparse_step"] = 2;
+  CHECK(testing::model_import_error(qwen).rfind("bad/config.json: /decoder_sparse_step: only 1",
+                                                0) == 0);
+  qwen = testing::hf_fixture_json("Qwen1.5-MoE-A2.7B");
+  qwen["mlp_only_layers"] = {3};
+  CHECK(testing::model_import_error(qwen).rfind(
+            "bad/config.json: /mlp_only_layers/0: dense layers other than a prefix", 0) == 0);
+  qwen = testing::hf_fixture_json("Qwen1.5-MoE-A2.7B");
+  qwen["shared_expert_intermediate_size"] = 0;  // No shared expert.
+  CHECK(parse_model_spec(qwen.dump(), "a/config.json").moe->num_shared_experts == 0);
+
+  nlohmann::json glm = testing::hf_fixture_json("GLM-4.5-Air");
+  glm["num_experts_per_tok"] = 129;
+  CHECK(testing::model_import_error(glm) ==
+        "bad/config.json: /num_experts_per_tok: num_experts_per_tok=129 exceeds the 128 routed "
+        "experts");
+  glm = testing::hf_fixture_json("GLM-4.5-Air");
+  glm["first_k_dense_replace"] = 47;
+  CHECK(testing::model_import_error(glm) ==
+        "bad/config.json: /first_k_dense_replace: first_k_dense_replace=47 exceeds "
+        "num_hidden_layers=46");
+
+  nlohmann::json olmoe = testing::hf_fixture_json("OLMoE-1B-7B-0924");
+  olmoe["attention_bias"] = true;
+  CHECK(testing::model_import_error(olmoe).rfind(
+            "bad/config.json: /attention_bias: attention-only biases", 0) == 0);
+  olmoe = testing::hf_fixture_json("OLMoE-1B-7B-0924");
+  olmoe.erase("num_experts");
+  CHECK(testing::model_import_error(olmoe) ==
+        "bad/config.json: /num_experts: required HuggingFace field is missing (expected a "
+        "positive integer)");
+}
+
 TEST_CASE("HfConfig: the architectures list alone selects the importer") {
   for (const char* name :
-       {"DeepSeek-V3", "Kimi-K2-Instruct", "Qwen3-30B-A3B", "Qwen3-8B", "gpt-oss-20b"}) {
+       {"DeepSeek-V3", "Kimi-K2-Instruct", "Qwen3-30B-A3B", "Qwen3-8B", "gpt-oss-20b",
+        "DeepSeek-V2-Lite", "Qwen1.5-MoE-A2.7B", "GLM-4.5-Air", "OLMoE-1B-7B-0924"}) {
     INFO(name);
     nlohmann::json json = testing::hf_fixture_json(name);
     ModelSpec with_type = parse_model_spec(json.dump(), "a/config.json");

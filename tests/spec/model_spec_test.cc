@@ -125,8 +125,9 @@ TEST_CASE("ModelSpec: HuggingFace configs give the published parameter counts") 
 TEST_CASE("ModelSpec: a HuggingFace config with an unsupported type is a clear error") {
   CHECK(error_of(R"({"model_type": "llamma", "hidden_size": 1})") ==
         "m.json: /model_type: unsupported model_type 'llamma'; ppsim reads llama, mistral, qwen2, "
-        "mixtral, gpt2, gpt_neox, deepseek_v3, kimi_k2, qwen3, qwen3_moe, gpt_oss, gemma2, "
-        "gemma3, gemma3_text, phi3 (did you mean 'llama'?)");
+        "mixtral, gpt2, gpt_neox, deepseek_v2, deepseek_v3, kimi_k2, qwen3, qwen3_moe, "
+        "qwen2_moe, glm4_moe, olmoe, gpt_oss, gemma2, gemma3, gemma3_text, phi3 (did you mean "
+        "'llama'?)");
   CHECK(error_of(R"({"model_type": "llama", "hidden_size": 1})") ==
         "m.json: /num_hidden_layers: required HuggingFace field is missing (expected a positive "
         "integer)");
