@@ -46,12 +46,22 @@ std::string megatron_layout(const std::vector<int64_t>& virtual_stage_layers, in
   return layout;
 }
 
-// --moe-layer-freq: an integer N (layer i is MoE when i % N == 0) or, with dense layers first, a
-// Python list expression of 1 (MoE) and 0 (dense) per layer, run-length coded: "([0]*3+[1]*58)"
-// (arguments.py moe_freq_type). "" when every layer is MoE (Megatron's default 1).
+// --moe-layer-freq: an integer N (layer i is MoE when i % N == 0) or, with dense layers first or
+// MoE layers at another offset in each group, a Python list expression of 1 (MoE) and 0 (dense)
+// per layer, run-length coded: "([0]*3+[1]*58)", "([0]*1+[1]*1+...)" (arguments.py
+// moe_freq_type). "" when every layer is MoE (Megatron's default 1).
 std::string megatron_moe_layer_freq(const ModelSpec& model) {
-  if (model.moe->first_k_dense == 0) {
-    return model.moe->every_n_layers == 1 ? "" : std::to_string(model.moe->every_n_layers);
+  const MoeSpec& moe = *model.moe;
+  if (moe.first_k_dense == 0 && moe.layer_offset == 0) {
+    return moe.every_n_layers == 1 ? "" : std::to_string(moe.every_n_layers);
+  }
+  // One group repeated, when the groups tile the layers: Llama 4 Maverick's "([0,1]*24)".
+  if (moe.first_k_dense == 0 && model.num_layers % moe.every_n_layers == 0) {
+    std::string group;
+    for (int64_t i = 0; i < moe.every_n_layers; ++i) {
+      group += fmt::format("{}{}", i ? "," : "", i == moe.layer_offset ? 1 : 0);
+    }
+    return fmt::format("\"([{}]*{})\"", group, model.num_layers / moe.every_n_layers);
   }
   std::string pattern;
   for (int64_t start = 0; start < model.num_layers;) {

@@ -54,9 +54,11 @@ std::string inspect_report_text(const ModelSpec& model, const OpShape& shape) {
                      model.norm == Norm::kRmsNorm ? "rmsnorm" : "layernorm",
                      model.tied_embeddings ? ", tied embeddings" : "");
   if (model.moe) {
-    out += fmt::format("# moe: {} experts, top {}, expert ffn {}, every {} layer(s)\n",
+    out += fmt::format("# moe: {} experts, top {}, expert ffn {}, every {} layer(s), {} MoE "
+                       "layers\n",
                        model.moe->num_experts, model.moe->top_k,
-                       model.moe->expert_ffn_hidden_size, model.moe->every_n_layers);
+                       model.moe->expert_ffn_hidden_size, model.moe->every_n_layers,
+                       model.num_moe_layers());
   }
   out += fmt::format("parameters          {:>14.0f}  ({})\n", counts.total,
                      human_count(counts.total));
@@ -109,7 +111,9 @@ std::string inspect_report_json(const ModelSpec& model, const OpShape& shape) {
     model_shape["moe"] = {{"num_experts", model.moe->num_experts},
                           {"top_k", model.moe->top_k},
                           {"expert_ffn_hidden_size", model.moe->expert_ffn_hidden_size},
-                          {"every_n_layers", model.moe->every_n_layers}};
+                          {"every_n_layers", model.moe->every_n_layers},
+                          {"layer_offset", model.moe->layer_offset},
+                          {"moe_layers", model.num_moe_layers()}};
   }
   json["shape"] = model_shape;
   json["parameters"] = counts.total;

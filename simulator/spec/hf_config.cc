@@ -15,8 +15,8 @@ const std::vector<std::string> kLlamaLike = {"llama", "mistral", "qwen2", "mixtr
 const std::vector<std::string> kSupported = {
     "llama",     "mistral",     "qwen2",   "mixtral",  "gpt2",   "gpt_neox",
     "deepseek_v2", "deepseek_v3", "kimi_k2", "qwen3",    "qwen3_moe", "qwen2_moe",
-    "glm4_moe",  "olmoe",       "gpt_oss", "gemma2",   "gemma3", "gemma3_text",
-    "phi3"};
+    "glm4_moe",  "olmoe",       "llama4",  "llama4_text", "gpt_oss", "gemma2",
+    "gemma3",    "gemma3_text", "phi3"};
 
 // The sequence length a config without a recorded pre-training length defaults to: 4,096, the
 // pre-training context of Llama 2 (Touvron et al. 2023, section 2.2) and the common short
@@ -69,6 +69,8 @@ std::string model_type(const nlohmann::json& json, const std::string& source) {
   if (json.contains("architectures") && json["architectures"].is_array() &&
       !json["architectures"].empty() && json["architectures"][0].is_string()) {
     std::string arch = json["architectures"][0].get<std::string>();
+    if (arch == "Llama4ForConditionalGeneration") return "llama4";
+    if (arch.rfind("Llama4For", 0) == 0) return "llama4_text";
     if (arch.rfind("Llama", 0) == 0) return "llama";
     if (arch.rfind("Mistral", 0) == 0) return "mistral";
     if (arch.rfind("Mixtral", 0) == 0) return "mixtral";
@@ -163,6 +165,29 @@ void refuse_attention_bias(const nlohmann::json& json, const std::string& source
   }
 }
 
+// The period of a per-layer full-attention mask (key names the array in errors): ppsim keeps
+// every n-th layer (index % n == n - 1) full and windows the rest; 0 when none is full; nullopt
+// when every layer is. Any other mix is an InputError naming the first layer that breaks it.
+std::optional<int64_t> periodic_full_layers(const std::vector<bool>& full,
+                                            const std::string& source, const std::string& key) {
+  const int64_t layers = static_cast<int64_t>(full.size());
+  if (std::count(full.begin(), full.end(), true) == layers) return std::nullopt;
+  // The period n: the first full layer is n - 1; with none, every layer is windowed (n = 0).
+  auto first_full = std::find(full.begin(), full.end(), true);
+  int64_t pattern = first_full == full.end() ? 0 : (first_full - full.begin()) + 1;
+  for (int64_t i = 0; i < layers; ++i) {
+    bool expected = pattern > 0 && i % pattern == pattern - 1;
+    if (full[i] != expected) {
+      throw InputError(source, fmt::format("/{}/{}", key, i),
+                       fmt::format("this layer mix cannot be expressed: ppsim windows every "
+                                   "layer or keeps every n-th layer full (here n = {}), and "
+                                   "layer {} breaks that",
+                                   pattern, i));
+    }
+  }
+  return pattern;
+}
+
 // Sliding-window attention from "sliding_window" and the per-layer "layer_types"
 // ("sliding_attention" / "full_attention"). ppsim expresses every layer sliding, or every n-th
 // layer (index % n == n - 1) full and the rest sliding; `default_pattern` applies when the
@@ -191,22 +216,10 @@ void read_sliding_window(const nlohmann::json& json, const std::string& source,
     }
     full.push_back(type == "full_attention");
   }
-  if (std::count(full.begin(), full.end(), true) == model.num_layers) return;
-  // The period n: the first full layer is n - 1; with none, every layer slides (n = 0).
-  auto first_full = std::find(full.begin(), full.end(), true);
-  int64_t pattern = first_full == full.end() ? 0 : (first_full - full.begin()) + 1;
-  for (int64_t i = 0; i < model.num_layers; ++i) {
-    bool expected = pattern > 0 && i % pattern == pattern - 1;
-    if (full[i] != expected) {
-      throw InputError(source, fmt::format("/layer_types/{}", i),
-                       fmt::format("this layer mix cannot be expressed: ppsim slides every layer "
-                                   "or keeps every n-th layer full (here n = {}), and layer {} "
-                                   "breaks that",
-                                   pattern, i));
-    }
-  }
+  std::optional<int64_t> pattern = periodic_full_layers(full, source, "layer_types");
+  if (!pattern) return;
   model.sliding_window = window;
-  model.sliding_window_pattern = pattern;
+  model.sliding_window_pattern = *pattern;
 }
 
 // Mistral and Phi-3: one window on every layer ("sliding_window", null or absent = none).
@@ -360,17 +373,13 @@ void read_glm4_moe(const nlohmann::json& json, const std::string& source, ModelS
   }
 }
 
-// Qwen's MoE layer placement (Qwen2-MoE and Qwen3-MoE): every layer (decoder_sparse_step 1)
-// past a dense prefix (mlp_only_layers = [0, ..., k-1]).
+// Qwen's MoE layer placement (Qwen2-MoE and Qwen3-MoE): the last layer of every
+// decoder_sparse_step (transformers: (i + 1) % n == 0, ppsim's every_n_layers n with
+// layer_offset n - 1), past a dense prefix (mlp_only_layers = [0, ..., k-1]).
 void read_qwen_moe_layers(const nlohmann::json& json, const std::string& source,
                           const ModelSpec& model, MoeSpec& moe) {
-  // transformers: layer i is MoE when (i + 1) % decoder_sparse_step == 0, i.e. the last of
-  // each group; ppsim's every_n_layers makes the first of each group MoE instead.
-  if (positive_or(json, "decoder_sparse_step", 1, source) != 1) {
-    throw InputError(source, "/decoder_sparse_step",
-                     "only 1 (every layer MoE) can be expressed: ppsim places MoE layers at "
-                     "i % n == 0, transformers at (i + 1) % n == 0");
-  }
+  moe.every_n_layers = positive_or(json, "decoder_sparse_step", 1, source);
+  moe.layer_offset = moe.every_n_layers - 1;
   if (!json.contains("mlp_only_layers") || json["mlp_only_layers"].is_null()) return;
   const nlohmann::json& dense = json["mlp_only_layers"];
   if (!dense.is_array()) {
@@ -485,6 +494,101 @@ void read_gpt_oss(const nlohmann::json& json, const std::string& source, ModelSp
   read_sliding_window(json, source, /*default_pattern=*/2, model);
 }
 
+// Llama 4 (Llama4ForCausalLM, or Llama4ForConditionalGeneration's text_config): grouped-query
+// attention, dense layers of intermediate_size_mlp, MoE layers of num_local_experts routed
+// experts of intermediate_size beside one shared expert of the same width (Llama4TextMoe), on
+// the last layer of every interleave_moe_layer_step (transformers' moe_layers, checked when
+// given). The RoPE layers attend within chunks of attention_chunk_size and every
+// no_rope_layer_interval-th layer (no_rope_layers 0, NoPE) attends globally: the chunks are
+// priced as a sliding window of the chunk size, exact up to one chunk of tokens (the
+// pre-training length, 8,192) and 1.5x chunked attention's FLOPs at two chunks (a note).
+// use_qk_norm's L2 norms carry no weights (ppsim counts 2 x head_dim a layer).
+void read_llama4(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  read_llama_like(json, source, model);
+  refuse_attention_bias(json, source);
+  model.ffn_hidden_size = positive(json, "intermediate_size_mlp", source);
+  model.qk_norm = bool_or(json, "use_qk_norm", false, source);
+  MoeSpec moe;
+  moe.num_experts = positive(json, "num_local_experts", source);
+  moe.top_k = positive(json, "num_experts_per_tok", source);
+  moe.expert_ffn_hidden_size = positive(json, "intermediate_size", source);
+  moe.num_shared_experts = 1;
+  moe.every_n_layers = positive_or(json, "interleave_moe_layer_step", 1, source);
+  moe.layer_offset = moe.every_n_layers - 1;
+  check_top_k(moe, "num_experts_per_tok", source);
+  model.moe = moe;
+  if (json.contains("moe_layers") && !json["moe_layers"].is_null()) {
+    const nlohmann::json& layers = json["moe_layers"];
+    if (!layers.is_array()) {
+      throw InputError(source, "/moe_layers",
+                       "expected an array of layer indices, got " + describe_json_type(layers));
+    }
+    std::vector<bool> listed(model.num_layers, false);
+    for (size_t i = 0; i < layers.size(); ++i) {
+      std::string path = fmt::format("/moe_layers/{}", i);
+      listed[json_element_int(layers[i], source, path, 0, model.num_layers - 1)] = true;
+    }
+    for (int64_t i = 0; i < model.num_layers; ++i) {
+      if (listed[i] != model.is_moe_layer(i)) {
+        throw InputError(source, "/moe_layers",
+                         fmt::format("layer {} is {}listed, but interleave_moe_layer_step {} "
+                                     "makes the last layer of each group of {} MoE; ppsim "
+                                     "expresses only that pattern",
+                                     i, listed[i] ? "" : "not ", moe.every_n_layers,
+                                     moe.every_n_layers));
+      }
+    }
+  }
+  const int64_t chunk = nonnegative_or(json, "attention_chunk_size", 0, source);
+  if (chunk == 0) return;
+  std::vector<bool> global(model.num_layers);
+  if (json.contains("no_rope_layers") && !json["no_rope_layers"].is_null()) {
+    const nlohmann::json& rope = json["no_rope_layers"];
+    if (!rope.is_array() || static_cast<int64_t>(rope.size()) != model.num_layers) {
+      throw InputError(source, "/no_rope_layers",
+                       fmt::format("expected an array of {} flags (num_hidden_layers): 1 for a "
+                                   "RoPE (chunked) layer, 0 for a NoPE (global) one",
+                                   model.num_layers));
+    }
+    for (int64_t i = 0; i < model.num_layers; ++i) {
+      global[i] =
+          json_element_int(rope[i], source, fmt::format("/no_rope_layers/{}", i), 0, 1) == 0;
+    }
+  } else {
+    const int64_t interval = positive_or(json, "no_rope_layer_interval", 4, source);
+    for (int64_t i = 0; i < model.num_layers; ++i) global[i] = (i + 1) % interval == 0;
+  }
+  std::optional<int64_t> pattern = periodic_full_layers(global, source, "no_rope_layers");
+  if (!pattern) return;
+  model.sliding_window = chunk;
+  model.sliding_window_pattern = *pattern;
+  model.notes.push_back(fmt::format(
+      "{}: chunked attention (chunks of {} tokens) is priced as a sliding window of {}: exact "
+      "up to {} tokens, 1.5x chunked attention's FLOPs at twice that",
+      source, chunk, chunk, chunk));
+}
+
+// A multimodal config's language model (text_config): `read` fills `model` from it, and errors
+// name /text_config/... . The vision tower is not simulated (a note says so).
+template <typename Reader>
+void read_text_config(const nlohmann::json& json, const std::string& source,
+                      const std::string& family, ModelSpec& model, Reader read) {
+  if (!json.contains("text_config") || !json["text_config"].is_object()) {
+    throw InputError(source, "/text_config",
+                     fmt::format("expected the language model's config object ({} multimodal)",
+                                 family));
+  }
+  try {
+    read(json["text_config"]);
+  } catch (const InputError& error) {
+    throw InputError(error.source(), "/text_config" + error.json_path(), error.message());
+  }
+  model.notes.push_back(fmt::format(
+      "{}: {} multimodal: the text model (text_config) is simulated; the vision tower "
+      "(vision_config) and its projector are not",
+      source, family));
+}
+
 }  // namespace
 
 bool is_hf_config(const nlohmann::json& json) {
@@ -545,20 +649,15 @@ ModelSpec parse_hf_config(const nlohmann::json& json, const std::string& source,
     } else {
       // Gemma3ForConditionalGeneration: the language model is text_config; the SigLIP vision
       // tower and the projector are not simulated.
-      if (!json.contains("text_config") || !json["text_config"].is_object()) {
-        throw InputError(source, "/text_config",
-                         "expected the language model's config object (Gemma 3 multimodal)");
-      }
-      try {
-        read_gemma(json["text_config"], source, /*gemma3=*/true, defaults, model);
-      } catch (const InputError& error) {
-        throw InputError(error.source(), "/text_config" + error.json_path(), error.message());
-      }
-      model.notes.push_back(fmt::format(
-          "{}: Gemma 3 multimodal: the text model (text_config) is simulated; the vision tower "
-          "(vision_config) and its projector are not",
-          source));
+      read_text_config(json, source, "Gemma 3", model, [&](const nlohmann::json& text) {
+        read_gemma(text, source, /*gemma3=*/true, defaults, model);
+      });
     }
+  } else if (type == "llama4_text") {
+    read_llama4(json, source, model);
+  } else if (type == "llama4") {
+    read_text_config(json, source, "Llama 4", model,
+                     [&](const nlohmann::json& text) { read_llama4(text, source, model); });
   } else if (type == "phi3") {
     read_phi3(json, source, model);
   } else if (type == "gpt2") {

@@ -22,8 +22,9 @@
 //     true is refused (ppsim's linear_bias also adds MLP biases); use_sliding_window is read
 //     with max_window_layers (all layers or none; a partial range is refused).
 //   qwen3_moe (Qwen3MoeForCausalLM): qwen3 plus num_experts, num_experts_per_tok,
-//     moe_intermediate_size (intermediate_size is the dense width), decoder_sparse_step (only
-//     1 is expressible) and mlp_only_layers (only a prefix [0..k-1], read as first_k_dense k).
+//     moe_intermediate_size (intermediate_size is the dense width), decoder_sparse_step n (the
+//     last layer of each group of n is MoE: every_n_layers n, layer_offset n - 1) and
+//     mlp_only_layers (only a prefix [0..k-1], read as first_k_dense k).
 //   deepseek_v3 (DeepseekV3ForCausalLM): the llama fields (intermediate_size is the dense
 //     width; num_key_value_heads must equal the heads) plus MLA q_lora_rank (null = full
 //     query), kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim; MoE
@@ -46,6 +47,15 @@
 //   olmoe (OlmoeForCausalLM): the llama fields (intermediate_size is the expert width) plus
 //     num_experts, num_experts_per_tok; its q/k norms over whole projections are priced as
 //     per-head qk_norm (a note gives the parameters not counted); clip_qkv is not priced.
+//   llama4_text (Llama4ForCausalLM) and llama4 (Llama4ForConditionalGeneration, whose
+//     text_config is read; errors name /text_config/...; the vision tower is not simulated):
+//     the llama fields with intermediate_size_mlp the dense width, num_local_experts and
+//     num_experts_per_tok routed experts of intermediate_size beside one shared expert of that
+//     width, interleave_moe_layer_step n (the last layer of each group of n is MoE; moe_layers,
+//     when given, must list exactly those), use_qk_norm (weightless L2 norms, priced as
+//     qk_norm), and attention_chunk_size on the RoPE layers (no_rope_layers 1; default every
+//     no_rope_layer_interval-th layer, 4, is NoPE and global), priced as a sliding window of
+//     the chunk (exact up to one chunk of tokens; a note says so).
 //   gpt_oss (GptOssForCausalLM): the llama fields (intermediate_size is the expert width)
 //     plus num_local_experts, num_experts_per_tok or experts_per_token, sliding_window and
 //     layer_types (every layer sliding, or every n-th layer full; default alternating);

@@ -65,6 +65,7 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
     moe.expert_ffn_hidden_size =
         moe_reader->required_int("expert_ffn_hidden_size", 1, kMaxDimension);
     moe.every_n_layers = moe_reader->optional_int("every_n_layers", 1, kMaxDimension).value_or(1);
+    moe.layer_offset = moe_reader->optional_int("layer_offset", 0, kMaxDimension).value_or(0);
     moe.num_shared_experts =
         moe_reader->optional_int("num_shared_experts", 0, kMaxDimension).value_or(0);
     moe.shared_expert_ffn_hidden_size =
@@ -84,6 +85,12 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
                        fmt::format("imbalance {} exceeds num_experts={} (the busiest expert cannot "
                                    "take more than every token)",
                                    moe.imbalance, moe.num_experts));
+    }
+    if (moe.layer_offset >= moe.every_n_layers) {
+      moe_reader->fail("layer_offset",
+                       fmt::format("layer_offset={} must be below every_n_layers={} (which layer "
+                                   "of each group of {} is MoE, from 0)",
+                                   moe.layer_offset, moe.every_n_layers, moe.every_n_layers));
     }
     if (moe.first_k_dense > model.num_layers) {
       moe_reader->fail("first_k_dense", fmt::format("first_k_dense={} exceeds num_layers={}",
@@ -158,8 +165,9 @@ ModelSpec parse_ppsim_model_json(const nlohmann::json& json, const std::string& 
 }
 
 int64_t ModelSpec::num_moe_layers() const {
-  if (!moe) return 0;
-  return (num_layers + moe->every_n_layers - 1) / moe->every_n_layers;
+  int64_t count = 0;
+  for (int64_t i = 0; i < num_layers; ++i) count += is_moe_layer(i) ? 1 : 0;
+  return count;
 }
 
 void validate_model_spec(const ModelSpec& model, const std::string& source) {

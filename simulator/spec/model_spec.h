@@ -5,7 +5,7 @@
 //    "num_kv_heads", "vocab_size", "seq_length", "activation": "swiglu|geglu|gelu",
 //    "norm": "rmsnorm|layernorm", "tied_embeddings": bool,
 //    "moe": {"num_experts", "top_k", "expert_ffn_hidden_size", "every_n_layers"?,
-//            "num_shared_experts"?, "shared_expert_ffn_hidden_size"?, "first_k_dense"?,
+//            "layer_offset"?, "num_shared_experts"?, "shared_expert_ffn_hidden_size"?, "first_k_dense"?,
 //            "imbalance"?, "capacity_factor"?}?,
 //    "mla": {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
 //            "v_head_dim"}?, "mtp_layers"?, "qk_norm"?, "qkv_bias"?, "sliding_window"?,
@@ -52,7 +52,11 @@ struct MoeSpec {
   int64_t top_k = 0;                   // Experts each token is routed to. Required, 1..num_experts.
   int64_t expert_ffn_hidden_size = 0;  // Width of one expert's MLP. Required.
   int64_t every_n_layers = 1;          // Layer i (past first_k_dense) is MoE when
-                                       // i % every_n_layers == 0. Default 1.
+                                       // i % every_n_layers == layer_offset. Default 1.
+  // Which layer of each every_n_layers group is MoE, 0..every_n_layers-1. Default 0 (the
+  // first; Megatron's integer --moe-layer-freq). HuggingFace's Qwen decoder_sparse_step and
+  // Llama 4's interleave_moe_layer_step n make the last of each group MoE: n - 1.
+  int64_t layer_offset = 0;
   int64_t num_shared_experts = 0;      // Experts every token passes through. Default 0.
   int64_t shared_expert_ffn_hidden_size = 0;  // Width of one shared expert; default
                                               // expert_ffn_hidden_size.
@@ -133,7 +137,8 @@ struct ModelSpec {
   bool is_moe() const { return moe.has_value(); }
   // True when layer `index` (0-based) has an MoE feed-forward block.
   bool is_moe_layer(int64_t index) const {
-    return moe && index >= moe->first_k_dense && index % moe->every_n_layers == 0;
+    return moe && index >= moe->first_k_dense &&
+           index % moe->every_n_layers == moe->layer_offset;
   }
   // Keys each query of layer `index` may attend to at most (the window), or 0 for all.
   int64_t attention_window(int64_t index) const {

@@ -776,6 +776,19 @@ TEST_CASE("Megatron export: MoE, MLA and MTP flags") {
     CHECK(args.count("--moe-layer-freq") == 0);
     CHECK(args_of(qwen, "PARALLEL_ARGS").count("--expert-tensor-parallel-size") == 0);
   }
+  SECTION("MoE on the last layer of each group: Megatron's per-layer list") {
+    // Llama 4 Maverick: layers 1, 3, ..., 47 MoE (interleave_moe_layer_step 2).
+    std::string text =
+        export_inline(LauncherFormat::kMegatron,
+                      "tests/data/hf/Llama-4-Maverick-17B-128E/config.json", "dgx-h100:16",
+                      "tp=8,pp=4,dp=4,ep=32,etp=1,mbs=1,gbs=128,sequence_parallel=true")
+            .text;
+    auto args = args_of(text, "MODEL_ARGS");
+    CHECK(args.at("--moe-layer-freq") == "\"([0,1]*24)\"");
+    CHECK(args.at("--moe-shared-expert-intermediate-size") == "8192");
+    CHECK(args.at("--ffn-hidden-size") == "16384");
+    CHECK(args.at("--moe-ffn-hidden-size") == "8192");
+  }
   SECTION("DeepEP and HybridEP: the flex dispatcher; DeepSeek-V3's node-limited routing") {
     for (const char* backend : {"deepep", "hybridep"}) {
       INFO(backend);

@@ -157,11 +157,67 @@ TEST_CASE("HfConfig: DeepSeek-V2, Qwen2-MoE, GLM-4.5 and OLMoE import with their
   CHECK(load_model_spec(testing::hf_fixture("DeepSeek-V2-Lite")).mla->q_lora_rank == 0);
 }
 
+TEST_CASE("HfConfig: Llama 4 Scout and Maverick: shared experts, interleaved MoE, chunks") {
+  // Meta's model cards: 109B and 400B total with the vision tower (about 0.85B, not simulated),
+  // 17B active; the text models' 48 layers of 5,120.
+  ModelSpec scout = load_model_spec(testing::hf_fixture("Llama-4-Scout-17B-16E"));
+  ModelSpec maverick = load_model_spec(testing::hf_fixture("Llama-4-Maverick-17B-128E"));
+  CHECK(std::abs(count_parameters(scout).total - 109e9) <= 0.015 * 109e9);
+  CHECK(std::abs(count_parameters(maverick).total - 400e9) <= 0.015 * 400e9);
+  for (const ModelSpec* model : {&scout, &maverick}) {
+    CHECK(std::abs(count_parameters(*model).active - 17e9) <= 0.02 * 17e9);
+    CHECK(model->moe->num_shared_experts == 1);
+    CHECK(model->moe->shared_width() == 8192);
+    CHECK(model->ffn_hidden_size == 16384);
+    // Every fourth layer (NoPE) global, the others in chunks of 8,192.
+    CHECK(model->attention_window(0) == 8192);
+    CHECK(model->attention_window(3) == 0);
+  }
+  CHECK(scout.seq_length == 8192);  // rope_scaling's original context.
+  CHECK(scout.qk_norm);
+  CHECK(scout.num_moe_layers() == 48);
+  CHECK_FALSE(maverick.qk_norm);
+  CHECK_FALSE(maverick.is_moe_layer(0));
+  CHECK(maverick.is_moe_layer(1));
+  CHECK(maverick.num_moe_layers() == 24);
+  // Maverick by hand: 24 dense layers (MLP 16,384), 24 MoE layers (128 experts of 8,192, one
+  // active, a shared expert of 8,192, the router), GQA 40/8 heads of 128, untied embeddings.
+  const double h = 5120, vocab = 202048;
+  const double attention = h * (5120 + 2 * 1024) + 5120 * h;
+  const double dense = 3 * h * 16384, expert = 3 * h * 8192, router = h * 128;
+  const double outside = 2 * vocab * h + h;
+  ParameterCounts counts = count_parameters(maverick);
+  CHECK(counts.total ==
+        48 * (attention + 2 * h) + 24 * dense + 24 * (129 * expert + router) + outside);
+  CHECK(counts.active ==
+        48 * (attention + 2 * h) + 24 * dense + 24 * (2 * expert + router) + outside);
+
+  // A moe_layers list that is not the interleave pattern, and a layer mix ppsim cannot window.
+  nlohmann::json json = testing::hf_fixture_json("Llama-4-Maverick-17B-128E");
+  json["text_config"]["moe_layers"][0] = 0;
+  CHECK(testing::model_import_error(json) ==
+        "bad/config.json: /text_config/moe_layers: layer 0 is listed, but "
+        "interleave_moe_layer_step 2 makes the last layer of each group of 2 MoE; ppsim "
+        "expresses only that pattern");
+  json = testing::hf_fixture_json("Llama-4-Maverick-17B-128E");
+  json["text_config"]["no_rope_layers"][5] = 0;
+  CHECK(testing::model_import_error(json).rfind(
+            "bad/config.json: /text_config/no_rope_layers/5: this layer mix cannot be expressed",
+            0) == 0);
+  // Llama4ForCausalLM: the text config alone; without no_rope_layers every fourth is NoPE.
+  nlohmann::json text = testing::hf_fixture_json("Llama-4-Scout-17B-16E")["text_config"];
+  text["architectures"] = {"Llama4ForCausalLM"};
+  text.erase("model_type");
+  text.erase("no_rope_layers");
+  ModelSpec text_only = parse_model_spec(text.dump(), "a/config.json");
+  check_same_shape(text_only, scout);
+}
+
 TEST_CASE("HfConfig: Qwen2-MoE, GLM-4.5 and OLMoE shapes ppsim cannot express are clear errors") {
   nlohmann::json qwen = testing::hf_fixture_json("Qwen1.5-MoE-A2.7B");
-  qwen["decoder_sparse_step"] = 2;
-  CHECK(testing::model_import_error(qwen).rfind("bad/config.json: /decoder_sparse_step: only 1",
-                                                0) == 0);
+  qwen["decoder_sparse_step"] = 0;
+  CHECK(testing::model_import_error(qwen).rfind("bad/config.json: /decoder_sparse_step: ", 0) ==
+        0);
   qwen = testing::hf_fixture_json("Qwen1.5-MoE-A2.7B");
   qwen["mlp_only_layers"] = {3};
   CHECK(testing::model_import_error(qwen).rfind(
@@ -230,6 +286,30 @@ TEST_CASE("HfConfig: GPT-OSS reads experts_per_token and the sliding layer types
   CHECK(parse_model_spec(json.dump(), "a/config.json").sliding_window == 0);
 }
 
+TEST_CASE("HfConfig: Qwen's decoder_sparse_step makes the last layer of each group MoE") {
+  // transformers' Qwen2MoeDecoderLayer / Qwen3MoeDecoderLayer: layer i is sparse when
+  // (i + 1) % decoder_sparse_step == 0 and i is not in mlp_only_layers.
+  nlohmann::json json = testing::hf_fixture_json("Qwen3-30B-A3B");
+  json["decoder_sparse_step"] = 3;
+  json["mlp_only_layers"] = {0, 1, 2, 3};
+  ModelSpec model = parse_model_spec(json.dump(), "a/config.json");
+  CHECK(model.moe->every_n_layers == 3);
+  CHECK(model.moe->layer_offset == 2);
+  for (int64_t i = 0; i < model.num_layers; ++i) {
+    INFO("layer " << i);
+    CHECK(model.is_moe_layer(i) == (i >= 4 && (i + 1) % 3 == 0));
+  }
+  CHECK(model.num_moe_layers() == 15);  // Layers 5, 8, ..., 47.
+  // Half the layers MoE: half the routed experts' parameters of every-layer MoE.
+  json["decoder_sparse_step"] = 2;
+  json["mlp_only_layers"] = nlohmann::json::array();
+  ModelSpec every_other = parse_model_spec(json.dump(), "a/config.json");
+  ModelSpec every = load_model_spec(testing::hf_fixture("Qwen3-30B-A3B"));
+  const double dense_mlp = 3.0 * 2048 * 6144, moe_mlp = 128 * 3.0 * 2048 * 768 + 2048.0 * 128;
+  CHECK(count_parameters(every).total - count_parameters(every_other).total ==
+        24 * (moe_mlp - dense_mlp));
+}
+
 TEST_CASE("HfConfig: a Qwen3-MoE dense prefix in mlp_only_layers is first_k_dense") {
   nlohmann::json json = testing::hf_fixture_json("Qwen3-30B-A3B");
   json["mlp_only_layers"] = {0, 1};
@@ -277,9 +357,9 @@ TEST_CASE("HfConfig: shapes ppsim cannot express are clear errors naming file an
         "bad/config.json: /mlp_only_layers/1: dense layers other than a prefix [0, 1, ..., k-1] "
         "cannot be expressed (ppsim's first_k_dense); write a ppsim model file instead");
   qwen = testing::hf_fixture_json("Qwen3-30B-A3B");
-  qwen["decoder_sparse_step"] = 2;
-  CHECK(testing::model_import_error(qwen).rfind("bad/config.json: /decoder_sparse_step: only 1",
-                                                0) == 0);
+  qwen["attention_bias"] = true;
+  CHECK(testing::model_import_error(qwen).rfind(
+            "bad/config.json: /attention_bias: attention-only biases", 0) == 0);
   qwen = testing::hf_fixture_json("Qwen3-8B");
   qwen["attention_bias"] = true;
   CHECK(testing::model_import_error(qwen).rfind(

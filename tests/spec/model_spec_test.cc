@@ -84,6 +84,22 @@ TEST_CASE("ModelSpec: MoE block with every_n_layers") {
   CHECK_FALSE(model.is_moe_layer(1));
   CHECK(error_of(testing::replace_once(text, "\"top_k\": 2", "\"top_k\": 9")) ==
         "m.json: /moe/top_k: top_k=9 exceeds num_experts=8");
+  // layer_offset picks which layer of each group is MoE (the last, as HuggingFace's Qwen and
+  // Llama 4 configs place them); first_k_dense still comes first.
+  std::string offset = testing::replace_once(text, "\"every_n_layers\": 2",
+                                             "\"every_n_layers\": 2, \"layer_offset\": 1");
+  ModelSpec odd = parse_model_spec(offset, "moe.json");
+  CHECK_FALSE(odd.is_moe_layer(0));
+  CHECK(odd.is_moe_layer(1));
+  CHECK(odd.is_moe_layer(3));
+  CHECK(odd.num_moe_layers() == 2);
+  CHECK(error_of(testing::replace_once(offset, "\"layer_offset\": 1", "\"layer_offset\": 2")) ==
+        "m.json: /moe/layer_offset: layer_offset=2 must be below every_n_layers=2 (which layer "
+        "of each group of 2 is MoE, from 0)");
+  // num_moe_layers counts the dense prefix out.
+  std::string prefixed = testing::replace_once(text, "\"every_n_layers\": 2",
+                                               "\"every_n_layers\": 1, \"first_k_dense\": 1");
+  CHECK(parse_model_spec(prefixed, "moe.json").num_moe_layers() == 3);
   // Group-limited routing: both keys, groups dividing the experts and holding top_k of them.
   std::string grouped = testing::replace_once(text, "\"every_n_layers\": 2",
                                               "\"every_n_layers\": 2, \"num_groups\": 4, "
@@ -126,8 +142,8 @@ TEST_CASE("ModelSpec: a HuggingFace config with an unsupported type is a clear e
   CHECK(error_of(R"({"model_type": "llamma", "hidden_size": 1})") ==
         "m.json: /model_type: unsupported model_type 'llamma'; ppsim reads llama, mistral, qwen2, "
         "mixtral, gpt2, gpt_neox, deepseek_v2, deepseek_v3, kimi_k2, qwen3, qwen3_moe, "
-        "qwen2_moe, glm4_moe, olmoe, gpt_oss, gemma2, gemma3, gemma3_text, phi3 (did you mean "
-        "'llama'?)");
+        "qwen2_moe, glm4_moe, olmoe, llama4, llama4_text, gpt_oss, gemma2, gemma3, gemma3_text, "
+        "phi3 (did you mean 'llama'?)");
   CHECK(error_of(R"({"model_type": "llama", "hidden_size": 1})") ==
         "m.json: /num_hidden_layers: required HuggingFace field is missing (expected a positive "
         "integer)");

@@ -200,7 +200,8 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
       const json& moe = model["moe"];
       REQUIRE(moe.is_object());
       check_keys(moe, {"num_experts", "top_k", "expert_ffn_hidden_size"},
-                 {"every_n_layers", "num_shared_experts", "shared_expert_ffn_hidden_size",
+                 {"every_n_layers", "layer_offset", "num_shared_experts",
+                  "shared_expert_ffn_hidden_size",
                   "first_k_dense", "imbalance", "capacity_factor", "num_groups", "group_topk"});
       for (const char* key : {"num_experts", "top_k", "expert_ffn_hidden_size"}) {
         check_positive_int(moe, key);
