@@ -3,8 +3,9 @@
 // JSON fields: name, source, shape {num_layers, hidden_size, ffn_hidden_size,
 // num_attention_heads, num_kv_heads, head_dim, vocab_size, seq_length, activation, norm,
 // tied_embeddings, moe? {num_experts, top_k, expert_ffn_hidden_size, every_n_layers,
-// layer_offset, moe_layers (how many layers are MoE)}}, parameters, active_parameters, parameter_breakdown {transformer_layers,
-// embedding, position_embedding, output_layer, final_norm}, flops_per_token (Megatron-LM's
+// layer_offset, moe_layers (how many layers are MoE)}}, parameters, active_parameters,
+// parameter_breakdown {transformer_layers, embedding, position_embedding, output_layer,
+// final_norm}, flops_per_token (Megatron-LM's
 // training FLOPs per token, forward + backward: 6N-like terms plus causal attention),
 // flops_per_token_6n (6 x active parameters, for comparison), op_shape {micro_batch_size,
 // seq_length, tp}, and ops: [{part ("layer", "moe_layer", "embedding", "head"), name, class,

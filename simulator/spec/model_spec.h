@@ -5,8 +5,8 @@
 //    "num_kv_heads", "vocab_size", "seq_length", "activation": "swiglu|geglu|gelu",
 //    "norm": "rmsnorm|layernorm", "tied_embeddings": bool,
 //    "moe": {"num_experts", "top_k", "expert_ffn_hidden_size", "every_n_layers"?,
-//            "layer_offset"?, "num_shared_experts"?, "shared_expert_ffn_hidden_size"?, "first_k_dense"?,
-//            "imbalance"?, "capacity_factor"?}?,
+//            "layer_offset"?, "num_shared_experts"?, "shared_expert_ffn_hidden_size"?,
+//            "first_k_dense"?, "imbalance"?, "capacity_factor"?}?,
 //    "mla": {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
 //            "v_head_dim"}?, "mtp_layers"?, "qk_norm"?, "qkv_bias"?, "sliding_window"?,
 //    "sliding_window_pattern"?}
