@@ -43,6 +43,7 @@ struct Options {
   double min_gain_pct = 100 * kDefaultMinGain;
   std::string attention;
   std::vector<std::string> moe_dispatchers;  // --moe-dispatcher (empty: alltoall).
+  std::vector<std::string> moe_a2a_overlaps;  // --moe-a2a-overlap (empty: off).
   std::string cuda_graphs = "none";
   std::string precision = "bf16";
   std::optional<bool> grad_reduce_in_fp32;     // --grad-reduce-in-fp32 (absent: the default).
@@ -272,6 +273,27 @@ int run_plan(const Options& options) {
         }
       }
       dispatchers.push_back(*dispatcher);
+    }
+  }
+  if (!options.moe_a2a_overlaps.empty()) {
+    std::vector<bool>& overlaps = planner.space.moe_a2a_overlaps;
+    overlaps.clear();
+    for (const std::string& name : options.moe_a2a_overlaps) {
+      if (name != "off" && name != "on") {
+        throw InputError("--moe-a2a-overlap", "",
+                         unknown_choice("MoE all-to-all overlap setting", name, {"off", "on"}));
+      }
+      const bool on = name == "on";
+      if (std::find(overlaps.begin(), overlaps.end(), on) != overlaps.end()) {
+        throw InputError("--moe-a2a-overlap", "",
+                         fmt::format("'{}' is named twice; name each setting once", name));
+      }
+      if (on && !any_runtime) {
+        if (std::optional<std::string> problem = runtime_moe_overlap_problem(*runtime)) {
+          throw InputError("--moe-a2a-overlap", "", *problem);
+        }
+      }
+      overlaps.push_back(on);
     }
   }
   const std::optional<CudaGraphs> graphs = find_cuda_graphs(options.cuda_graphs);
@@ -507,6 +529,12 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                    "MoE token dispatcher of every plan with ep > 1: alltoall (default), deepep, "
                    "hybridep (Megatron-Core's flex dispatcher); several (repeat or "
                    "comma-separate) are searched, one candidate each (docs/moe.md)")
+      ->delimiter(',');
+  command
+      ->add_option("--moe-a2a-overlap", options->moe_a2a_overlaps,
+                   "MoE all-to-all overlap of every plan with ep > 1: off (default), on "
+                   "(Megatron-Core's --overlap-moe-expert-parallel-comm); off,on searches both, "
+                   "one candidate each (docs/moe.md)")
       ->delimiter(',');
   command->add_option("--cuda-graphs", options->cuda_graphs,
                       "CUDA graph capture of every plan: none (default), moe-router, layers, "

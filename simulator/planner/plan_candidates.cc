@@ -263,25 +263,27 @@ std::vector<std::pair<int64_t, int64_t>> expert_layouts(const ModelSpec& model, 
   return layouts;
 }
 
-// One expert layout with the dispatcher its all-to-alls run: every dispatcher searched where
-// ep > 1, alltoall (nothing to dispatch) where ep = 1.
+// One expert layout with the dispatcher its all-to-alls run and whether they overlap compute:
+// every dispatcher and overlap setting searched where ep > 1, alltoall without overlap
+// (nothing to dispatch) where ep = 1.
 struct ExpertOption {
   int64_t ep = 1;
   int64_t etp = 0;
   MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;
+  bool a2a_overlap = false;
 };
 
 std::vector<ExpertOption> expert_options(const ModelSpec& model, const Degrees& d,
                                          const SearchSpace& space) {
-  PPSIM_CHECK(!space.moe_dispatchers.empty());
+  PPSIM_CHECK(!space.moe_dispatchers.empty() && !space.moe_a2a_overlaps.empty());
   std::vector<ExpertOption> options;
   for (auto [ep, etp] : expert_layouts(model, d)) {
     if (ep == 1) {
-      options.push_back({ep, etp, MoeDispatcher::kAllToAll});
+      options.push_back({ep, etp, MoeDispatcher::kAllToAll, false});
       continue;
     }
     for (MoeDispatcher dispatcher : space.moe_dispatchers) {
-      options.push_back({ep, etp, dispatcher});
+      for (bool overlap : space.moe_a2a_overlaps) options.push_back({ep, etp, dispatcher, overlap});
     }
   }
   return options;
@@ -333,6 +335,7 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
             shape.runtime = space.runtime;
             shape.attention = space.attention;
             shape.moe_dispatcher = expert.dispatcher;
+            shape.moe_a2a_overlap = expert.a2a_overlap;
             shape.cuda_graphs = space.cuda_graphs;
             shape.grad_reduce_in_fp32 = space.grad_reduce_in_fp32;
             if (space.precision == Precision::kFp8) shape.fp8_recipe = space.fp8_recipe;
@@ -546,7 +549,8 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
 bool canonical_before(const Plan& a, const Plan& b) {
   auto key = [](const Plan& p) {
     return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, static_cast<int>(p.moe_dispatcher),
-                           p.micro_batch_size, static_cast<int>(p.schedule), p.vpp);
+                           p.moe_a2a_overlap, p.micro_batch_size, static_cast<int>(p.schedule),
+                           p.vpp);
   };
   if (key(a) != key(b)) return key(a) < key(b);
   if (int c = compare_lists(a.stage_layers, b.stage_layers)) return c < 0;

@@ -93,6 +93,11 @@ struct SearchSpace {
   // (`plan --moe-dispatcher`, several to search them); ep 1 candidates dispatch nothing and
   // keep alltoall. REQUIRES: not empty, no repeats.
   std::vector<MoeDispatcher> moe_dispatchers = {MoeDispatcher::kAllToAll};
+  // The MoE all-to-all overlap settings tried for every candidate with ep > 1, one candidate
+  // each (`plan --moe-a2a-overlap off,on`; Plan::moe_a2a_overlap); a candidate whose runtime
+  // cannot overlap it (Megatron-Core: pp > 1 without virtual stages, full recompute, several
+  // MTP layers) is left out with overlap on. REQUIRES: not empty, no repeats.
+  std::vector<bool> moe_a2a_overlaps = {false};
   // The CUDA graph capture of every candidate (`plan --cuda-graphs`; plan.h CudaGraphs).
   CudaGraphs cuda_graphs = CudaGraphs::kNone;
   // Every candidate's grad_reduce_in_fp32 (`plan --grad-reduce-in-fp32`; plan.h); absent, the
@@ -172,7 +177,7 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
                                   const SearchSpace& space, const PlanScreen& screen);
 
 // A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, etp, MoE dispatcher
-// (alltoall, deepep, hybridep), mbs, schedule, vpp, stage_layers (empty first, then
+// (alltoall, deepep, hybridep), MoE all-to-all overlap (off first), mbs, schedule, vpp, stage_layers (empty first, then
 // lexicographic), placement (likewise), recompute (none first), recompute modules,
 // sequence_parallel (false first), zero_stage, offload fraction (0 first), activation-offloaded
 // layers (0 first), precision.

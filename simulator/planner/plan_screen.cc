@@ -64,12 +64,14 @@ int recompute_key(const Plan& plan) {
 }
 
 // What a plan's costs depend on beyond its shape: its runtime, attention kernel, fp8 recipe
-// (the GEMMs' casts) and MoE dispatcher (its token passes), as one key.
+// (the GEMMs' casts), MoE dispatcher (its token passes) and all-to-all overlap (what of them
+// shows), as one key.
 int runtime_key(const Plan& plan) {
   int key = static_cast<int>(plan.runtime);
   key = key * 4 + static_cast<int>(attention_kernel(plan));
   key = key * 4 + static_cast<int>(fp8_recipe_in_force(plan));
-  return key * 4 + static_cast<int>(plan.moe_dispatcher);
+  key = key * 4 + static_cast<int>(plan.moe_dispatcher);
+  return key * 2 + (plan.moe_a2a_overlap ? 1 : 0);
 }
 
 void add_pareto(std::vector<std::vector<int32_t>>& set, const std::vector<int32_t>& x) {

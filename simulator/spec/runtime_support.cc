@@ -16,6 +16,31 @@ std::string feature_refusal(Runtime runtime, const std::string& feature) {
                      runtime_name(runtime), feature);
 }
 
+// Why the runtime cannot overlap the MoE all-to-alls (Plan::moe_a2a_overlap) the way this plan
+// asks, or "". With `knobs`, only what the per-shape knobs decide (recompute); without, what
+// the shape and the model decide (schedule, virtual stages, MTP layers).
+std::string moe_overlap_refusal(const Plan& plan, int64_t mtp_layers, bool knobs) {
+  if (!plan.moe_a2a_overlap) return "";
+  const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
+  switch (plan.runtime) {
+    case Runtime::kMegatronCore:
+      // TransformerConfig.__post_init__ asserts (transformer_config.py).
+      if (knobs) return plan.recompute == Recompute::kFull ? "with full recompute" : "";
+      if (plan.pp > 1 && chunks == 1) return "with pp > 1 without virtual pipeline stages";
+      if (mtp_layers > 1) return "with more than one MTP layer";
+      return "";
+    case Runtime::kTorchtitan: {
+      // Only inside DualPipeV (pipeline_parallel_expert_parallel_overlap), without AC.
+      const bool ok = knobs ? plan.recompute == Recompute::kNone
+                            : plan.pp > 1 && plan.ep > 1 &&
+                                  plan.schedule == ScheduleKind::kDualPipeV;
+      return ok ? "" : "outside a DualPipeV schedule with ep > 1 and no recompute";
+    }
+    default:
+      return knobs ? "" : "at all";
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSpec& model) {
@@ -57,6 +82,10 @@ std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSp
       plan.expert_tp() != plan.tp) {
     return refuse(fmt::format("expert tensor parallelism etp={} (only 1 or tp={})",
                               plan.expert_tp(), plan.tp));
+  }
+  if (model.is_moe()) {
+    const std::string why = moe_overlap_refusal(plan, model.mtp_layers, /*knobs=*/false);
+    if (!why.empty()) return refuse("MoE all-to-all overlap (moe_a2a_overlap) " + why);
   }
   return std::nullopt;
 }
@@ -164,38 +193,23 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
                               "recompute=full; only cuda_graphs=full-iteration allows it)",
                               cuda_graphs_name(plan.cuda_graphs)));
   }
+  // plan_problem allows moe_a2a_overlap only on an MoE model with ep > 1.
+  const std::string why = moe_overlap_refusal(plan, 0, /*knobs=*/true);
+  if (!why.empty()) return refuse("MoE all-to-all overlap (moe_a2a_overlap) " + why);
   return std::nullopt;
+}
+
+std::optional<std::string> runtime_moe_overlap_problem(Runtime runtime) {
+  Plan probe;
+  probe.runtime = runtime;
+  probe.moe_a2a_overlap = true;
+  if (moe_overlap_refusal(probe, 0, /*knobs=*/false) != "at all") return std::nullopt;
+  return feature_refusal(runtime, "MoE all-to-all overlap (moe_a2a_overlap) at all");
 }
 
 std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpec& model) {
   if (std::optional<std::string> problem = runtime_shape_problem(plan, model)) return problem;
   if (std::optional<std::string> problem = runtime_knob_problem(plan)) return problem;
-  auto refuse = [&plan](const std::string& feature) {
-    return std::optional<std::string>(feature_refusal(plan.runtime, feature));
-  };
-  if (plan.moe_a2a_overlap && model.is_moe()) {
-    const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
-    std::string why;
-    switch (plan.runtime) {
-      case Runtime::kMegatronCore:
-        // TransformerConfig.__post_init__ asserts (transformer_config.py).
-        if (plan.pp > 1 && chunks == 1) why = "with pp > 1 without virtual pipeline stages";
-        else if (plan.recompute == Recompute::kFull) why = "with full recompute";
-        else if (model.mtp_layers > 1) why = "with more than one MTP layer";
-        break;
-      case Runtime::kTorchtitan:
-        // Only inside DualPipeV (pipeline_parallel_expert_parallel_overlap), without AC.
-        if (!(plan.pp > 1 && plan.ep > 1 && plan.schedule == ScheduleKind::kDualPipeV &&
-              plan.recompute == Recompute::kNone)) {
-          why = "outside a DualPipeV schedule with ep > 1 and no recompute";
-        }
-        break;
-      default:
-        why = "at all";
-        break;
-    }
-    if (!why.empty()) return refuse("MoE all-to-all overlap (moe_a2a_overlap) " + why);
-  }
   return runtime_dispatcher_problem(plan.runtime, plan.moe_dispatcher);
 }
 

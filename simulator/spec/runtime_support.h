@@ -17,14 +17,20 @@ namespace ppsim {
 
 // Why `plan` cannot run on its runtime (plan.runtime), naming the feature and the runtime, or
 // nullopt. runtime_shape_problem checks what decides a plan's shape (tp, pp, schedule, vpp, cp,
-// ep, etp, layer split); runtime_knob_problem the knobs the planner varies per shape (ZeRO,
-// offload, sequence parallelism, precision, tp_comm_overlap, cuda_graphs); runtime_plan_problem
-// both and moe_a2a_overlap.
+// ep, etp, layer split, and moe_a2a_overlap's schedule, virtual-stage and MTP conditions);
+// runtime_knob_problem the knobs the planner varies per shape (ZeRO, offload, sequence
+// parallelism, precision, tp_comm_overlap, cuda_graphs, moe_a2a_overlap beside recompute);
+// runtime_plan_problem both and the MoE dispatcher.
 // Messages read "runtime R cannot run FEATURE (...)". REQUIRES: plan_problem(plan, model, ...)
 // is nullopt.
 std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSpec& model);
 std::optional<std::string> runtime_knob_problem(const Plan& plan);
 std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpec& model);
+// Why `runtime` cannot overlap MoE all-to-alls with compute in any plan (Megatron-Core's
+// --overlap-moe-expert-parallel-comm; torchtitan's inside DualPipeV), in the same words, or
+// nullopt. `plan --moe-a2a-overlap on` asks it before searching; which plans of a runtime that
+// can overlap allow it is runtime_shape_problem's and runtime_knob_problem's.
+std::optional<std::string> runtime_moe_overlap_problem(Runtime runtime);
 // Why `runtime` cannot run the MoE token dispatcher `dispatcher` (DeepEP and HybridEP are
 // Megatron-Core's flex dispatcher), in the same words, or nullopt. Part of
 // runtime_plan_problem; `plan --moe-dispatcher` asks it before searching.

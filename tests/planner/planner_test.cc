@@ -203,6 +203,44 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (MoE dispatchers)"
   check_planner_matches(model, cluster, space, 5);
 }
 
+// The MoE all-to-all overlap searched off and on: each expert-parallel shape Megatron-Core can
+// overlap (pp 1, or virtual stages) once more with it on, never with full recompute, and the
+// exhaustive check holds across them.
+TEST_CASE("Planner: best plan equals an exhaustive simulation (MoE all-to-all overlap)") {
+  ModelSpec model = testing::tiny_moe_model();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1, 4);
+  SearchSpace space = tiny_moe_space();
+  space.max_vpp = 2;
+  space.schedules = {ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B};
+  space.moe_a2a_overlaps = {false, true};
+  SearchSpace off_only = space;
+  off_only.moe_a2a_overlaps = {false};
+  PlanScreen screen(model, cluster, StepOptions{});
+  const std::vector<Plan> shapes = enumerate_shapes(model, cluster, space, screen);
+  const std::vector<Plan> off_shapes = enumerate_shapes(model, cluster, off_only, screen);
+  int64_t overlappable = 0, pipelined_without_chunks = 0;
+  for (const Plan& shape : off_shapes) {
+    if (shape.ep == 1) continue;
+    if (shape.pp > 1 && shape.vpp == 1) {
+      ++pipelined_without_chunks;
+    } else {
+      ++overlappable;
+    }
+  }
+  REQUIRE(overlappable > 0);
+  REQUIRE(pipelined_without_chunks > 0);  // Megatron asserts: no overlap without vpp.
+  CHECK(shapes.size() == off_shapes.size() + static_cast<size_t>(overlappable));
+  for (const Plan& shape : shapes) {
+    if (!shape.moe_a2a_overlap) continue;
+    CHECK(shape.ep > 1);
+    CHECK((shape.pp == 1 || shape.vpp > 1));
+  }
+  for (const Plan& plan : enumerate_plans(model, cluster, space, screen)) {
+    if (plan.moe_a2a_overlap) CHECK(plan.recompute != Recompute::kFull);
+  }
+  check_planner_matches(model, cluster, space, 5);
+}
+
 // Two node groups of different GPUs: placements and time-balanced splits are in the space.
 ClusterSpec small_mixed_cluster() {
   ClusterSpec a100 = testing::uniform_cluster("A100-SXM-40GB", 1, 2);

@@ -125,6 +125,11 @@ TEST_CASE("CLI plan: bad flags exit 2") {
        "'hybridep' is named twice; name each dispatcher once"},
       {"plan --moe-dispatcher alltoall,hybridep --runtime torchtitan",
        "runtime torchtitan cannot run the HybridEP MoE dispatcher (moe_dispatcher=hybridep)"},
+      {"plan --moe-a2a-overlap yes", "--moe-a2a-overlap: unknown MoE all-to-all overlap setting "
+                                     "'yes'; expected one of off, on"},
+      {"plan --moe-a2a-overlap off,on,off", "'off' is named twice; name each setting once"},
+      {"plan --moe-a2a-overlap on --runtime deepspeed",
+       "runtime deepspeed cannot run MoE all-to-all overlap (moe_a2a_overlap) at all"},
       {"plan --cuda-graphs full", "unknown CUDA graph scope 'full'; expected one of none, "
                                   "moe-router, layers, full-iteration"},
       {"plan --cuda-graphs moe-router", "cuda_graphs=moe-router graphs MoE routers, and "
@@ -326,6 +331,42 @@ TEST_CASE("CLI plan: --moe-dispatcher sets every expert-parallel plan's dispatch
     }
   }
   CHECK(plans[0]["plan"].value("ep", 1) > 1);
+  CHECK(simulated_mla_moe_seconds(plans[0]["plan"]) ==
+        Approx(plans[0]["iteration_time_s"].get<double>()));
+}
+
+TEST_CASE("CLI plan: --moe-a2a-overlap off,on searches both and the faster one wins") {
+  // Ranked by step time alone (--min-gain 0): the joint search's best is the better of the two
+  // single ones, to the byte, and its list holds expert-parallel plans with and without it.
+  const std::string search =
+      "plan --model tests/data/models/tiny-mla-moe.json --cluster dgx-h100:2 --global-batch 64 "
+      "--top 20 --json --min-gain 0 --moe-a2a-overlap ";
+  double best_single = 0;
+  for (const char* setting : {"off", "on"}) {
+    testing::CommandResult single = run_ppsim(search + setting);
+    INFO(single.err);
+    REQUIRE(single.exit_code == 0);
+    const nlohmann::json plans = nlohmann::json::parse(single.out)["plans"];
+    REQUIRE(!plans.empty());
+    for (const nlohmann::json& plan : plans) {
+      INFO(plan["plan"].dump());
+      const bool overlapped = plan["plan"].value("moe_a2a_overlap", false);
+      CHECK(overlapped == (std::string(setting) == "on" && plan["plan"].value("ep", 1) > 1));
+    }
+    const double seconds = plans[0]["iteration_time_s"].get<double>();
+    if (best_single == 0 || seconds < best_single) best_single = seconds;
+  }
+  testing::CommandResult joint = run_ppsim(search + "off,on");
+  INFO(joint.err);
+  REQUIRE(joint.exit_code == 0);
+  const nlohmann::json plans = nlohmann::json::parse(joint.out)["plans"];
+  REQUIRE(!plans.empty());
+  CHECK(plans[0]["iteration_time_s"].get<double>() == best_single);
+  std::set<bool> listed;
+  for (const nlohmann::json& plan : plans) {
+    if (plan["plan"].value("ep", 1) > 1) listed.insert(plan["plan"].value("moe_a2a_overlap", false));
+  }
+  CHECK(listed.size() == 2);
   CHECK(simulated_mla_moe_seconds(plans[0]["plan"]) ==
         Approx(plans[0]["iteration_time_s"].get<double>()));
 }
