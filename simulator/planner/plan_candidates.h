@@ -177,10 +177,10 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
                                   const SearchSpace& space, const PlanScreen& screen);
 
 // A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, etp, MoE dispatcher
-// (alltoall, deepep, hybridep), MoE all-to-all overlap (off first), mbs, schedule, vpp, stage_layers (empty first, then
-// lexicographic), placement (likewise), recompute (none first), recompute modules,
-// sequence_parallel (false first), zero_stage, offload fraction (0 first), activation-offloaded
-// layers (0 first), precision.
+// (alltoall, deepep, hybridep), MoE all-to-all overlap (off first), mbs, schedule, vpp,
+// stage_layers (empty first, then lexicographic), placement (likewise), recompute (none first),
+// recompute modules, sequence_parallel (false first), zero_stage, offload fraction (0 first),
+// activation-offloaded layers (0 first), precision.
 bool canonical_before(const Plan& a, const Plan& b);
 
 }  // namespace ppsim

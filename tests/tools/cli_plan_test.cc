@@ -364,7 +364,9 @@ TEST_CASE("CLI plan: --moe-a2a-overlap off,on searches both and the faster one w
   CHECK(plans[0]["iteration_time_s"].get<double>() == best_single);
   std::set<bool> listed;
   for (const nlohmann::json& plan : plans) {
-    if (plan["plan"].value("ep", 1) > 1) listed.insert(plan["plan"].value("moe_a2a_overlap", false));
+    if (plan["plan"].value("ep", 1) > 1) {
+      listed.insert(plan["plan"].value("moe_a2a_overlap", false));
+    }
   }
   CHECK(listed.size() == 2);
   CHECK(simulated_mla_moe_seconds(plans[0]["plan"]) ==
