@@ -6,7 +6,8 @@
 // - Llama-3-70B on 256 H100s (dgx-h100-32), global batch 256: under 5 s.
 // And what searching MoE token dispatchers costs: Qwen3-30B-A3B on 16 H100s (dgx-h100:2),
 // global batch 256, with alltoall alone and with alltoall, deepep and hybridep
-// (`plan --moe-dispatcher alltoall,deepep,hybridep`: each expert-parallel shape three times).
+// (`plan --moe-dispatcher alltoall,deepep,hybridep`: each expert-parallel shape three times),
+// and with the all-to-all overlap off and on (`plan --moe-a2a-overlap off,on`).
 // Each iteration runs search_plans() with the default space and top 10 on all hardware
 // threads. Counters: plans considered, fitting, candidates after dominance, plans simulated, and
 // the best step time found.
@@ -23,12 +24,14 @@ namespace {
 
 void search_case(benchmark::State& state, const char* model_name, const char* cluster_name,
                  int64_t global_batch,
-                 std::vector<MoeDispatcher> dispatchers = {MoeDispatcher::kAllToAll}) {
+                 std::vector<MoeDispatcher> dispatchers = {MoeDispatcher::kAllToAll},
+                 std::vector<bool> overlaps = {false}) {
   ModelSpec model = load_model_spec(model_name);
   ClusterSpec cluster = load_cluster_spec(cluster_name);
   PlannerOptions options;
   options.space.global_batch_size = global_batch;
   options.space.moe_dispatchers = std::move(dispatchers);
+  options.space.moe_a2a_overlaps = std::move(overlaps);
   options.top = 10;
   options.threads = 0;
   PlanSearchResult result;
@@ -62,12 +65,20 @@ void BM_PlanQwen3MoeOn16H100ThreeDispatchers(benchmark::State& state) {
   search_case(state, "qwen3-30b-a3b", "dgx-h100:2", 256,
               {MoeDispatcher::kAllToAll, MoeDispatcher::kDeepEp, MoeDispatcher::kHybridEp});
 }
+void BM_PlanQwen3MoeOn16H100OverlapOffOn(benchmark::State& state) {
+  search_case(state, "qwen3-30b-a3b", "dgx-h100:2", 256, {MoeDispatcher::kAllToAll},
+              {false, true});
+}
 
 BENCHMARK(BM_PlanLlama405bOn16384H100)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_PlanLlama70bOn256H100)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_PlanLlama70bOn32H100Default)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_PlanQwen3MoeOn16H100Alltoall)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_PlanQwen3MoeOn16H100ThreeDispatchers)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
+BENCHMARK(BM_PlanQwen3MoeOn16H100OverlapOffOn)
     ->Unit(benchmark::kSecond)
     ->Iterations(1)
     ->UseRealTime();
