@@ -46,10 +46,11 @@ std::string megatron_layout(const std::vector<int64_t>& virtual_stage_layers, in
   return layout;
 }
 
-// --moe-layer-freq: an integer N (layer i is MoE when i % N == 0) or, with dense layers first or
-// MoE layers at another offset in each group, a Python list expression of 1 (MoE) and 0 (dense)
-// per layer, run-length coded: "([0]*3+[1]*58)", "([0]*1+[1]*1+...)" (arguments.py
-// moe_freq_type). "" when every layer is MoE (Megatron's default 1).
+// --moe-layer-freq (arguments.py moe_freq_type): an integer N (layer i is MoE when i % N == 0);
+// with MoE layers at another offset of groups that tile the layers, one group repeated as a
+// Python list expression of 1 (MoE) and 0 (dense), "([0,1]*24)"; with dense layers first, the
+// whole list run-length coded, "([0]*3+[1]*58)". "" when every layer is MoE (Megatron's
+// default 1).
 std::string megatron_moe_layer_freq(const ModelSpec& model) {
   const MoeSpec& moe = *model.moe;
   if (moe.first_k_dense == 0 && moe.layer_offset == 0) {

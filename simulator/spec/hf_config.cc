@@ -13,10 +13,9 @@ namespace {
 // Model types whose MLP is gated (SwiGLU) and whose norm is RMSNorm.
 const std::vector<std::string> kLlamaLike = {"llama", "mistral", "qwen2", "mixtral"};
 const std::vector<std::string> kSupported = {
-    "llama",     "mistral",     "qwen2",   "mixtral",  "gpt2",   "gpt_neox",
-    "deepseek_v2", "deepseek_v3", "kimi_k2", "qwen3",    "qwen3_moe", "qwen2_moe",
-    "glm4_moe",  "olmoe",       "llama4",  "llama4_text", "gpt_oss", "gemma2",
-    "gemma3",    "gemma3_text", "phi3"};
+    "llama",   "mistral",   "qwen2",     "mixtral",  "gpt2",        "gpt_neox", "deepseek_v2",
+    "deepseek_v3", "kimi_k2", "qwen3",   "qwen3_moe", "qwen2_moe", "glm4_moe", "olmoe",
+    "llama4",  "llama4_text", "gpt_oss", "gemma2",   "gemma3",      "gemma3_text", "phi3"};
 
 // The sequence length a config without a recorded pre-training length defaults to: 4,096, the
 // pre-training context of Llama 2 (Touvron et al. 2023, section 2.2) and the common short
@@ -188,6 +187,19 @@ std::optional<int64_t> periodic_full_layers(const std::vector<bool>& full,
   return pattern;
 }
 
+// Rotary on part of each head (partial_rotary_factor, Phi-3 and GLM-4.5) is priced as rotary on
+// the whole head, an elementwise cost; a note says so.
+void note_partial_rotary(const nlohmann::json& json, const std::string& source,
+                         ModelSpec& model) {
+  if (json.contains("partial_rotary_factor") && json["partial_rotary_factor"].is_number() &&
+      json["partial_rotary_factor"].get<double>() != 1.0) {
+    model.notes.push_back(fmt::format(
+        "{}: partial_rotary_factor {} is priced as rotary on the whole head (an elementwise "
+        "cost)",
+        source, json["partial_rotary_factor"].get<double>()));
+  }
+}
+
 // Sliding-window attention from "sliding_window" and the per-layer "layer_types"
 // ("sliding_attention" / "full_attention"). ppsim expresses every layer sliding, or every n-th
 // layer (index % n == n - 1) full and the rest sliding; `default_pattern` applies when the
@@ -293,13 +305,7 @@ void read_phi3(const nlohmann::json& json, const std::string& source, ModelSpec&
   read_llama_like(json, source, model);
   refuse_attention_bias(json, source);
   read_uniform_sliding_window(json, source, model);
-  if (json.contains("partial_rotary_factor") && json["partial_rotary_factor"].is_number() &&
-      json["partial_rotary_factor"].get<double>() != 1.0) {
-    model.notes.push_back(fmt::format(
-        "{}: partial_rotary_factor {} is priced as rotary on the whole head (an elementwise "
-        "cost)",
-        source, json["partial_rotary_factor"].get<double>()));
-  }
+  note_partial_rotary(json, source, model);
 }
 
 // DeepSeek's MoE keys (DeepSeek-V2/V3, Kimi K2, GLM-4.5): routed experts past the first
@@ -364,13 +370,7 @@ void read_glm4_moe(const nlohmann::json& json, const std::string& source, ModelS
   model.qk_norm = bool_or(json, "use_qk_norm", false, source);
   model.mtp_layers = nonnegative_or(json, "num_nextn_predict_layers", 0, source);
   read_deepseek_moe(json, source, model);
-  if (json.contains("partial_rotary_factor") && json["partial_rotary_factor"].is_number() &&
-      json["partial_rotary_factor"].get<double>() != 1.0) {
-    model.notes.push_back(fmt::format(
-        "{}: partial_rotary_factor {} is priced as rotary on the whole head (an elementwise "
-        "cost)",
-        source, json["partial_rotary_factor"].get<double>()));
-  }
+  note_partial_rotary(json, source, model);
 }
 
 // Qwen's MoE layer placement (Qwen2-MoE and Qwen3-MoE): the last layer of every
