@@ -1168,6 +1168,17 @@ TEST_CASE("torchtitan and DeepSpeed exports: MoE families, expert tp and capacit
       mtp_warned = mtp_warned || contains(warning, "multi-token prediction");
     CHECK(mtp_warned);
   }
+  SECTION("DeepSeek-V2-Lite's HF config is torchtitan's deepseek_v3 16B flavor") {
+    // torchtitan's "16B" flavor (27 layers of 2048, MLA without a query rank, 64 experts of 1408
+    // top-6 beside 2 shared, one dense layer) is DeepSeek-V2-Lite's shape.
+    LauncherOutput output = export_inline(
+        LauncherFormat::kTorchTitan, "tests/data/hf/DeepSeek-V2-Lite/config.json", "dgx-h100:1",
+        "tp=1,pp=1,dp=8,ep=8,mbs=1,gbs=64,runtime=torchtitan,zero_stage=3");
+    auto tables = parse_toml(output.text);
+    CHECK(tables["model"]["name"] == "deepseek_v3");
+    CHECK(tables["model"]["flavor"] == "16B");
+    for (const std::string& warning : output.warnings) CHECK_FALSE(contains(warning, "flavor"));
+  }
   SECTION("DeepSpeed: capacity and expert tp in the MoE note") {
     LauncherOutput output =
         export_inline(LauncherFormat::kDeepSpeed, "tests/data/models/qwen3-30b-a3b-capacity.json",
