@@ -373,14 +373,20 @@ void read_glm4_moe(const nlohmann::json& json, const std::string& source, ModelS
   note_partial_rotary(json, source, model);
 }
 
-// Qwen's MoE layer placement (Qwen2-MoE and Qwen3-MoE): the last layer of every
-// decoder_sparse_step (transformers: (i + 1) % n == 0, ppsim's every_n_layers n with
-// layer_offset n - 1), past a dense prefix (mlp_only_layers = [0, ..., k-1]).
-void read_qwen_moe_layers(const nlohmann::json& json, const std::string& source,
-                          const ModelSpec& model, MoeSpec& moe) {
+// Qwen's routed experts (Qwen2-MoE and Qwen3-MoE): num_experts, num_experts_per_tok and
+// moe_intermediate_size, on the last layer of every decoder_sparse_step (transformers:
+// (i + 1) % n == 0, ppsim's every_n_layers n with layer_offset n - 1), past a dense prefix
+// (mlp_only_layers = [0, ..., k-1]).
+MoeSpec read_qwen_moe(const nlohmann::json& json, const std::string& source,
+                      const ModelSpec& model) {
+  MoeSpec moe;
+  moe.num_experts = positive(json, "num_experts", source);
+  moe.top_k = positive(json, "num_experts_per_tok", source);
+  moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
+  check_top_k(moe, "num_experts_per_tok", source);
   moe.every_n_layers = positive_or(json, "decoder_sparse_step", 1, source);
   moe.layer_offset = moe.every_n_layers - 1;
-  if (!json.contains("mlp_only_layers") || json["mlp_only_layers"].is_null()) return;
+  if (!json.contains("mlp_only_layers") || json["mlp_only_layers"].is_null()) return moe;
   const nlohmann::json& dense = json["mlp_only_layers"];
   if (!dense.is_array()) {
     throw InputError(source, "/mlp_only_layers",
@@ -400,6 +406,7 @@ void read_qwen_moe_layers(const nlohmann::json& json, const std::string& source,
                      fmt::format("{} dense layers exceed num_hidden_layers={}", moe.first_k_dense,
                                  model.num_layers));
   }
+  return moe;
 }
 
 // Qwen3 (dense) and Qwen3-MoE: per-head query/key RMSNorm, explicit head_dim.
@@ -409,14 +416,7 @@ void read_qwen3(const nlohmann::json& json, const std::string& source, bool is_m
   refuse_attention_bias(json, source);
   model.qk_norm = true;
   read_qwen_sliding_window(json, source, model);
-  if (!is_moe) return;
-  MoeSpec moe;
-  moe.num_experts = positive(json, "num_experts", source);
-  moe.top_k = positive(json, "num_experts_per_tok", source);
-  moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
-  check_top_k(moe, "num_experts_per_tok", source);
-  read_qwen_moe_layers(json, source, model, moe);
-  model.moe = moe;
+  if (is_moe) model.moe = read_qwen_moe(json, source, model);
 }
 
 // Qwen2-MoE (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen2's attention (q, k, v biases) and routed
@@ -427,11 +427,7 @@ void read_qwen2_moe(const nlohmann::json& json, const std::string& source, Model
   read_llama_like(json, source, model);
   model.qkv_bias = true;
   read_qwen_sliding_window(json, source, model);
-  MoeSpec moe;
-  moe.num_experts = positive(json, "num_experts", source);
-  moe.top_k = positive(json, "num_experts_per_tok", source);
-  moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
-  check_top_k(moe, "num_experts_per_tok", source);
+  MoeSpec moe = read_qwen_moe(json, source, model);
   int64_t shared = nonnegative_or(json, "shared_expert_intermediate_size", 0, source);
   if (shared > 0) {
     moe.num_shared_experts = 1;
@@ -440,7 +436,6 @@ void read_qwen2_moe(const nlohmann::json& json, const std::string& source, Model
         "{}: the shared expert's sigmoid gate ({} parameters a layer) is not counted", source,
         model.hidden_size));
   }
-  read_qwen_moe_layers(json, source, model, moe);
   model.moe = moe;
 }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "simulator/spec/error.h"
+
 namespace ppsim {
 namespace {
 
@@ -19,6 +21,12 @@ std::string feature_refusal(Runtime runtime, const std::string& feature) {
 // Why the runtime cannot overlap the MoE all-to-alls (Plan::moe_a2a_overlap) the way this plan
 // asks, or "". With `knobs`, only what the per-shape knobs decide (recompute); without, what
 // the shape and the model decide (schedule, virtual stages, MTP layers).
+// Runtimes that overlap MoE all-to-alls in some plan: Megatron-Core
+// (--overlap-moe-expert-parallel-comm) and torchtitan (inside DualPipeV).
+bool overlaps_moe_a2a(Runtime runtime) {
+  return runtime == Runtime::kMegatronCore || runtime == Runtime::kTorchtitan;
+}
+
 std::string moe_overlap_refusal(const Plan& plan, int64_t mtp_layers, bool knobs) {
   if (!plan.moe_a2a_overlap) return "";
   const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
@@ -37,6 +45,7 @@ std::string moe_overlap_refusal(const Plan& plan, int64_t mtp_layers, bool knobs
       return ok ? "" : "outside a DualPipeV schedule with ep > 1 and no recompute";
     }
     default:
+      PPSIM_CHECK(!overlaps_moe_a2a(plan.runtime));
       return knobs ? "" : "at all";
   }
 }
@@ -200,10 +209,7 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
 }
 
 std::optional<std::string> runtime_moe_overlap_problem(Runtime runtime) {
-  Plan probe;
-  probe.runtime = runtime;
-  probe.moe_a2a_overlap = true;
-  if (moe_overlap_refusal(probe, 0, /*knobs=*/false) != "at all") return std::nullopt;
+  if (overlaps_moe_a2a(runtime)) return std::nullopt;
   return feature_refusal(runtime, "MoE all-to-all overlap (moe_a2a_overlap) at all");
 }
 
