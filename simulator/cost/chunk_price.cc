@@ -124,10 +124,11 @@ double overlapped_excess(double comm, double under, double slowdown) {
 }
 
 // The GEMMs split over the tensor-parallel group, which userbuffers pair with its collectives:
-// every GEMM but the replicated router and the routed experts (split over ep x etp instead).
+// every GEMM but the replicated router, the routed experts (split over ep x etp instead) and
+// the Mamba scan's chunk products (no weights).
 bool tensor_parallel_gemm(const Op& op) {
   return op.op_class == OpClass::kGemm && op.name != "moe_router" &&
-         !op.name.starts_with("moe_expert");
+         !op.name.starts_with("moe_expert") && op.name != "mamba_scan";
 }
 
 }  // namespace
@@ -138,14 +139,17 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   price.compute = costs.layer_cost(model_, shape_, layer);
   const LayerCost& compute = price.compute;
   const bool moe_layer = model_.is_moe_layer(layer);
-  // Without shared experts an MoE layer's MLP half has no tp collectives (header).
+  // tp_all prices a transformer layer's two column-then-row GEMM blocks; an MoE layer without
+  // shared experts has no tp collectives in its MLP half, a hybrid layer one block or none
+  // (ModelSpec::tensor_parallel_blocks, header).
   TensorParallelPrice tp = tp_all;
-  if (moe_layer && model_.moe->num_shared_experts == 0) {
-    tp.forward /= 2;
-    tp.backward_blocking /= 2;
-    tp.backward_overlapped /= 2;
-    tp.recompute /= 2;
-    tp.overlap_fill /= 2;
+  const double blocks = model_.tensor_parallel_blocks(layer) / 2.0;
+  if (blocks != 1.0) {
+    tp.forward *= blocks;
+    tp.backward_blocking *= blocks;
+    tp.backward_overlapped *= blocks;
+    tp.recompute *= blocks;
+    tp.overlap_fill *= blocks;
   }
   const RecomputeModules modules = recomputed_modules(plan_);
   auto recomputes = [modules](RecomputeModule module) {
@@ -154,11 +158,12 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   if (plan_.recompute == Recompute::kSelective) {
     // A recomputed dense MLP, or MoE block or shared experts with tp collectives, re-runs the
     // MLP half of the forward's collectives inside the backward.
-    const bool mlp_half = moe_layer ? model_.moe->num_shared_experts > 0 &&
-                                          (recomputes(RecomputeModule::kMoe) ||
-                                           recomputes(RecomputeModule::kSharedExperts))
-                                    : recomputes(RecomputeModule::kMlp);
-    tp.recompute = mlp_half ? tp.forward / 2 : 0;
+    const bool mlp_half = model_.has_feed_forward(layer) &&
+                          (moe_layer ? model_.moe->num_shared_experts > 0 &&
+                                           (recomputes(RecomputeModule::kMoe) ||
+                                            recomputes(RecomputeModule::kSharedExperts))
+                                     : recomputes(RecomputeModule::kMlp));
+    tp.recompute = mlp_half ? tp_all.forward / 2 : 0;
   }
   const bool splits_backward = schedule_traits(plan_.schedule).splits_backward;
   const double under_bwd = compute.b + (splits_backward ? 0 : compute.w);
@@ -316,12 +321,14 @@ ParameterSplit ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool
     if (model_.is_moe_layer(layer)) {
       // Routed experts split over ep x etp; shared experts over tp (layer_ops.h).
       const double routed = counted.mlp - counted.shared_experts;
-      parameters.dense +=
-          (counted.attention + counted.norms + counted.router + counted.shared_experts) / plan_.tp;
+      parameters.dense += (counted.attention + counted.mamba + counted.norms + counted.router +
+                           counted.shared_experts) /
+                          plan_.tp;
       parameters.expert += routed / expert_split;
     } else {
       parameters.dense +=
-          (counted.attention + counted.norms + counted.router) / plan_.tp + counted.mlp / plan_.tp;
+          (counted.attention + counted.mamba + counted.norms + counted.router + counted.mlp) /
+          plan_.tp;
     }
   }
   if (first_chunk) parameters.dense += embedding_parameters_ / plan_.tp;

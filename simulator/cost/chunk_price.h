@@ -10,7 +10,9 @@
 //              all-gather + reduce-scatter, else two all-reduces; full recompute repeats the
 //              forward's in the backward, selective recompute of the mlp, moe or
 //              shared_experts module (with shared experts) the MLP half's), priced once per
-//              chunk (tensor_parallel()); under
+//              chunk (tensor_parallel()) for a transformer layer's two blocks and scaled to
+//              the layer's own (ModelSpec::tensor_parallel_blocks: a hybrid layer's attention,
+//              Mamba mixer or MLP is one, an MoE block without shared experts none); under
 //              tp_comm_overlap only their excess over the layer's tensor-parallel GEMMs shows
 //              (plus contention and the reduce-scatters' last steps);
 //   ep         MoE layers with ep > 1: the dispatch and combine all-to-alls, forward and backward,

@@ -75,14 +75,32 @@ std::string megatron_moe_layer_freq(const ModelSpec& model) {
   return "\"(" + pattern + ")\"";
 }
 
+// --hybrid-layer-pattern: the model's pattern with "|" between the plan's pipeline chunks (in
+// model order; chunk_layout.h), which is how Megatron-Core places a hybrid model's layers on
+// pipeline stages and derives their virtual stages (arguments.py: the segments, a multiple of
+// pp, replace every other layout flag). Quoted for bash.
+std::string megatron_hybrid_pattern(const ModelSpec& model, const Plan& plan) {
+  if (plan.pp == 1) return "\"" + model.hybrid_layer_pattern + "\"";
+  const ChunkLayout layout = chunk_layout(plan, model);
+  std::string pattern;
+  for (int64_t chunk = 0; chunk < layout.num_chunks(); ++chunk) {
+    if (chunk) pattern += "|";
+    pattern += model.hybrid_layer_pattern.substr(layout.chunk_first_layer[chunk],
+                                                 layout.chunk_layers[chunk]);
+  }
+  return "\"" + pattern + "\"";
+}
+
 // Pipeline schedule and layer split flags: 1F1B, or interleaved with the plan's vpp (the only
-// schedules Megatron-LM runs; runtime_plan_problem refuses the others before export). Returns
-// the virtual stages per rank the script runs.
+// schedules Megatron-LM runs; runtime_plan_problem refuses the others before export); a hybrid
+// model's split is in its --hybrid-layer-pattern instead. Returns the virtual stages per rank
+// the script runs.
 int64_t megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::vector<Arg>& args) {
   if (plan.pp == 1) return 1;
   PPSIM_CHECK(schedule_traits(plan.schedule).megatron_native,
               "runtime_plan_problem refuses schedules Megatron-LM lacks");
   const int64_t chunks = is_interleaved(plan.schedule) ? plan.vpp : 1;
+  if (model.is_hybrid()) return chunks;
   // Megatron's even and first/last splits divide every stage's layers evenly over its chunks;
   // any other split (chunk_layout.h: the first layers % v chunks of a rank hold one more) needs
   // the explicit layout.
@@ -130,6 +148,24 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
       {"--ffn-hidden-size", std::to_string(model.ffn_hidden_size)},
       {"--num-attention-heads", std::to_string(model.num_attention_heads)},
   };
+  if (model.is_hybrid()) {
+    // Megatron-Core's hybrid model (pretrain_hybrid.py); its layer count comes from the pattern.
+    model_args.push_back({"--hybrid-layer-pattern", megatron_hybrid_pattern(model, plan)});
+  }
+  if (model.mamba) {
+    const MambaSpec& mamba = *model.mamba;
+    model_args.push_back({"--mamba-num-heads", std::to_string(mamba.num_heads)});
+    model_args.push_back({"--mamba-head-dim", std::to_string(mamba.head_dim)});
+    model_args.push_back({"--mamba-state-dim", std::to_string(mamba.state_size)});
+    model_args.push_back({"--mamba-num-groups", std::to_string(mamba.num_groups)});
+    if (mamba.conv_kernel != 4 || mamba.chunk_size != 128) {
+      // megatron/core/ssm/mamba_mixer.py: MambaMixer(d_conv=4, chunk_size=128), no flags.
+      warnings.push_back(fmt::format(
+          "{} has a conv1d of {} taps and SSD chunks of {} tokens; Megatron-LM's MambaMixer "
+          "fixes them at 4 and 128 (no command-line flag), so the script runs those",
+          model.name, mamba.conv_kernel, mamba.chunk_size));
+    }
+  }
   if (model.mla) {
     // MLA replaces GQA (arguments.py asserts they are exclusive) and sizes its heads itself.
     model_args.push_back({"--multi-latent-attention", ""});
@@ -170,13 +206,17 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   }
   model_args.push_back({"--seq-length", std::to_string(seq)});
   model_args.push_back({"--max-position-embeddings", std::to_string(positions)});
-  model_args.push_back({"--position-embedding-type", learned ? "learned_absolute" : "rope"});
-  if (!learned) model_args.push_back({"--rotary-base", fmt::format("{:g}", model.rope_theta)});
+  const bool rope = model.position_embedding == PositionEmbedding::kRope;
+  model_args.push_back({"--position-embedding-type", learned ? "learned_absolute"
+                                                     : rope  ? "rope"
+                                                             : "none"});
+  if (rope) model_args.push_back({"--rotary-base", fmt::format("{:g}", model.rope_theta)});
   // ppsim models no dropout (layer_ops.h); Megatron's default is 0.1 for both
   // (transformer_config.py hidden_dropout, attention_dropout).
   model_args.push_back({"--attention-dropout", "0.0"});
   model_args.push_back({"--hidden-dropout", "0.0"});
   if (is_gated(model.activation)) model_args.push_back({"--swiglu", ""});
+  if (model.activation == Activation::kSquaredRelu) model_args.push_back({"--squared-relu", ""});
   if (model.activation == Activation::kGeglu) {
     // arguments.py offers --swiglu (and --squared-relu), no GeGLU: the gated SiLU MLP has the
     // same three matrices and step time, but it is not the model's function.
@@ -196,7 +236,8 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
     model_args.push_back({"--moe-router-topk", std::to_string(model.moe->top_k)});
     model_args.push_back(
         {"--moe-ffn-hidden-size", std::to_string(model.moe->expert_ffn_hidden_size)});
-    const std::string layer_freq = megatron_moe_layer_freq(model);
+    // A hybrid model's MoE layers are its pattern's 'E's.
+    const std::string layer_freq = model.is_hybrid() ? "" : megatron_moe_layer_freq(model);
     if (!layer_freq.empty()) model_args.push_back({"--moe-layer-freq", layer_freq});
     if (model.moe->num_shared_experts > 0) {
       // The total width of all shared experts (TransformerConfig docstring).
@@ -405,7 +446,8 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
   text += bash_array("TRAINING_ARGS", training_args);
   text += "\n# Not part of the plan: mock data and a short run; replace for real training.\n";
   text += bash_array("RUN_ARGS", run_args);
-  text += "\ntorchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py \\\n";
+  text += fmt::format("\ntorchrun \"${{DISTRIBUTED_ARGS[@]}}\" {} \\\n",
+                      model.is_hybrid() ? "pretrain_hybrid.py" : "pretrain_gpt.py");
   text +=
       "  \"${MODEL_ARGS[@]}\" \"${PARALLEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" "
       "\"${RUN_ARGS[@]}\"\n";

@@ -99,7 +99,8 @@ std::string titan_family(const ModelSpec& model) {
 const Flavor* find_flavor(const ModelSpec& model) {
   if (model.activation != Activation::kSwiglu || model.norm != Norm::kRmsNorm ||
       model.tied_embeddings || model.linear_bias || model.qkv_bias ||
-      model.position_embedding != PositionEmbedding::kRope || model.sliding_window > 0) {
+      model.position_embedding != PositionEmbedding::kRope || model.sliding_window > 0 ||
+      model.is_hybrid()) {
     return nullptr;
   }
   for (const Flavor& flavor : kFlavors) {

@@ -73,49 +73,70 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
   const bool quantized = gemm_input < kActivationElementBytes;
   // The two norm inputs always; the norms' outputs (the QKV and MLP inputs) unless layernorm
   // recompute discards them. An MoE layer's second one is the router's bf16 input (and, when
-  // quantized, the shared experts' copy beside it).
+  // quantized, the shared experts' copy beside it). A hybrid layer has one norm and one
+  // residual (header "Hybrid layers"); its norm's output feeds the one block it holds.
+  const bool hybrid = model.is_hybrid();
+  const double norms = hybrid ? 1.0 : 2.0;
   double norm_outputs = 0;
   if (!recomputes(RecomputeModule::kLayernorm)) {
     const bool shared = moe_layer && model.moe->num_shared_experts > 0;
-    norm_outputs = gemm_input + (moe_layer ? kActivationElementBytes : gemm_input) +
-                   (shared && quantized ? gemm_input : 0.0);
+    const double feed_forward_input = (moe_layer ? kActivationElementBytes : gemm_input) +
+                                      (shared && quantized ? gemm_input : 0.0);
+    norm_outputs = !hybrid                               ? gemm_input + feed_forward_input
+                   : model.has_feed_forward(layer_index) ? feed_forward_input
+                                                         : gemm_input;
   }
   bytes.norm_and_gemm_inputs =
-      (2 * kActivationElementBytes + norm_outputs) * tokens * h / replicated;
-  bytes.dropout_masks = 2 * kDropoutMaskBytes * tokens * h / replicated;
-  const double q = model.query_width();
-  // Each tp rank holds at least one key/value head (Megatron replicates them when tp > g).
-  const double kv_local = model.kv_width() * std::max(1.0 / t, 1.0 / model.num_kv_heads);
-  // The context: the attention's output (bf16, for its backward) is the output projection's
-  // input. One tensor in bf16; quantized, the projection keeps its own copy and the bf16 one
-  // stays only while the attention core keeps its outputs (not under core_attn recompute).
-  const double context_bytes =
-      quantized ? gemm_input + (recomputes(RecomputeModule::kCoreAttn) ? 0.0
-                                                                      : kActivationElementBytes)
-                : kActivationElementBytes;
-  if (model.mla && recomputes(RecomputeModule::kMlaUpProj)) {
-    // Q, K and V are rebuilt from the latents the up projections read (q rank, kv rank and
-    // the rope key, sharded like the norms); the context stays.
-    const MlaSpec& mla = *model.mla;
-    const double latents = static_cast<double>(mla.q_lora_rank + mla.kv_lora_rank +
-                                               mla.qk_rope_head_dim);
-    bytes.attention = tokens * (context_bytes * model.attention_output_width() / t +
-                                gemm_input * latents / replicated);
-  } else {
-    bytes.attention = tokens * (kActivationElementBytes * (q / t + 2 * kv_local) +
-                                context_bytes * q / t);
+      (norms * kActivationElementBytes + norm_outputs) * tokens * h / replicated;
+  bytes.dropout_masks = norms * kDropoutMaskBytes * tokens * h / replicated;
+  if (model.is_mamba_layer(layer_index)) {
+    // Megatron's memory-efficient Mamba path keeps in_proj's output (z, x, B, C, dt) and the
+    // scan's output in bf16 and out_proj's input (the gated norm's output) at the GEMM input
+    // size; the conv1d re-runs in the backward. All split by t with the heads.
+    const MambaSpec& mamba = *model.mamba;
+    const double inner = static_cast<double>(mamba.inner_width());
+    bytes.mamba = tokens *
+                  (kActivationElementBytes * (static_cast<double>(mamba.in_proj_width()) + inner) +
+                   gemm_input * inner) /
+                  t;
+    return bytes;
   }
-  if (!recomputes(RecomputeModule::kCoreAttn)) {
-    const double heads = model.num_attention_heads;
-    if (config.flash_attention) {
-      bytes.attention_core = kFp32Bytes * heads * tokens / t;
+  if (model.has_attention(layer_index)) {
+    const double q = model.query_width();
+    // Each tp rank holds at least one key/value head (Megatron replicates them when tp > g).
+    const double kv_local = model.kv_width() * std::max(1.0 / t, 1.0 / model.num_kv_heads);
+    // The context: the attention's output (bf16, for its backward) is the output projection's
+    // input. One tensor in bf16; quantized, the projection keeps its own copy and the bf16 one
+    // stays only while the attention core keeps its outputs (not under core_attn recompute).
+    const double context_bytes =
+        quantized ? gemm_input + (recomputes(RecomputeModule::kCoreAttn) ? 0.0
+                                                                        : kActivationElementBytes)
+                  : kActivationElementBytes;
+    if (model.mla && recomputes(RecomputeModule::kMlaUpProj)) {
+      // Q, K and V are rebuilt from the latents the up projections read (q rank, kv rank and
+      // the rope key, sharded like the norms); the context stays.
+      const MlaSpec& mla = *model.mla;
+      const double latents = static_cast<double>(mla.q_lora_rank + mla.kv_lora_rank +
+                                                 mla.qk_rope_head_dim);
+      bytes.attention = tokens * (context_bytes * model.attention_output_width() / t +
+                                  gemm_input * latents / replicated);
     } else {
-      // Softmax output (2 bytes), its dropout mask (1) and the dropout output (2) per score;
-      // local queries (tokens) against all seq_length keys.
-      const double scores = heads * tokens * static_cast<double>(config.seq_length);
-      bytes.attention_core = (2 * kActivationElementBytes + kDropoutMaskBytes) * scores / t;
+      bytes.attention = tokens * (kActivationElementBytes * (q / t + 2 * kv_local) +
+                                  context_bytes * q / t);
+    }
+    if (!recomputes(RecomputeModule::kCoreAttn)) {
+      const double heads = model.num_attention_heads;
+      if (config.flash_attention) {
+        bytes.attention_core = kFp32Bytes * heads * tokens / t;
+      } else {
+        // Softmax output (2 bytes), its dropout mask (1) and the dropout output (2) per score;
+        // local queries (tokens) against all seq_length keys.
+        const double scores = heads * tokens * static_cast<double>(config.seq_length);
+        bytes.attention_core = (2 * kActivationElementBytes + kDropoutMaskBytes) * scores / t;
+      }
     }
   }
+  if (!model.has_feed_forward(layer_index)) return bytes;
   if (moe_layer) {
     const MoeSpec& moe = *model.moe;
     // The critical ep rank holds load x its share of the dispatched rows (layer_ops.h): the

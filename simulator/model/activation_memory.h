@@ -70,6 +70,13 @@
 //   the experts' dispatched inputs and MLA's up-projection latents. The activation's input,
 //   Q, K, V, norm inputs and the expert outputs stay bf16. Megatron's estimator (REFERENCE.md
 //   1.5) counts bf16 throughout, so for fp8 plans ppsim sits below it.
+// - Hybrid layers (ModelSpec::hybrid_layer_pattern) hold one block each behind one norm and
+//   one residual: the norm's input 2sbh, its output (the block's GEMM input), one mask sbh,
+//   and the block's own terms above (attention, MLP or MoE). A Mamba-2 layer, as Megatron's
+//   default memory-efficient path (mamba_ssm mamba_split_conv1d_scan_combined) saves it: the
+//   in_proj output [z, x, B, C, dt] (2D + 2GN + H wide, D = heads x head_dim, G groups of N
+//   states, H heads) and the scan output (D) in bf16, the gated norm's output at the GEMM
+//   input size (D); the conv1d output is rebuilt in the backward. Split by t with the heads.
 // - Dropout masks (1 byte per element) are counted as the paper and Megatron's estimator count
 //   them, even for models usually trained without dropout (ModelSpec has no dropout field).
 //
@@ -134,11 +141,14 @@ struct LayerActivationBytes {
                                     // 0 under selective recompute. Split by t.
   double mlp = 0;                   // Dense MLP intermediates, or the experts' (MoE).
   double router = 0;                // MoE router logits, fp32 (0 for dense layers).
+  double mamba = 0;                 // A Mamba layer's in_proj output, scan output and
+                                    // out_proj input: sb(2(2D + 2GN + H) + 2D + D')/t, with D'
+                                    // the GEMM input bytes ("Hybrid layers", above).
   double layer_input = 0;           // Full recompute: the checkpointed layer input 2sbh.
 
   double total() const {
     return norm_and_gemm_inputs + dropout_masks + attention + attention_core + mlp + router +
-           layer_input;
+           mamba + layer_input;
   }
 };
 

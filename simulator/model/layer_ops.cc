@@ -19,6 +19,7 @@ constexpr double kLayerNormFlops = 7;           // mean, centre, square, sum, sc
 constexpr double kSwigluFlops = 5;              // per output: sigmoid (~3), x*sigmoid, times up
 constexpr double kGeluFlops = 8;                // tanh approximation
 constexpr double kGegluFlops = kGeluFlops + 1;  // the tanh GELU of the gate, times up
+constexpr double kSquaredReluFlops = 2;         // max(x, 0), squared
 constexpr double kRotaryFlops = 3;              // x*cos + rotate(x)*sin
 constexpr double kCrossEntropyFlopsFwd = 5;     // max, subtract, exp, sum, divide
 constexpr double kCrossEntropyFlopsBwd = 3;     // subtract one-hot, scale, cast
@@ -29,6 +30,8 @@ constexpr double kCrossEntropyFlopsBwd = 3;     // subtract one-hot, scale, cast
 // fused) and casts it to bf16 for the GEMM (4+2): about 14.
 constexpr double kCrossEntropyBytesFwd = 30;
 constexpr double kCrossEntropyBytesBwd = 14;
+// fp32 bytes of an SSD chunk state element.
+constexpr double kStateBytes = 4;
 
 // Attention, norms and elementwise ops stay in 16-bit under fp8 and nvfp4 recipes.
 Precision non_fp8(Precision precision) {
@@ -156,8 +159,25 @@ Op activation_op(std::string_view name, const ModelSpec& model, const Dims& d, d
     return memory_op(name, d.other_precision, flops * outputs, 3 * outputs * kActivationBytes,
                      2 * flops * outputs, 5 * outputs * kActivationBytes);
   }
-  return memory_op(name, d.other_precision, kGeluFlops * outputs, 2 * outputs * kActivationBytes,
-                   2 * kGeluFlops * outputs, 3 * outputs * kActivationBytes);
+  const double flops =
+      model.activation == Activation::kSquaredRelu ? kSquaredReluFlops : kGeluFlops;
+  return memory_op(name, d.other_precision, flops * outputs, 2 * outputs * kActivationBytes,
+                   2 * flops * outputs, 3 * outputs * kActivationBytes);
+}
+
+// The dense MLP's activation op name.
+std::string_view activation_op_name(Activation activation) {
+  switch (activation) {
+    case Activation::kSwiglu:
+      return "swiglu_act";
+    case Activation::kGeglu:
+      return "geglu_act";
+    case Activation::kSquaredRelu:
+      return "squared_relu_act";
+    case Activation::kGelu:
+      break;
+  }
+  return "gelu_act";
 }
 
 double gated_factor(const ModelSpec& model) { return is_gated(model.activation) ? 2.0 : 1.0; }
@@ -239,7 +259,7 @@ void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dim
     ops.push_back(
         gemm_op("attn_out_proj", d.tokens, d.h, out_width, 1, d.gemm_precision, bias ? d.h : 0));
     ops.push_back(residual_op("attn_residual_add", d));
-    ops.push_back(norm_op("post_attn_norm", model, d, d.sp_tokens));
+    if (!model.is_hybrid()) ops.push_back(norm_op("post_attn_norm", model, d, d.sp_tokens));
     return;
   }
   double qkv_width = d.q_width + 2 * d.kv_width;
@@ -267,7 +287,83 @@ void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dim
   ops.push_back(
       gemm_op("attn_out_proj", d.tokens, d.h, d.q_width, 1, d.gemm_precision, bias ? d.h : 0));
   ops.push_back(residual_op("attn_residual_add", d));
-  ops.push_back(norm_op("post_attn_norm", model, d, d.sp_tokens));
+  if (!model.is_hybrid()) ops.push_back(norm_op("post_attn_norm", model, d, d.sp_tokens));
+}
+
+// A Mamba-2 mixer (model_spec.h MambaSpec) as Megatron-Core's MambaMixer runs it on its
+// default memory-efficient path (mamba_ssm's mamba_split_conv1d_scan_combined): heads and
+// groups split over tp, T tokens per GPU (cp is refused for Mamba layers: runtime_support.h).
+void add_mamba_block(const ModelSpec& model, const Dims& d, OpList& ops) {
+  const MambaSpec& mamba = *model.mamba;
+  const auto tp = static_cast<int64_t>(d.tp);
+  PPSIM_CHECK(mamba.num_heads % tp == 0 && mamba.num_groups % tp == 0,
+              "tp must divide the Mamba heads and groups");
+  const bool bias = model.linear_bias;
+  MambaSpec local = mamba;  // This GPU's heads and groups.
+  local.num_heads = mamba.num_heads / tp;
+  local.num_groups = mamba.num_groups / tp;
+  const double heads = static_cast<double>(local.num_heads);
+  const double inner = static_cast<double>(local.inner_width());
+  const double conv = static_cast<double>(local.conv_width());
+  const double in_width = static_cast<double>(local.in_proj_width());
+  ops.push_back(norm_op("input_norm", model, d, d.sp_tokens));
+  ops.push_back(gemm_op("mamba_in_proj", d.tokens, in_width, d.h, 1, d.gemm_precision,
+                        bias ? in_width : 0));
+  // Depthwise causal conv1d and SiLU over x, B and C: read and write each channel (the k taps
+  // hit in cache). The backward re-runs it (the memory-efficient path keeps only in_proj's
+  // output), then reads the input and dy and writes dx, the weight and bias gradients
+  // reduced in the same kernel.
+  const double conv_elements = d.tokens * conv;
+  const double taps = static_cast<double>(mamba.conv_kernel);
+  Op conv1d = memory_op("mamba_conv1d", d.other_precision, 2 * taps * conv_elements,
+                        2 * conv_elements * kActivationBytes, 3 * 2 * taps * conv_elements,
+                        5 * conv_elements * kActivationBytes);
+  conv1d.kernels_b = 2;
+  conv1d.parameters = conv * (taps + 1);
+  ops.push_back(conv1d);
+  // The chunked SSD scan (mamba_ssm ssd_combined.py): five Triton kernels forward (dt cumsum,
+  // chunk states, state passing, C B^T, chunk scan) on tensor-core tiles of the chunk's Q
+  // tokens, a head's P channels and the N-wide state; priced as the batched Q x P x N products
+  // of every chunk and head (model_stats.h mamba_scan_flops_per_token). Its HBM traffic is the
+  // inputs x, B, C, dt and the output y in bf16, the C B^T blocks written and read in fp32,
+  // and the chunk states: written in fp32 by the chunk-state kernel, read and rewritten in
+  // bf16 by state passing, read by the chunk scan (12 bytes per element). The backward
+  // recomputes the states and runs the gradient of each product against both operands:
+  // about 2.5x the forward in FLOPs and bytes, in about ten kernels.
+  const double q = static_cast<double>(mamba.chunk_size);
+  const double p = static_cast<double>(mamba.head_dim);
+  const double n = static_cast<double>(mamba.state_size);
+  const double chunks = d.tokens / q;
+  Op scan;
+  scan.name = "mamba_scan";
+  scan.op_class = OpClass::kGemm;
+  scan.precision = d.other_precision;
+  scan.gemm = GemmShape{q, p, n, chunks * heads};
+  scan.flops_fwd = d.tokens * mamba_scan_flops_per_token(local);
+  scan.flops_b = 2.5 * scan.flops_fwd;
+  const double state_elements = chunks * heads * p * n;
+  const double cb_elements = chunks * static_cast<double>(local.num_groups) * q * q;
+  scan.bytes_fwd = d.tokens * (conv + heads + inner) * kActivationBytes +
+                   state_elements * (kStateBytes + kStateBytes + 2 * kActivationBytes) +
+                   2 * cb_elements * kStateBytes;
+  scan.bytes_b = 2.5 * scan.bytes_fwd;
+  scan.kernels_fwd = 5;
+  scan.kernels_b = 10;
+  scan.parameters = 3 * heads;  // A, D and the dt bias per head.
+  ops.push_back(scan);
+  // Gated RMSNorm: y * silu(z), normalised per group; reads y and z, writes the output;
+  // backward reads y, z and dy, writes dy and dz.
+  const double inner_elements = d.tokens * inner;
+  Op gated_norm =
+      memory_op("mamba_gated_norm", d.other_precision, (kRmsNormFlops + 4) * inner_elements,
+                3 * inner_elements * kActivationBytes, 2 * (kRmsNormFlops + 4) * inner_elements,
+                5 * inner_elements * kActivationBytes);
+  gated_norm.parameters = inner;
+  ops.push_back(gated_norm);
+  // Row-parallel: the output bias (h) is whole on every tp rank.
+  ops.push_back(
+      gemm_op("mamba_out_proj", d.tokens, d.h, inner, 1, d.gemm_precision, bias ? d.h : 0));
+  ops.push_back(residual_op("mamba_residual_add", d));
 }
 
 void add_dense_mlp(const ModelSpec& model, const Dims& d, OpList& ops) {
@@ -277,10 +373,7 @@ void add_dense_mlp(const ModelSpec& model, const Dims& d, OpList& ops) {
   double up_width = gated_factor(model) * ffn;
   ops.push_back(gemm_op(gated ? "mlp_up_gate" : "mlp_up", d.tokens, up_width, d.h, 1,
                         d.gemm_precision, bias ? up_width : 0));
-  const char* act = model.activation == Activation::kSwiglu  ? "swiglu_act"
-                    : model.activation == Activation::kGeglu ? "geglu_act"
-                                                             : "gelu_act";
-  ops.push_back(activation_op(act, model, d, d.tokens * ffn));
+  ops.push_back(activation_op(activation_op_name(model.activation), model, d, d.tokens * ffn));
   ops.push_back(gemm_op("mlp_down", d.tokens, d.h, ffn, 1, d.gemm_precision, bias ? d.h : 0));
 }
 
@@ -417,7 +510,7 @@ RecomputeModules recompute_modules_of(const Op& op, bool mla) {
   }
   if (name.starts_with("moe_")) return bit(RecomputeModule::kMoe);
   if (name == "mlp_up_gate" || name == "mlp_up" || name == "mlp_down" || name == "swiglu_act" ||
-      name == "geglu_act" || name == "gelu_act") {
+      name == "geglu_act" || name == "gelu_act" || name == "squared_relu_act") {
     return bit(RecomputeModule::kMlp);
   }
   return 0;
@@ -444,13 +537,18 @@ OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_ind
   PPSIM_CHECK(layer_index >= 0 && layer_index < model.num_layers, "layer index out of range");
   Dims d = make_dims(model, shape);
   OpList ops;
-  add_attention_block(model, shape, d, layer_index, ops);
-  if (model.is_moe_layer(layer_index)) {
-    add_moe_mlp(model, shape, d, ops);
-  } else {
-    add_dense_mlp(model, d, ops);
+  if (model.has_attention(layer_index)) add_attention_block(model, shape, d, layer_index, ops);
+  if (model.is_mamba_layer(layer_index)) add_mamba_block(model, d, ops);
+  if (model.has_feed_forward(layer_index)) {
+    // A hybrid MLP or MoE layer has its own pre-norm, as a transformer layer's attention.
+    if (model.is_hybrid()) ops.push_back(norm_op("input_norm", model, d, d.sp_tokens));
+    if (model.is_moe_layer(layer_index)) {
+      add_moe_mlp(model, shape, d, ops);
+    } else {
+      add_dense_mlp(model, d, ops);
+    }
+    ops.push_back(residual_op("mlp_residual_add", d));
   }
-  ops.push_back(residual_op("mlp_residual_add", d));
 
   const bool mla = model.mla.has_value();
   const RecomputeModules modules = recomputed_modules(shape.recompute, shape.recompute_modules);
@@ -462,10 +560,11 @@ OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_ind
       // The sequence-parallel all-gathers (chunk_price.h "tp"): before each column-parallel
       // linear in the forward, of each row-parallel linear's output gradient in the backward.
       if (op.name == "qkv_proj" || op.name == "mlp_up_gate" || op.name == "mlp_up" ||
-          op.name == "moe_shared_up") {
+          op.name == "moe_shared_up" || op.name == "mamba_in_proj") {
         op.input_gathered_over = shape.tp;
       }
-      if (op.name == "attn_out_proj" || op.name == "mlp_down" || op.name == "moe_shared_down") {
+      if (op.name == "attn_out_proj" || op.name == "mlp_down" || op.name == "moe_shared_down" ||
+          op.name == "mamba_out_proj") {
         op.grad_gathered_over = shape.tp;
       }
     }

@@ -8,6 +8,13 @@
 //     moe_router, moe_permute, moe_expert_up_gate | moe_expert_up, moe_expert_act,
 //     moe_expert_down, moe_unpermute
 //   and mlp_residual_add.
+// A hybrid model's layer (ModelSpec::hybrid_layer_pattern) holds one block behind its own
+// input_norm: the attention block without post_attn_norm ('*'), the dense MLP or the MoE block
+// with mlp_residual_add ('-', 'E'), or a Mamba-2 mixer ('M'):
+//   input_norm, mamba_in_proj, mamba_conv1d, mamba_scan, mamba_gated_norm, mamba_out_proj,
+//   mamba_residual_add
+// (in and out projections split like qkv_proj and attn_out_proj, the heads and groups over tp;
+// layer_ops.cc add_mamba_block gives each op's traffic).
 // The embedding is "embedding" (+ "position_embedding" for learned positions); the head is
 // final_norm, output_proj, cross_entropy.
 //

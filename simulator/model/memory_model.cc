@@ -36,11 +36,15 @@ LayerShare layer_share(const ModelSpec& model, const Plan& plan, int64_t index) 
   const double h = model.hidden_size;
   const double t = plan.tp;
   const bool moe = model.is_moe_layer(index);
-  // Row-parallel GEMMs (attention output, fc2) keep their bias h whole on every tp rank.
-  double replicated_bias = model.linear_bias ? (moe ? h : 2 * h) : 0.0;
-  double split = layer.attention + (moe ? 0.0 : layer.mlp) - replicated_bias;
+  // Row-parallel GEMMs (attention output, Mamba out_proj, fc2) keep their bias h whole on
+  // every tp rank.
+  const int row_parallel = (model.has_attention(index) ? 1 : 0) +
+                           (model.is_mamba_layer(index) ? 1 : 0) +
+                           (model.has_feed_forward(index) && !moe ? 1 : 0);
+  double replicated_bias = model.linear_bias ? row_parallel * h : 0.0;
+  double split = layer.attention + layer.mamba + (moe ? 0.0 : layer.mlp) - replicated_bias;
   // K and V projections (with biases): tp > g replicates kv heads, t/g copies of each.
-  const double kv = model.kv_width();
+  const double kv = model.has_attention(index) ? model.kv_width() : 0.0;
   const double kv_weights = 2 * h * kv + (model.linear_bias || model.qkv_bias ? 2 * kv : 0.0);
   const double kv_copies = std::max(1.0, t / model.num_kv_heads);
   LayerShare share;

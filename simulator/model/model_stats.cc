@@ -42,13 +42,37 @@ double attention_parameters(const ModelSpec& model) {
   return weights;
 }
 
+// A Mamba-2 mixer's weights (header); biases on its projections with linear_bias.
+double mamba_parameters(const ModelSpec& model) {
+  const MambaSpec& mamba = *model.mamba;
+  const double h = model.hidden_size;
+  const double inner = static_cast<double>(mamba.inner_width());
+  const double in_width = static_cast<double>(mamba.in_proj_width());
+  const double conv = static_cast<double>(mamba.conv_width());
+  double weights = h * in_width + conv * static_cast<double>(mamba.conv_kernel + 1) +
+                   3.0 * static_cast<double>(mamba.num_heads) + inner + inner * h;
+  if (model.linear_bias) weights += in_width + h;
+  return weights;
+}
+
 }  // namespace
+
+double mamba_scan_flops_per_token(const MambaSpec& mamba) {
+  const double q = static_cast<double>(mamba.chunk_size);
+  const double p = static_cast<double>(mamba.head_dim);
+  const double n = static_cast<double>(mamba.state_size);
+  const double heads = static_cast<double>(mamba.num_heads);
+  const double groups = static_cast<double>(mamba.num_groups);
+  return q * n * groups + q * p * heads + 4 * n * p * heads;
+}
 
 LayerParameters layer_parameters(const ModelSpec& model, int64_t index) {
   double h = model.hidden_size;
   LayerParameters layer;
-  layer.attention = attention_parameters(model);
-  layer.norms = 2 * norm_parameters(model);
+  if (model.has_attention(index)) layer.attention = attention_parameters(model);
+  if (model.is_mamba_layer(index)) layer.mamba = mamba_parameters(model);
+  layer.norms = (model.is_hybrid() ? 1 : 2) * norm_parameters(model);
+  if (!model.has_feed_forward(index)) return layer;
   if (model.is_moe_layer(index)) {
     const MoeSpec& moe = *model.moe;
     double expert = mlp_parameters(model, moe.expert_ffn_hidden_size);
@@ -99,18 +123,26 @@ double mean_keys_per_query(int64_t seq_length, int64_t window) {
 
 namespace {
 
-// One transformer layer's training FLOPs per token (header formula).
+// One layer's training FLOPs per token (header formula).
 double layer_flops_per_token(const ModelSpec& model, int64_t index, int64_t seq_length) {
   double h = model.hidden_size;
   double gated = is_gated(model.activation) ? 3.0 : 2.0;
+  if (model.is_mamba_layer(index)) {
+    const MambaSpec& mamba = *model.mamba;
+    const double projections = static_cast<double>(mamba.in_proj_width() + mamba.inner_width()) * h;
+    return 6.0 * projections + 3.0 * mamba_scan_flops_per_token(mamba);
+  }
   double mlp = 0;
-  if (model.is_moe_layer(index)) {
+  if (!model.has_feed_forward(index)) {
+    // A hybrid attention layer: no MLP.
+  } else if (model.is_moe_layer(index)) {
     const MoeSpec& moe = *model.moe;
     mlp = 6.0 * h * gated *
           (static_cast<double>(moe.expert_ffn_hidden_size) * moe.top_k + moe.shared_width());
   } else {
     mlp = 6.0 * h * model.ffn_hidden_size * gated;
   }
+  if (!model.has_attention(index)) return mlp;
   double attention_linear = 0;
   double qk_width = model.query_width();
   double v_width = qk_width;

@@ -4,7 +4,10 @@
 //   attention  h*d*(2a + 2g)            (+ biases a*d + 2g*d + h with linear_bias)
 //   dense MLP  3*h*F (swiglu) or 2*h*F  (+ biases 2F + h or F + h)
 //   MoE MLP    E experts of the dense form with F_e, plus the router h*E
-//   norms      2 per layer, h each (rmsnorm) or 2h (layernorm); one final norm
+//   Mamba-2    h*(2 d_in + 2 G N + H) in_proj, (d_in + 2 G N)*(k + 1) conv1d weight and bias,
+//              3 H (A, D, dt bias), d_in gated norm, d_in*h out_proj (model_spec.h MambaSpec)
+//   norms      2 per transformer layer (1 per hybrid layer), h each (rmsnorm) or 2h
+//              (layernorm); one final norm
 //   embedding  V*h (+ learned positions max_pos*h); output layer V*h unless tied
 // FLOPs follow megatron/training/training.py num_floating_point_operations (REFERENCE.md 1.6):
 //   per token = 6*h*F*e*L_dense + 6*h*F_e*k*e*L_moe + L*6*(h*(Q+2K) + Q*h) + 6*h*V + 6*s*L*Q
@@ -12,7 +15,9 @@
 // Generalised as Megatron's formula is for its newer models: shared experts add 6*h*F_s*e per
 // MoE layer; MLA's projections count 6 FLOPs per weight; attention scores and values count
 // 3*a*(d_qk + d_v) per key a query sees (s/2 causal, the window w - w^2/2s when sliding); each
-// MTP layer adds its layer, its projection and another output layer.
+// MTP layer adds its layer, its projection and another output layer. A Mamba layer counts 6
+// FLOPs per projection weight and 3x the SSD scan's forward (mamba_scan_flops_per_token),
+// where Megatron's hybrid formula takes 7*d_in*N for the scan with d_in = 2h.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +33,11 @@ struct LayerParameters {
   double mlp_active = 0;      // What one token uses: dense MLP, or top_k experts.
   double router = 0;          // MoE router (0 for dense layers).
   double shared_experts = 0;  // MoE shared experts (in mlp and mlp_active too).
-  double norms = 0;           // The layer's two norms.
+  double mamba = 0;           // A Mamba layer's mixer (projections, conv1d, A, D, norm).
+  double norms = 0;           // The layer's norms (two per transformer layer, one hybrid).
 
-  double total() const { return attention + mlp + router + norms; }
-  double active() const { return attention + mlp_active + router + norms; }
+  double total() const { return attention + mamba + mlp + router + norms; }
+  double active() const { return attention + mamba + mlp_active + router + norms; }
 };
 
 struct ParameterCounts {
@@ -49,6 +55,12 @@ struct ParameterCounts {
 LayerParameters layer_parameters(const ModelSpec& model, int64_t index);
 
 ParameterCounts count_parameters(const ModelSpec& model);
+
+// Forward FLOPs per token of the Mamba-2 SSD scan (chunk length Q, head dim P, state N, H
+// heads, G groups), counting 2 per multiply-add: the causal C B^T within each chunk per group
+// (Q N G), its product with x per head (Q P H), the chunk states B^T x and their contribution
+// C h to the outputs (2 N P H each): Q N G + Q P H + 4 N P H.
+double mamba_scan_flops_per_token(const MambaSpec& mamba);
 
 // Keys one query attends to on average in a causal sequence of `seq_length` with a sliding
 // window of `window` keys (0 = none): s/2 without a window (Megatron's convention), else

@@ -15,18 +15,30 @@ struct Part {
   OpList ops;
 };
 
-// The op lists worth showing: a dense layer, an MoE layer when the model has one, the
-// embedding and the head.
+// The op lists worth showing: the embedding, the first layer of each kind the model has, the
+// head. A transformer's kinds are "layer" (dense) and "moe_layer"; a hybrid model's
+// "mamba_layer" ('M'), "attention_layer" ('*'), "layer" ('-', a dense MLP) and "moe_layer"
+// ('E').
 std::vector<Part> parts_of(const ModelSpec& model, const OpShape& shape) {
   std::vector<Part> parts;
-  int64_t first_dense = -1, first_moe = -1;
-  for (int64_t i = 0; i < model.num_layers; ++i) {
-    if (model.is_moe_layer(i) && first_moe < 0) first_moe = i;
-    if (!model.is_moe_layer(i) && first_dense < 0) first_dense = i;
-  }
   parts.push_back({"embedding", embedding_ops(model, shape)});
-  if (first_dense >= 0) parts.push_back({"layer", layer_ops(model, shape, first_dense)});
-  if (first_moe >= 0) parts.push_back({"moe_layer", layer_ops(model, shape, first_moe)});
+  auto first_where = [&model](auto predicate) {
+    for (int64_t i = 0; i < model.num_layers; ++i) {
+      if (predicate(i)) return i;
+    }
+    return int64_t{-1};
+  };
+  auto add = [&](const char* name, int64_t layer) {
+    if (layer >= 0) parts.push_back({name, layer_ops(model, shape, layer)});
+  };
+  if (model.is_hybrid()) {
+    add("mamba_layer", first_where([&](int64_t i) { return model.is_mamba_layer(i); }));
+    add("attention_layer", first_where([&](int64_t i) { return model.has_attention(i); }));
+  }
+  add("layer", first_where([&](int64_t i) {
+        return model.has_feed_forward(i) && !model.is_moe_layer(i);
+      }));
+  add("moe_layer", first_where([&](int64_t i) { return model.is_moe_layer(i); }));
   parts.push_back({"head", head_ops(model, shape)});
   return parts;
 }
@@ -60,6 +72,14 @@ std::string inspect_report_text(const ModelSpec& model, const OpShape& shape) {
                        model.moe->expert_ffn_hidden_size, model.moe->every_n_layers,
                        model.num_moe_layers());
   }
+  if (model.is_hybrid()) {
+    out += fmt::format("# hybrid: {}\n", model.hybrid_layer_pattern);
+  }
+  if (model.mamba) {
+    out += fmt::format("# mamba: {} heads x {}, state {}, {} groups, conv {}, chunk {}\n",
+                       model.mamba->num_heads, model.mamba->head_dim, model.mamba->state_size,
+                       model.mamba->num_groups, model.mamba->conv_kernel, model.mamba->chunk_size);
+  }
   out += fmt::format("parameters          {:>14.0f}  ({})\n", counts.total,
                      human_count(counts.total));
   out += fmt::format("active_parameters   {:>14.0f}  ({})\n", counts.active,
@@ -73,14 +93,14 @@ std::string inspect_report_text(const ModelSpec& model, const OpShape& shape) {
                      flops, shape.seq_length, 6 * counts.active);
   out += fmt::format("#\n# ops of one microbatch on one GPU: mbs {}, seq {}, tp {}\n",
                      shape.micro_batch_size, shape.seq_length, shape.tp);
-  out += fmt::format("# {:<10} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>12}\n", "part",
+  out += fmt::format("# {:<15} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>12}\n", "part",
                      "op", "class", "gemm m x n x k", "fwd", "B", "W", "bytes fwd",
                      "parameters");
-  out += fmt::format("# {:<10} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>12}\n", "", "",
+  out += fmt::format("# {:<15} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>12}\n", "", "",
                      "", "", "(GFLOP)", "(GFLOP)", "(GFLOP)", "(MiB)", "");
   for (const Part& part : parts_of(model, shape)) {
     for (const Op& op : part.ops) {
-      out += fmt::format("  {:<10} {:<20} {:<12} {:<22} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.1f} "
+      out += fmt::format("  {:<15} {:<20} {:<12} {:<22} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.1f} "
                          "{:>12.0f}\n",
                          part.name, op.name, op_class_name(op.op_class), gemm_text(op),
                          op.flops_fwd / 1e9, op.flops_b / 1e9, op.flops_w / 1e9,
@@ -114,6 +134,15 @@ std::string inspect_report_json(const ModelSpec& model, const OpShape& shape) {
                           {"every_n_layers", model.moe->every_n_layers},
                           {"layer_offset", model.moe->layer_offset},
                           {"moe_layers", model.num_moe_layers()}};
+  }
+  if (model.is_hybrid()) model_shape["hybrid_layer_pattern"] = model.hybrid_layer_pattern;
+  if (model.mamba) {
+    model_shape["mamba"] = {{"num_heads", model.mamba->num_heads},
+                            {"head_dim", model.mamba->head_dim},
+                            {"state_size", model.mamba->state_size},
+                            {"num_groups", model.mamba->num_groups},
+                            {"conv_kernel", model.mamba->conv_kernel},
+                            {"chunk_size", model.mamba->chunk_size}};
   }
   json["shape"] = model_shape;
   json["parameters"] = counts.total;

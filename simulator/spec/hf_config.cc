@@ -15,7 +15,8 @@ const std::vector<std::string> kLlamaLike = {"llama", "mistral", "qwen2", "mixtr
 const std::vector<std::string> kSupported = {
     "llama",   "mistral",   "qwen2",     "mixtral",  "gpt2",        "gpt_neox", "deepseek_v2",
     "deepseek_v3", "kimi_k2", "qwen3",   "qwen3_moe", "qwen2_moe", "glm4_moe", "olmoe",
-    "llama4",  "llama4_text", "gpt_oss", "gemma2",   "gemma3",      "gemma3_text", "phi3"};
+    "llama4",  "llama4_text", "gpt_oss", "gemma2",   "gemma3",      "gemma3_text", "phi3",
+    "nemotron_h"};
 
 // The sequence length a config without a recorded pre-training length defaults to: 4,096, the
 // pre-training context of Llama 2 (Touvron et al. 2023, section 2.2) and the common short
@@ -89,6 +90,7 @@ std::string model_type(const nlohmann::json& json, const std::string& source) {
     if (arch == "Gemma3ForConditionalGeneration") return "gemma3";
     if (arch.rfind("Gemma3For", 0) == 0) return "gemma3_text";
     if (arch.rfind("Phi3For", 0) == 0) return "phi3";
+    if (arch.rfind("NemotronHFor", 0) == 0) return "nemotron_h";
     throw InputError(source, "/architectures/0",
                      fmt::format("unsupported architecture '{}'; ppsim reads {} configs", arch,
                                  join_names(kSupported)));
@@ -336,6 +338,102 @@ void read_deepseek_moe(const nlohmann::json& json, const std::string& source, Mo
                                  moe.first_k_dense, model.num_layers));
   }
   model.moe = moe;
+}
+
+// Nemotron-H and Nemotron 3 (NemotronHForCausalLM; Megatron-Bridge's NemotronHBridge maps the
+// same keys): a hybrid of Mamba-2, attention, MLP and MoE layers (hf_config.h).
+void read_nemotron_h(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
+  model.num_layers = positive(json, "num_hidden_layers", source);
+  model.hidden_size = positive(json, "hidden_size", source);
+  model.ffn_hidden_size = positive(json, "intermediate_size", source);
+  model.num_attention_heads = positive(json, "num_attention_heads", source);
+  model.num_kv_heads = positive_or(json, "num_key_value_heads", model.num_attention_heads, source);
+  model.vocab_size = positive(json, "vocab_size", source);
+  model.seq_length = pretraining_context(json, source, model);
+  model.head_dim = positive_or(
+      json, "head_dim",
+      positive_or(json, "attention_head_dim", model.hidden_size / model.num_attention_heads,
+                  source),
+      source);
+  model.tied_embeddings = bool_or(json, "tie_word_embeddings", false, source);
+  model.norm = Norm::kRmsNorm;
+  // Nemotron-H's attention layers carry no positional encoding (NemotronHBridge:
+  // position_embedding_type "none"); the Mamba layers order the tokens.
+  model.position_embedding = PositionEmbedding::kNone;
+  const std::string act = json.contains("mlp_hidden_act") && json["mlp_hidden_act"].is_string()
+                              ? json["mlp_hidden_act"].get<std::string>()
+                              : "relu2";
+  if (act != "relu2") {
+    throw InputError(source, "/mlp_hidden_act",
+                     fmt::format("'{}' is not modelled for Nemotron-H; ppsim reads relu2 (squared "
+                                 "ReLU, Megatron's squared_relu)",
+                                 act));
+  }
+  model.activation = Activation::kSquaredRelu;
+  refuse_attention_bias(json, source);
+  for (const char* key : {"mlp_bias", "use_bias", "mamba_proj_bias"}) {
+    if (bool_or(json, key, false, source)) {
+      throw InputError(source, std::string("/") + key,
+                       "biases on the MLP or Mamba projections are not modelled; ppsim reads "
+                       "Nemotron-H configs without them (false)");
+    }
+  }
+  if (nonnegative_or(json, "num_nextn_predict_layers", 0, source) > 0) {
+    throw InputError(source, "/num_nextn_predict_layers",
+                     "multi-token prediction of a hybrid model (mtp_hybrid_override_pattern) is "
+                     "not modelled; set it to 0 to simulate the model without its MTP layers");
+  }
+  if (json.contains("moe_latent_size") && !json["moe_latent_size"].is_null()) {
+    throw InputError(source, "/moe_latent_size",
+                     "latent MoE (experts on a projected width, Nemotron 3 Super) is not "
+                     "modelled");
+  }
+  if (!json.contains("hybrid_override_pattern") || !json["hybrid_override_pattern"].is_string()) {
+    throw InputError(source, "/hybrid_override_pattern",
+                     "required HuggingFace field is missing (expected a string of M, *, - and E, "
+                     "one per layer)");
+  }
+  model.hybrid_layer_pattern = json["hybrid_override_pattern"].get<std::string>();
+  if (model.hybrid_layer_pattern.find('M') != std::string::npos) {
+    MambaSpec mamba;
+    mamba.num_heads = positive(json, "mamba_num_heads", source);
+    mamba.head_dim = positive(json, "mamba_head_dim", source);
+    mamba.state_size = positive(json, "ssm_state_size", source);
+    // NemotronHConfig's defaults: n_groups 8, conv_kernel 4, chunk_size 128.
+    mamba.num_groups = positive_or(json, "n_groups", 8, source);
+    mamba.conv_kernel = positive_or(json, "conv_kernel", 4, source);
+    mamba.chunk_size = positive_or(json, "chunk_size", 128, source);
+    if (mamba.num_heads % mamba.num_groups != 0) {
+      throw InputError(source, "/n_groups",
+                       fmt::format("n_groups={} does not divide mamba_num_heads={}",
+                                   mamba.num_groups, mamba.num_heads));
+    }
+    model.mamba = mamba;
+  }
+  if (model.hybrid_layer_pattern.find('E') != std::string::npos) {
+    MoeSpec moe;
+    moe.num_experts = positive(json, "n_routed_experts", source);
+    moe.top_k = positive(json, "num_experts_per_tok", source);
+    moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
+    check_top_k(moe, "num_experts_per_tok", source);
+    // One shared expert of moe_shared_expert_intermediate_size (Megatron's total shared width).
+    const int64_t shared = nonnegative_or(json, "moe_shared_expert_intermediate_size", 0, source);
+    if (shared > 0) {
+      moe.num_shared_experts = 1;
+      moe.shared_expert_ffn_hidden_size = shared;
+    }
+    if (nonnegative_or(json, "n_group", 0, source) > 1) {
+      moe.num_groups = positive(json, "n_group", source);
+      moe.group_topk = positive(json, "topk_group", source);
+      if (std::optional<std::string> problem = moe_group_problem(moe)) {
+        throw InputError(source, "/topk_group", *problem);
+      }
+    }
+    model.moe = moe;
+  }
+  if (std::optional<std::string> problem = hybrid_pattern_problem(model)) {
+    throw InputError(source, "/hybrid_override_pattern", *problem);
+  }
 }
 
 // DeepSeek-V3 and V2 (and Kimi K2): MLA attention, DeepSeek's MoE, MTP (V3's
@@ -655,6 +753,8 @@ ModelSpec parse_hf_config(const nlohmann::json& json, const std::string& source,
                      [&](const nlohmann::json& text) { read_llama4(text, source, model); });
   } else if (type == "phi3") {
     read_phi3(json, source, model);
+  } else if (type == "nemotron_h") {
+    read_nemotron_h(json, source, model);
   } else if (type == "gpt2") {
     model.num_layers = positive(json, "n_layer", source);
     model.hidden_size = positive(json, "n_embd", source);

@@ -4,7 +4,7 @@
 // LlamaForCausalLM, MistralFor..., MixtralFor..., Qwen2MoeFor..., Qwen2For..., GPT2...,
 // GPTNeoX..., DeepseekV2For..., DeepseekV3For..., Qwen3MoeFor..., Qwen3For..., GptOssFor...,
 // Glm4MoeFor..., OlmoeFor..., Gemma2For..., Gemma3ForConditionalGeneration, Gemma3For...
-// (text), Phi3For...) and the fields read:
+// (text), Phi3For..., NemotronHFor...) and the fields read:
 //   llama, mistral, qwen2, mixtral: num_hidden_layers, hidden_size, intermediate_size,
 //     num_attention_heads, num_key_value_heads (default = heads), vocab_size, head_dim,
 //     tie_word_embeddings (default false), hidden_act (silu -> swiglu); mixtral adds
@@ -56,6 +56,15 @@
 //     qk_norm), and attention_chunk_size on the RoPE layers (no_rope_layers 1; default every
 //     no_rope_layer_interval-th layer, 4, is NoPE and global), priced as a sliding window of
 //     the chunk (exact up to one chunk of tokens; a note says so).
+//   nemotron_h (NemotronHForCausalLM: Nemotron-H, Nemotron Nano 2, Nemotron 3 Nano): a hybrid
+//     model, hybrid_override_pattern one of M * - E per layer (hybrid_layer_pattern); the
+//     llama counts and widths (intermediate_size the '-' layers' MLP), head_dim or
+//     attention_head_dim, no positional encoding, mlp_hidden_act relu2 (squared ReLU; others
+//     are refused); Mamba-2 mamba_num_heads, mamba_head_dim, ssm_state_size, n_groups (default
+//     8), conv_kernel (4), chunk_size (128); MoE n_routed_experts, num_experts_per_tok,
+//     moe_intermediate_size, one shared expert of moe_shared_expert_intermediate_size,
+//     n_group/topk_group. MTP (num_nextn_predict_layers > 0), latent MoE (moe_latent_size) and
+//     biases on the projections are refused, not modelled.
 //   gpt_oss (GptOssForCausalLM): the llama fields (intermediate_size is the expert width)
 //     plus num_local_experts, num_experts_per_tok or experts_per_token, sliding_window and
 //     layer_types (every layer sliding, or every n-th layer full; default alternating);

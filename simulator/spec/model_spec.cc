@@ -15,6 +15,8 @@ const char* activation_name(Activation activation) {
       return "geglu";
     case Activation::kGelu:
       return "gelu";
+    case Activation::kSquaredRelu:
+      return "squared_relu";
   }
   return "gelu";
 }
@@ -39,21 +41,23 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
   model.num_kv_heads = reader.required_int("num_kv_heads", 1, kMaxDimension);
   model.vocab_size = reader.required_int("vocab_size", 1, kMaxDimension);
   model.seq_length = reader.required_int("seq_length", 1, kMaxDimension);
-  const std::string activation = reader.required_choice("activation", {"swiglu", "geglu", "gelu"});
-  model.activation = activation == "swiglu"  ? Activation::kSwiglu
-                     : activation == "geglu" ? Activation::kGeglu
-                                             : Activation::kGelu;
+  const std::string activation =
+      reader.required_choice("activation", {"swiglu", "geglu", "gelu", "squared_relu"});
+  model.activation = activation == "swiglu"         ? Activation::kSwiglu
+                     : activation == "geglu"        ? Activation::kGeglu
+                     : activation == "squared_relu" ? Activation::kSquaredRelu
+                                                    : Activation::kGelu;
   model.norm = reader.required_choice("norm", {"rmsnorm", "layernorm"}) == "rmsnorm"
                    ? Norm::kRmsNorm
                    : Norm::kLayerNorm;
   model.tied_embeddings = reader.required_bool("tied_embeddings");
   std::optional<int64_t> head_dim = reader.optional_int("head_dim", 1, kMaxDimension);
   model.linear_bias = reader.optional_bool("linear_bias").value_or(false);
-  model.position_embedding =
-      reader.optional_choice("position_embedding", {"rope", "learned"}).value_or("rope") ==
-              "learned"
-          ? PositionEmbedding::kLearned
-          : PositionEmbedding::kRope;
+  const std::string position =
+      reader.optional_choice("position_embedding", {"rope", "learned", "none"}).value_or("rope");
+  model.position_embedding = position == "learned" ? PositionEmbedding::kLearned
+                             : position == "none"  ? PositionEmbedding::kNone
+                                                   : PositionEmbedding::kRope;
   model.max_position_embeddings =
       reader.optional_int("max_position_embeddings", 1, kMaxDimension).value_or(model.seq_length);
   model.rope_theta = reader.optional_number("rope_theta", 1.0, 1e12).value_or(10000.0);
@@ -112,6 +116,24 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
     mla_reader->finish();
     model.mla = mla;
   }
+  if (std::optional<JsonReader> mamba_reader = reader.optional_object("mamba")) {
+    MambaSpec mamba;
+    mamba.num_heads = mamba_reader->required_int("num_heads", 1, kMaxDimension);
+    mamba.head_dim = mamba_reader->required_int("head_dim", 1, kMaxDimension);
+    mamba.state_size = mamba_reader->required_int("state_size", 1, kMaxDimension);
+    mamba.num_groups = mamba_reader->required_int("num_groups", 1, kMaxDimension);
+    mamba.conv_kernel = mamba_reader->optional_int("conv_kernel", 1, 1024).value_or(4);
+    mamba.chunk_size = mamba_reader->optional_int("chunk_size", 1, kMaxDimension).value_or(128);
+    mamba_reader->finish();
+    if (mamba.num_heads % mamba.num_groups != 0) {
+      mamba_reader->fail("num_groups",
+                         fmt::format("num_groups={} does not divide num_heads={} (each group's B "
+                                     "and C serve an equal share of the heads)",
+                                     mamba.num_groups, mamba.num_heads));
+    }
+    model.mamba = mamba;
+  }
+  model.hybrid_layer_pattern = reader.optional_string("hybrid_layer_pattern").value_or("");
   model.mtp_layers = reader.optional_int("mtp_layers", 0, 1024).value_or(0);
   model.qk_norm = reader.optional_bool("qk_norm").value_or(false);
   model.qkv_bias = reader.optional_bool("qkv_bias").value_or(false);
@@ -119,6 +141,9 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
   model.sliding_window_pattern =
       reader.optional_int("sliding_window_pattern", 0, kMaxDimension).value_or(0);
   reader.finish();
+  if (std::optional<std::string> problem = hybrid_pattern_problem(model)) {
+    reader.fail(problem->starts_with("mamba") ? "mamba" : "hybrid_layer_pattern", *problem);
+  }
   if (model.mla && model.num_kv_heads != model.num_attention_heads) {
     reader.fail("num_kv_heads", fmt::format("MLA attention has a key and value per head: "
                                             "num_kv_heads must equal num_attention_heads ({})",
@@ -139,6 +164,49 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
 }
 
 }  // namespace
+
+std::optional<std::string> hybrid_pattern_problem(const ModelSpec& model) {
+  const std::string& pattern = model.hybrid_layer_pattern;
+  if (pattern.empty()) {
+    if (model.mamba) {
+      return std::string("mamba layers need \"hybrid_layer_pattern\" to say where they sit "
+                         "(one 'M' per Mamba layer; a pure Mamba model is all 'M')");
+    }
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(pattern.size()) != model.num_layers) {
+    return fmt::format("hybrid_layer_pattern has {} layers but num_layers is {} (one character "
+                       "per layer)",
+                       pattern.size(), model.num_layers);
+  }
+  const size_t bad = pattern.find_first_not_of("M*-E");
+  if (bad != std::string::npos) {
+    return fmt::format("hybrid_layer_pattern character {} is '{}'; expected 'M' (Mamba), '*' "
+                       "(attention), '-' (MLP) or 'E' (MoE)",
+                       bad, pattern[bad]);
+  }
+  if (model.mtp_layers > 0) {
+    return std::string("mtp_layers with hybrid_layer_pattern is not modelled (Megatron's MTP "
+                       "blocks of a hybrid model have a pattern of their own); leave one out");
+  }
+  const bool has_mamba = pattern.find('M') != std::string::npos;
+  const bool has_moe = pattern.find('E') != std::string::npos;
+  if (has_mamba != model.mamba.has_value()) {
+    return has_mamba ? std::string("hybrid_layer_pattern has 'M' layers: give the \"mamba\" "
+                                   "object (num_heads, head_dim, state_size, num_groups)")
+                     : std::string("mamba is given but hybrid_layer_pattern has no 'M' layer");
+  }
+  if (has_moe != model.moe.has_value()) {
+    return has_moe ? std::string("hybrid_layer_pattern has 'E' layers: give the \"moe\" object")
+                   : std::string("moe is given but hybrid_layer_pattern has no 'E' layer");
+  }
+  if (model.moe && (model.moe->every_n_layers != 1 || model.moe->layer_offset != 0 ||
+                    model.moe->first_k_dense != 0)) {
+    return std::string("with hybrid_layer_pattern the pattern's 'E' layers are the MoE layers: "
+                       "leave moe.every_n_layers, moe.layer_offset and moe.first_k_dense out");
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> moe_group_problem(const MoeSpec& moe) {
   if (moe.num_groups == 0 && moe.group_topk == 0) return std::nullopt;
@@ -171,6 +239,10 @@ int64_t ModelSpec::num_moe_layers() const {
 }
 
 void validate_model_spec(const ModelSpec& model, const std::string& source) {
+  if (std::optional<std::string> problem = hybrid_pattern_problem(model)) {
+    throw InputError(source, problem->starts_with("mamba") ? "/mamba" : "/hybrid_layer_pattern",
+                     *problem);
+  }
   if (model.num_kv_heads > model.num_attention_heads ||
       model.num_attention_heads % model.num_kv_heads != 0) {
     throw InputError(source, "/num_kv_heads",

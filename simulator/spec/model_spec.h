@@ -9,16 +9,26 @@
 //            "first_k_dense"?, "imbalance"?, "capacity_factor"?}?,
 //    "mla": {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
 //            "v_head_dim"}?, "mtp_layers"?, "qk_norm"?, "qkv_bias"?, "sliding_window"?,
-//    "sliding_window_pattern"?}
+//    "sliding_window_pattern"?, "hybrid_layer_pattern"?,
+//    "mamba": {"num_heads", "head_dim", "state_size", "num_groups", "conv_kernel"?,
+//              "chunk_size"?}?}
 // plus optional keys beside them: "head_dim" (default hidden_size / num_attention_heads),
-// "linear_bias" (default false), "position_embedding": "rope|learned" (default "rope"),
+// "linear_bias" (default false), "position_embedding": "rope|learned|none" (default "rope";
+// "none" for models without positional encoding, such as Nemotron-H's attention layers),
 // "max_position_embeddings" (default seq_length; sizes the learned table), "rope_theta"
 // (default 10000; Megatron --rotary-base), "source" (a
 // citation string). "qkv_bias" (default false): the query, key and value projections carry
 // biases and nothing else does (Qwen2/Qwen2.5; Megatron --add-qkv-bias); with linear_bias true
 // it adds nothing. A HuggingFace config.json (Llama, Mistral, Mixtral, Qwen2/3, Qwen2/3-MoE,
-// Gemma 2/3, Phi-3, GPT-2, GPT-NeoX, DeepSeek-V2/V3, Kimi K2, GLM-4.5, OLMoE, GPT-OSS) is
-// accepted wherever a model is; see hf_config.h.
+// Gemma 2/3, Phi-3, GPT-2, GPT-NeoX, DeepSeek-V2/V3, Kimi K2, GLM-4.5, OLMoE, GPT-OSS,
+// Nemotron-H) is accepted wherever a model is; see hf_config.h.
+//
+// Hybrid models (Nemotron-H, Nemotron 3; Megatron-Core's hybrid model,
+// --hybrid-layer-pattern): "hybrid_layer_pattern" gives one character per layer, each layer one
+// block with its own pre-norm and residual: 'M' a Mamba-2 mixer ("mamba" keys), '*'
+// self-attention, '-' the dense MLP (ffn_hidden_size), 'E' the MoE block ("moe" keys, whose
+// every_n_layers, layer_offset and first_k_dense the pattern replaces). Without it every layer
+// is a transformer layer: attention, then the dense MLP or the MoE block.
 #pragma once
 
 #include <cstdint>
@@ -30,13 +40,16 @@
 namespace ppsim {
 
 // The MLP's activation. SwiGLU (Llama, Qwen, Mistral) and GeGLU (Gemma: a tanh-GELU gate) are
-// gated: a gate and an up projection, three weight matrices in all; GELU (GPT) has two.
-enum class Activation { kSwiglu, kGelu, kGeglu };
-inline bool is_gated(Activation activation) { return activation != Activation::kGelu; }
-// The spec's name of an activation: "swiglu", "gelu" or "geglu".
+// gated: a gate and an up projection, three weight matrices in all; GELU (GPT) and squared ReLU
+// (Nemotron-H, relu(x)^2: Megatron's squared_relu, HF "relu2") have two.
+enum class Activation { kSwiglu, kGelu, kGeglu, kSquaredRelu };
+inline bool is_gated(Activation activation) {
+  return activation == Activation::kSwiglu || activation == Activation::kGeglu;
+}
+// The spec's name of an activation: "swiglu", "gelu", "geglu" or "squared_relu".
 const char* activation_name(Activation activation);
 enum class Norm { kRmsNorm, kLayerNorm };
-enum class PositionEmbedding { kRope, kLearned };
+enum class PositionEmbedding { kRope, kLearned, kNone };
 
 // The busiest expert's load over the mean when routing is left to the router and its balancing
 // loss. Switch Transformer (Fedus et al. 2021, section 2.2 and Table 1) trains at capacity
@@ -99,6 +112,26 @@ struct MlaSpec {
   int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
 };
 
+// A Mamba-2 mixer (Dao and Gu 2024, "Transformers are SSMs", arXiv:2405.21060; Megatron-Core's
+// MambaMixer, HF NemotronH): in_proj h -> [z, x, B, C, dt] of 2 d_inner + 2 groups N + heads,
+// a depthwise causal conv1d over [x, B, C], the chunked SSD scan, a gated RMSNorm of d_inner and
+// out_proj d_inner -> h, with d_inner = num_heads * head_dim. Tensor parallelism splits the
+// heads and the groups (Megatron requires tp to divide both).
+struct MambaSpec {
+  int64_t num_heads = 0;    // SSM heads. Required (Megatron --mamba-num-heads).
+  int64_t head_dim = 0;     // Channels per head P. Required (--mamba-head-dim).
+  int64_t state_size = 0;   // State dimension N. Required (--mamba-state-dim).
+  int64_t num_groups = 0;   // Groups sharing B and C. Required, divides num_heads.
+  int64_t conv_kernel = 4;  // Causal conv1d width; default 4 (Mamba-2, Megatron's d_conv).
+  int64_t chunk_size = 128; // SSD chunk length Q; default 128 (Megatron --mamba-chunk-size).
+
+  int64_t inner_width() const { return num_heads * head_dim; }
+  // Channels the conv1d runs over: x, B and C.
+  int64_t conv_width() const { return inner_width() + 2 * num_groups * state_size; }
+  // in_proj's output width: z, x, B, C and dt.
+  int64_t in_proj_width() const { return inner_width() + conv_width() + num_heads; }
+};
+
 struct ModelSpec {
   std::string name;              // Display name, e.g. "llama3-70b". Required.
   int64_t num_layers = 0;        // Transformer layers L. Required, >= 1.
@@ -121,6 +154,9 @@ struct ModelSpec {
   double rope_theta = 10000;
   std::optional<MoeSpec> moe;    // Absent for dense models.
   std::optional<MlaSpec> mla;    // Multi-head latent attention; absent for standard attention.
+  std::optional<MambaSpec> mamba;  // The 'M' layers' mixer; only with hybrid_layer_pattern.
+  // One of 'M', '*', '-', 'E' per layer (header); empty for a transformer.
+  std::string hybrid_layer_pattern;
   int64_t mtp_layers = 0;        // Multi-token prediction layers after the last (DeepSeek-V3: 1).
   bool qk_norm = false;          // RMSNorm on each query and key head (Qwen3, OLMo 2, Gemma 3).
   bool qkv_bias = false;         // Biases on the Q, K, V projections only (Qwen2). Default false.
@@ -135,10 +171,33 @@ struct ModelSpec {
   std::vector<std::string> notes;
 
   bool is_moe() const { return moe.has_value(); }
-  // True when layer `index` (0-based) has an MoE feed-forward block.
+  bool is_hybrid() const { return !hybrid_layer_pattern.empty(); }
+  // What layer `index` (0-based) holds: self-attention, a Mamba mixer, a feed-forward block
+  // (the dense MLP or, when is_moe_layer, the MoE block). A transformer layer has attention and
+  // a feed-forward block; a hybrid layer exactly one of the three.
+  bool has_attention(int64_t index) const {
+    return !is_hybrid() || hybrid_layer_pattern[index] == '*';
+  }
+  bool is_mamba_layer(int64_t index) const {
+    return is_hybrid() && hybrid_layer_pattern[index] == 'M';
+  }
+  bool has_feed_forward(int64_t index) const {
+    return !is_hybrid() || hybrid_layer_pattern[index] == '-' || hybrid_layer_pattern[index] == 'E';
+  }
+  // True when layer `index` has an MoE feed-forward block.
   bool is_moe_layer(int64_t index) const {
+    if (is_hybrid()) return hybrid_layer_pattern[index] == 'E';
     return moe && index >= moe->first_k_dense &&
            index % moe->every_n_layers == moe->layer_offset;
+  }
+  // The tensor-parallel column-then-row GEMM pairs of layer `index`, each with its own
+  // sequence-parallel all-gather and reduce-scatter: attention or a Mamba mixer (in and out
+  // projections), and a dense MLP or shared experts (routed experts split over ep instead).
+  int tensor_parallel_blocks(int64_t index) const {
+    const bool mixer = has_attention(index) || is_mamba_layer(index);
+    const bool mlp = has_feed_forward(index) &&
+                     (!is_moe_layer(index) || moe->num_shared_experts > 0);
+    return (mixer ? 1 : 0) + (mlp ? 1 : 0);
   }
   // Keys each query of layer `index` may attend to at most (the window), or 0 for all.
   int64_t attention_window(int64_t index) const {
@@ -159,6 +218,12 @@ struct ModelSpec {
     return num_attention_heads * (mla ? mla->v_head_dim : head_dim);
   }
 };
+
+// What is wrong with a model's hybrid layer pattern: its length against num_layers, a
+// character other than M * - E, 'M' layers without "mamba" (or the reverse), 'E' layers
+// without "moe" (or the reverse), MoE placement keys beside the pattern; nullopt when it is
+// consistent or absent. A message about the mamba object starts with "mamba". Pure.
+std::optional<std::string> hybrid_pattern_problem(const ModelSpec& model);
 
 // Reads ppsim's own model format (the keys above) from parsed JSON; does not validate
 // (validate_model_spec does). Errors throw InputError naming `source` and the JSON path.

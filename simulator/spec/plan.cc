@@ -676,6 +676,19 @@ std::optional<std::string> op_shape_problem(const Plan& plan, const ModelSpec& m
         "must be a multiple of tp, or tp a multiple of them)",
         plan.tp, model.num_kv_heads, model.name);
   }
+  if (model.mamba) {
+    const MambaSpec& mamba = *model.mamba;
+    if (mamba.num_heads % plan.tp != 0 || mamba.num_groups % plan.tp != 0) {
+      return fmt::format("tp={} must divide the {} Mamba heads and {} groups of {} (Megatron "
+                         "splits both over tp)",
+                         plan.tp, mamba.num_heads, mamba.num_groups, model.name);
+    }
+    if (plan.cp > 1) {
+      return fmt::format("cp={}: context parallelism of {}'s Mamba layers (Megatron-Core's "
+                         "all-to-all from sequence to head split) is not modelled; use cp=1",
+                         plan.cp, model.name);
+    }
+  }
   if (plan.ep > 1) {
     if (!model.is_moe()) {
       return fmt::format("ep={} but {} has no experts (ep needs an MoE model)", plan.ep,

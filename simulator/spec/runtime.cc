@@ -105,7 +105,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // megatron-core
     {true, true, kMegatronSchedules, true, true, true, 0b1111, 0b1111, false,
      OffloadForm::kAnyFraction, true, true, true, kAllPrecisions | bit(Precision::kNvfp4), true,
-     true, true, true, true, kAllFp8Recipes,
+     true, true, true, true, kAllFp8Recipes, true,
      "NVIDIA/Megatron-LM: megatron/core/pipeline_parallel/schedules.py get_forward_backward_func "
      "(no pipelining, 1F1B without interleaving, interleaved with virtual stages: no GPipe, no "
      "zero-bubble or V schedule); megatron/core/transformer/pipeline_parallel_layer_layout.py "
@@ -123,11 +123,13 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "raises without the distributed optimizer; --grad-reduce-in-bf16); "
      "megatron/core/model_parallel_config.py cpu_offloading_num_layers (--cpu-offloading-num-"
      "layers; transformer_config.py refuses it with pp > 1, recompute or per-layer CUDA graphs); "
-     "transformer_config.py fp8_recipe tensorwise|delayed|mxfp8|blockwise (--fp8-recipe)"},
+     "transformer_config.py fp8_recipe tensorwise|delayed|mxfp8|blockwise (--fp8-recipe); "
+     "pretrain_hybrid.py and megatron/core/ssm/mamba_mixer.py (Mamba-2 layers of hybrid "
+     "models)"},
     // megatron-lm
     {true, true, kMegatronSchedules, false, false, false, 0b0011, 0b0011, false,
      OffloadForm::kNone, false, true, true, kAllPrecisions, false, false, false, false, false,
-     bit(Fp8Recipe::kDelayed),
+     bit(Fp8Recipe::kDelayed), false,
      "Megatron-LM 2020-2023 (core_r0.3 and before): megatron/schedules.py (1F1B and interleaved "
      "only), --num-layers divisible by the pipeline size (arguments.py), the distributed "
      "optimizer as its only sharding; context parallelism, MoE expert parallelism, Megatron-FSDP, "
@@ -138,7 +140,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // deepspeed
     {true, true, bit(ScheduleKind::kOneFOneB), false, true, false, 0b1111, 0b0011, false,
      OffloadForm::kWholeOrPartialAtZero3, false, true, false, kAllPrecisions, false, false, false,
-     true, false, bit(Fp8Recipe::kDelayed),
+     true, false, bit(Fp8Recipe::kDelayed), false,
      "microsoft/DeepSpeed: deepspeed/runtime/pipe/schedule.py (TrainSchedule, 1F1B, one stage per "
      "rank); deepspeed/runtime/pipe/engine.py (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
      "parallelism\"); deepspeed/runtime/pipe/module.py (partition_method parameters|uniform|type: "
@@ -155,7 +157,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
          bit(ScheduleKind::kZb1p) | bit(ScheduleKind::kZbv) | bit(ScheduleKind::kDualPipeV),
      true, true, false, 0b1101, 0b1101, true, OffloadForm::kWholeWithFsdp, true, false, false,
      bit(Precision::kBf16) | bit(Precision::kFp8), false, false, false, true, false,
-     bit(Fp8Recipe::kTensorwise) | bit(Fp8Recipe::kMxfp8),
+     bit(Fp8Recipe::kTensorwise) | bit(Fp8Recipe::kMxfp8), false,
      "pytorch/torchtitan @ e347b1e5e: torchtitan/distributed/pipeline_parallel.py "
      "(get_schedule_class: GPipe, 1F1B, Interleaved1F1B, InterleavedZeroBubble = ZB1P, "
      "ZBVZeroBubble, DualPipeV; no ZB-H2/ZB-2P; module_fqns_per_model_part takes any split); "
@@ -169,7 +171,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // pytorch-fsdp
     {false, false, 0, false, false, false, 0b1101, 0b1101, false, OffloadForm::kWholeWithFsdp,
      true, true, false, kAllPrecisions, false, false, false, true, false,
-     bit(Fp8Recipe::kDelayed),
+     bit(Fp8Recipe::kDelayed), false,
      "pytorch/pytorch torch/distributed/fsdp/fully_sharded_data_parallel.py: FSDP alone "
      "(ShardingStrategy NO_SHARD, SHARD_GRAD_OP = ZeRO-2, FULL_SHARD = ZeRO-3; no optimizer-only "
      "sharding; CPUOffload(offload_params=True) moves parameters, gradients and the optimizer "

@@ -176,6 +176,9 @@ struct RuntimeSupport {
   bool activation_offload = false;
   // fp8 recipes it runs (plan key fp8_recipe; plan.h Fp8Recipe bits).
   uint32_t fp8_recipes = 0;
+  // Hybrid models' Mamba-2 layers (ModelSpec::hybrid_layer_pattern 'M'; Megatron-Core's
+  // hybrid model, pretrain_hybrid.py).
+  bool mamba_layers = false;
   const char* source = "";                 // Launcher source files that show each fact.
 };
 

@@ -57,6 +57,9 @@ std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSp
   auto refuse = [&plan](const std::string& feature) {
     return std::optional<std::string>(feature_refusal(plan.runtime, feature));
   };
+  if (model.mamba && !support.mamba_layers) {
+    return refuse(fmt::format("{}'s Mamba-2 layers (a hybrid model)", model.name));
+  }
   if (plan.tp > 1 && !support.tensor_parallel) {
     return refuse(fmt::format("tensor parallelism (tp={})", plan.tp));
   }

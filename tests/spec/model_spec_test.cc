@@ -59,8 +59,8 @@ TEST_CASE("ModelSpec: errors name the file, the JSON path and what was expected"
         "m.json: /hidden_size: expected an integer, got a string \"256\"");
   CHECK(error_of(testing::replace_once(kTinyModel, "\"activation\": \"swiglu\"",
                                        "\"activation\": \"swiglo\"")) ==
-        "m.json: /activation: unknown value 'swiglo'; expected one of swiglu, geglu, gelu (did you "
-        "mean "
+        "m.json: /activation: unknown value 'swiglo'; expected one of swiglu, geglu, gelu, "
+        "squared_relu (did you mean "
         "'swiglu'?)");
   std::string unknown = error_of(
       testing::replace_once(kTinyModel, "\"seq_length\"", "\"seq_len\": 1, \"seq_length\""));
@@ -143,7 +143,7 @@ TEST_CASE("ModelSpec: a HuggingFace config with an unsupported type is a clear e
         "m.json: /model_type: unsupported model_type 'llamma'; ppsim reads llama, mistral, qwen2, "
         "mixtral, gpt2, gpt_neox, deepseek_v2, deepseek_v3, kimi_k2, qwen3, qwen3_moe, "
         "qwen2_moe, glm4_moe, olmoe, llama4, llama4_text, gpt_oss, gemma2, gemma3, gemma3_text, "
-        "phi3 (did you mean 'llama'?)");
+        "phi3, nemotron_h (did you mean 'llama'?)");
   CHECK(error_of(R"({"model_type": "llama", "hidden_size": 1})") ==
         "m.json: /num_hidden_layers: required HuggingFace field is missing (expected a positive "
         "integer)");

@@ -164,7 +164,7 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
                 "source"},
                {"moe", "head_dim", "linear_bias", "position_embedding", "max_position_embeddings",
                 "mla", "mtp_layers", "qk_norm", "qkv_bias", "sliding_window", "sliding_window_pattern",
-                "rope_theta"});
+                "rope_theta", "hybrid_layer_pattern", "mamba"});
     check_nonempty_string(model, "source");
     REQUIRE(model["name"].is_string());
     CHECK(model["name"].get<std::string>() == path.stem().string());
@@ -172,12 +172,12 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
                             "num_kv_heads", "vocab_size", "seq_length"}) {
       check_positive_int(model, key);
     }
-    check_choice(model, "activation", {"swiglu", "gelu"});
+    check_choice(model, "activation", {"swiglu", "gelu", "squared_relu"});
     check_choice(model, "norm", {"rmsnorm", "layernorm"});
     CHECK(model["tied_embeddings"].is_boolean());
     if (model.contains("linear_bias")) CHECK(model["linear_bias"].is_boolean());
     if (model.contains("position_embedding")) {
-      check_choice(model, "position_embedding", {"rope", "learned"});
+      check_choice(model, "position_embedding", {"rope", "learned", "none"});
     }
     if (model.contains("max_position_embeddings")) {
       check_positive_int(model, "max_position_embeddings");
@@ -230,6 +230,25 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
         CHECK(moe["num_experts"].get<int64_t>() % moe["num_groups"].get<int64_t>() == 0);
         CHECK(moe["group_topk"].get<int64_t>() <= moe["num_groups"].get<int64_t>());
       }
+    }
+    // A hybrid model: one of M * - E per layer, a Mamba mixer exactly when there are 'M's.
+    if (model.contains("hybrid_layer_pattern")) {
+      REQUIRE(model["hybrid_layer_pattern"].is_string());
+      const std::string pattern = model["hybrid_layer_pattern"].get<std::string>();
+      CHECK(static_cast<int64_t>(pattern.size()) == model["num_layers"].get<int64_t>());
+      CHECK(pattern.find_first_not_of("M*-E") == std::string::npos);
+      CHECK(model.contains("mamba") == (pattern.find('M') != std::string::npos));
+      CHECK(model.contains("moe") == (pattern.find('E') != std::string::npos));
+    } else {
+      CHECK_FALSE(model.contains("mamba"));
+    }
+    if (model.contains("mamba")) {
+      const json& mamba = model["mamba"];
+      REQUIRE(mamba.is_object());
+      check_keys(mamba, {"num_heads", "head_dim", "state_size", "num_groups"},
+                 {"conv_kernel", "chunk_size"});
+      for (const auto& [key, value] : mamba.items()) check_positive_int(mamba, key);
+      CHECK(mamba["num_heads"].get<int64_t>() % mamba["num_groups"].get<int64_t>() == 0);
     }
     if (model.contains("mla")) {
       const json& mla = model["mla"];

@@ -1,0 +1,161 @@
+// Hybrid Mamba-2 models (ModelSpec::hybrid_layer_pattern, MambaSpec): parameters, FLOPs, the
+// ops of each layer kind and their saved activations, against counts worked out by hand from
+// Nemotron 3 Nano's config (h 2688; 23 Mamba layers of 64 heads x 64 with 8 groups of 128
+// states, 6 GQA attention layers of 32 x 128 heads with 2 kv heads, 23 MoE layers of 128
+// squared-ReLU experts of 1856, top 6, one shared expert of 3712; vocabulary 131072, untied).
+#include <catch2/catch.hpp>
+
+#include "simulator/model/activation_memory.h"
+#include "simulator/model/layer_ops.h"
+#include "simulator/model/model_stats.h"
+#include "simulator/spec/model_file.h"
+
+namespace ppsim {
+namespace {
+
+ModelSpec nano() { return load_model_spec("nemotron-3-nano-30b-a3b"); }
+
+// By hand (model_stats.h): a Mamba layer is in_proj 2688 x (2*4096 + 2*8*128 + 64 = 10304),
+// conv1d (4096 + 2048 channels) x (4 taps + bias), A, D and dt bias 3 x 64, gated norm 4096,
+// out_proj 4096 x 2688 and its pre-norm 2688: 38,744,896. An attention layer is
+// 2688 x (4096 + 2 x 256) + 4096 x 2688 + 2688 = 23,399,040. An MoE layer is 128 experts of
+// 2 x 2688 x 1856, the shared expert 2 x 2688 x 3712, the router 2688 x 128 and the norm:
+// 1,297,468,032, of which a token uses 6 experts: 80,169,600. Embedding and output layer
+// 131072 x 2688 each, one final norm.
+constexpr double kMambaLayer = 38744896;
+constexpr double kAttentionLayer = 23399040;
+constexpr double kMoeLayer = 1297468032;
+constexpr double kMoeLayerActive = 80169600;
+constexpr double kEmbedding = 131072.0 * 2688;
+
+TEST_CASE("Hybrid: Nemotron 3 Nano's layers are the pattern's kinds") {
+  const ModelSpec model = nano();
+  REQUIRE(model.is_hybrid());
+  CHECK(model.is_mamba_layer(0));
+  CHECK_FALSE(model.has_attention(0));
+  CHECK_FALSE(model.has_feed_forward(0));
+  CHECK(model.is_moe_layer(1));  // "ME...": layer 1 is MoE.
+  CHECK(model.has_attention(5));  // "MEMEM*".
+  CHECK_FALSE(model.is_moe_layer(5));
+  CHECK_FALSE(model.has_feed_forward(5));
+  CHECK(model.num_moe_layers() == 23);
+  // tp collectives: a Mamba or attention layer one block, an MoE layer with a shared expert
+  // one (its shared expert's), a transformer layer two.
+  CHECK(model.tensor_parallel_blocks(0) == 1);
+  CHECK(model.tensor_parallel_blocks(1) == 1);
+  CHECK(model.tensor_parallel_blocks(5) == 1);
+  CHECK(load_model_spec("llama3-8b").tensor_parallel_blocks(0) == 2);
+  CHECK(load_model_spec("qwen3-30b-a3b").tensor_parallel_blocks(0) == 1);
+}
+
+TEST_CASE("Hybrid: Nemotron 3 Nano's parameters, by hand and as published") {
+  const ModelSpec model = nano();
+  CHECK(layer_parameters(model, 0).total() == kMambaLayer);
+  CHECK(layer_parameters(model, 5).total() == kAttentionLayer);
+  CHECK(layer_parameters(model, 1).total() == kMoeLayer);
+  CHECK(layer_parameters(model, 1).active() == kMoeLayerActive);
+  const ParameterCounts counts = count_parameters(model);
+  const double total = 23 * kMambaLayer + 6 * kAttentionLayer + 23 * kMoeLayer + 2 * kEmbedding +
+                       2688;
+  CHECK(counts.total == total);
+  CHECK(counts.total == 31577937344.0);
+  CHECK(counts.active == total - 23 * (kMoeLayer - kMoeLayerActive));
+  // NVIDIA's model card: 31.6B in total; 3.2B active, 3.6B with the embeddings (the card
+  // rounds to a tenth of a billion: each count must round to its figure).
+  CHECK(counts.total == Approx(31.6e9).margin(0.05e9));
+  CHECK(counts.active == Approx(3.6e9).margin(0.05e9));
+  CHECK(counts.active - counts.embedding == Approx(3.2e9).margin(0.05e9));
+}
+
+TEST_CASE("Hybrid: training FLOPs per token of Nemotron 3 Nano") {
+  // Mamba: 6 x (10304 + 4096) x 2688 for the projections plus 3x the scan's forward,
+  // 128*128*8 + 128*64*64 + 4*128*64*64 = 2,752,512 (model_stats.h): 240,500,736.
+  // Attention at s 8192: 6 x 23,396,352 projections + 6 x 4096 keys x (4096 + 4096):
+  // 341,704,704. MoE: 6 x 2688 x 2 x (6 x 1856 + 3712) = 478,937,088. Logits 6 x 2688 x 131072.
+  CHECK(mamba_scan_flops_per_token(*nano().mamba) == 2752512.0);
+  const double expected = 23 * 240500736.0 + 6 * 341704704.0 + 23 * 478937088.0 +
+                          6.0 * 2688 * 131072;
+  CHECK(training_flops_per_token(nano(), 8192) == expected);
+}
+
+TEST_CASE("Hybrid: a Mamba layer's ops on one GPU") {
+  const ModelSpec model = nano();
+  OpShape shape;
+  shape.seq_length = 8192;
+  shape.tp = 2;
+  shape.sequence_parallel = true;
+  const OpList ops = layer_ops(model, shape, 0);
+  std::vector<std::string_view> names;
+  for (const Op& op : ops) names.push_back(op.name);
+  CHECK(names == std::vector<std::string_view>{"input_norm", "mamba_in_proj", "mamba_conv1d",
+                                               "mamba_scan", "mamba_gated_norm",
+                                               "mamba_out_proj", "mamba_residual_add"});
+  // tp 2: 32 heads and 4 groups here; in_proj writes 2 x 2048 + 2 x 4 x 128 + 32 = 5152 columns.
+  const Op* in_proj = ops.find("mamba_in_proj");
+  REQUIRE(in_proj != nullptr);
+  CHECK(in_proj->gemm.m == 8192);
+  CHECK(in_proj->gemm.n == 5152);
+  CHECK(in_proj->gemm.k == 2688);
+  CHECK(in_proj->input_gathered_over == 2);  // Sequence parallel, as qkv_proj.
+  const Op* out_proj = ops.find("mamba_out_proj");
+  REQUIRE(out_proj != nullptr);
+  CHECK(out_proj->gemm.n == 2688);
+  CHECK(out_proj->gemm.k == 2048);
+  CHECK(out_proj->grad_gathered_over == 2);
+  // The scan: half the heads and groups, 1,376,256 FLOPs a token forward; 64 chunks of 128.
+  const Op* scan = ops.find("mamba_scan");
+  REQUIRE(scan != nullptr);
+  CHECK(scan->flops_fwd == 8192 * 1376256.0);
+  CHECK(scan->flops_b == 2.5 * scan->flops_fwd);
+  CHECK(scan->gemm.batch == 64 * 32);
+  CHECK(scan->flops_w == 0);
+  // The GPU's ops hold half the layer's tp-split parameters, the pre-norm whole.
+  double parameters = 0;
+  for (const Op& op : ops) parameters += op.parameters;
+  CHECK(parameters == Approx((kMambaLayer - 2688) / 2 + 2688));
+}
+
+TEST_CASE("Hybrid: attention and MoE layers hold one block each") {
+  const ModelSpec model = nano();
+  OpShape shape;
+  shape.seq_length = 8192;
+  const OpList attention = layer_ops(model, shape, 5);
+  CHECK(attention.find("attention_core") != nullptr);
+  CHECK(attention.find("rotary") == nullptr);          // No positional encoding.
+  CHECK(attention.find("post_attn_norm") == nullptr);  // Its one norm is input_norm.
+  CHECK(attention.find("mlp_residual_add") == nullptr);
+  const OpList moe = layer_ops(model, shape, 1);
+  CHECK(moe.find("attention_core") == nullptr);
+  CHECK(moe.find("input_norm") != nullptr);
+  CHECK(moe.find("moe_router") != nullptr);
+  CHECK(moe.find("moe_shared_up") != nullptr);
+  CHECK(moe.find("moe_expert_act") != nullptr);
+  double attention_parameters = 0, moe_parameters = 0;
+  for (const Op& op : attention) attention_parameters += op.parameters;
+  for (const Op& op : moe) moe_parameters += op.parameters;
+  CHECK(attention_parameters == kAttentionLayer);
+  CHECK(moe_parameters == kMoeLayer);
+}
+
+TEST_CASE("Hybrid: a Mamba layer's saved activations") {
+  // bf16, no recompute, tp 1, mbs 1, s 8192: the pre-norm's input and output (2 + 2 bytes x
+  // 2688), one residual mask (2688 bytes), in_proj's output and the scan's output in bf16
+  // (2 x (10304 + 4096)) and out_proj's input (2 x 4096) per token.
+  ActivationConfig config;
+  config.seq_length = 8192;
+  const LayerActivationBytes bytes = layer_activation_bytes(nano(), config, 0);
+  CHECK(bytes.norm_and_gemm_inputs == 8192.0 * 4 * 2688);
+  CHECK(bytes.dropout_masks == 8192.0 * 2688);
+  CHECK(bytes.mamba == 8192.0 * (2 * (10304 + 4096) + 2 * 4096));
+  CHECK(bytes.attention == 0);
+  CHECK(bytes.mlp == 0);
+  // An attention layer keeps one norm's tensors, Q, K, V and the context, and no MLP.
+  const LayerActivationBytes attention = layer_activation_bytes(nano(), config, 5);
+  CHECK(attention.norm_and_gemm_inputs == 8192.0 * 4 * 2688);
+  CHECK(attention.attention == 8192.0 * 2 * (4096 + 2 * 256 + 4096));
+  CHECK(attention.mamba == 0);
+  CHECK(attention.mlp == 0);
+}
+
+}  // namespace
+}  // namespace ppsim
