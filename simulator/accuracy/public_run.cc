@@ -170,7 +170,7 @@ Family family_of(const std::string& model_name, std::optional<int64_t> ffn, int6
 
 // The zoo model (models/<name>.json) a row's model text names, when there is one: "DeepSeekV3
 // (w/o MTP)" -> deepseek-v3, "Qwen3_30B_a3B (tokendrop)" -> qwen3-30b-a3b, "Nemotron_3_Nano"
-// -> nemotron-3-nano-30b-a3b. The rows' "arch
+// -> nemotron-3-nano-30b-a3b, "Nemotron_3_Super" -> nemotron-3-super-120b-a12b. The rows' "arch
 // fields from public HF model config" are the zoo files' sources, which also hold what the
 // columns cannot (MLA ranks, shared experts, dense first layers, head_dim, qk-norm).
 std::optional<ModelSpec> zoo_model_for(const std::string& model_text) {
@@ -185,6 +185,7 @@ std::optional<ModelSpec> zoo_model_for(const std::string& model_text) {
   while (!stem.empty() && stem.back() == '-') stem.pop_back();
   if (stem == "deepseekv3") stem = "deepseek-v3";
   if (stem == "nemotron-3-nano") stem = "nemotron-3-nano-30b-a3b";
+  if (stem == "nemotron-3-super") stem = "nemotron-3-super-120b-a12b";
   std::string path = zoo_file("models", stem);
   if (path.empty()) return std::nullopt;
   return load_model_spec(path);

@@ -124,11 +124,12 @@ double overlapped_excess(double comm, double under, double slowdown) {
 }
 
 // The GEMMs split over the tensor-parallel group, which userbuffers pair with its collectives:
-// every GEMM but the replicated router, the routed experts (split over ep x etp instead) and
-// the Mamba scan's chunk products (no weights).
+// every GEMM but the replicated router and latent projections, the routed experts (split over
+// ep x etp instead) and the Mamba scan's chunk products (no weights).
 bool tensor_parallel_gemm(const Op& op) {
   return op.op_class == OpClass::kGemm && op.name != "moe_router" &&
-         !op.name.starts_with("moe_expert") && op.name != "mamba_scan";
+         !op.name.starts_with("moe_expert") && !op.name.starts_with("moe_latent") &&
+         op.name != "mamba_scan";
 }
 
 }  // namespace
@@ -323,7 +324,8 @@ ParameterSplit ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool
       const double routed = counted.mlp - counted.shared_experts;
       parameters.dense += (counted.attention + counted.mamba + counted.norms + counted.router +
                            counted.shared_experts) /
-                          plan_.tp;
+                              plan_.tp +
+                          counted.latent_projections;  // Replicated on every tp rank.
       parameters.expert += routed / expert_split;
     } else {
       parameters.dense +=
@@ -336,8 +338,12 @@ ParameterSplit ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool
     parameters.dense += head_parameters_ / plan_.tp + final_norm_parameters_;
     if (model_.mtp_layers > 0) {
       // MTP layers live on the last stage: routed experts split like the others.
-      LayerParameters last = layer_parameters(model_, model_.num_layers - 1);
-      const double routed = last.mlp - last.shared_experts;
+      double routed = 0;
+      for (int64_t layer : model_.mtp_block_layers()) {
+        if (!model_.is_moe_layer(layer)) continue;
+        const LayerParameters counted = layer_parameters(model_, layer);
+        routed += counted.mlp - counted.shared_experts;
+      }
       const double dense = mtp_parameters_ / model_.mtp_layers - routed;
       parameters.dense += model_.mtp_layers * dense / plan_.tp;
       parameters.expert += model_.mtp_layers * routed / expert_split;
@@ -426,13 +432,29 @@ void ChunkPricer::zero3_exposure(const NodeGroup& group, const LayerPrice* layer
 
 // DeepSeek-V3's multi-token prediction (section 2.2), as Megatron runs it on the last stage:
 // per MTP layer, norms of the hidden state and the next token's embedding, their 2h x h
-// projection, one transformer layer of the last layer's kind, and another output layer and
-// loss (shared weights, a second pass).
+// projection, one transformer layer of the last layer's kind (a hybrid model: the layers of
+// its mtp_layer_pattern), and another output layer and loss (shared weights, a second pass).
 void ChunkPricer::add_mtp_layers(const CostModel& costs, const NodeGroup& group,
                                  const LayerCost& head, ChunkPrice& price) const {
   CommCounts tp_comm;
   const TensorParallelPrice tp = tensor_parallel(group, tp_comm);
-  const LayerPrice mtp = layer(costs, group, tp, model_.num_layers - 1);
+  // One depth's block: the last layer's kind, or a hybrid model's MTP pattern.
+  LayerPrice mtp;
+  for (int64_t block_layer : model_.mtp_block_layers()) {
+    const LayerPrice part = layer(costs, group, tp, block_layer);
+    mtp.compute.fwd += part.compute.fwd;
+    mtp.compute.recompute += part.compute.recompute;
+    mtp.compute.b += part.compute.b;
+    mtp.compute.w += part.compute.w;
+    mtp.forward_comm += part.forward_comm;
+    mtp.backward_comm += part.backward_comm;
+    mtp.host_wait_fwd += part.host_wait_fwd;
+    mtp.host_wait_bwd += part.host_wait_bwd;
+    mtp.activation_bytes += part.activation_bytes;
+    mtp.bound.forward += part.bound.forward;
+    mtp.bound.backward_input += part.bound.backward_input;
+    mtp.bound.backward_weight += part.bound.backward_weight;
+  }
   const LayerCost extra = costs.cost(mtp_projection_ops(model_, shape_));
   for (int64_t i = 0; i < model_.mtp_layers; ++i) {
     price.forward += mtp.compute.fwd + mtp.forward_comm + mtp.host_wait_fwd + extra.fwd + head.fwd;

@@ -64,6 +64,13 @@ std::string model_summary(const ModelSpec& model) {
   }
   if (model.moe)
     text += fmt::format(", {} experts top-{}", model.moe->num_experts, model.moe->top_k);
+  if (model.is_hybrid()) {
+    const auto count = [&model](char kind) {
+      return std::count(model.hybrid_layer_pattern.begin(), model.hybrid_layer_pattern.end(), kind);
+    };
+    text += fmt::format("; hybrid: {} Mamba, {} attention, {} MLP, {} MoE layers", count('M'),
+                        count('*'), count('-'), count('E'));
+  }
   return text;
 }
 

@@ -78,15 +78,22 @@ std::string megatron_moe_layer_freq(const ModelSpec& model) {
 // --hybrid-layer-pattern: the model's pattern with "|" between the plan's pipeline chunks (in
 // model order; chunk_layout.h), which is how Megatron-Core places a hybrid model's layers on
 // pipeline stages and derives their virtual stages (arguments.py: the segments, a multiple of
-// pp, replace every other layout flag). Quoted for bash.
+// pp, replace every other layout flag), then "/" and the MTP block per MTP depth. Quoted.
 std::string megatron_hybrid_pattern(const ModelSpec& model, const Plan& plan) {
-  if (plan.pp == 1) return "\"" + model.hybrid_layer_pattern + "\"";
-  const ChunkLayout layout = chunk_layout(plan, model);
   std::string pattern;
-  for (int64_t chunk = 0; chunk < layout.num_chunks(); ++chunk) {
-    if (chunk) pattern += "|";
-    pattern += model.hybrid_layer_pattern.substr(layout.chunk_first_layer[chunk],
-                                                 layout.chunk_layers[chunk]);
+  if (plan.pp == 1) {
+    pattern = model.hybrid_layer_pattern;
+  } else {
+    const ChunkLayout layout = chunk_layout(plan, model);
+    for (int64_t chunk = 0; chunk < layout.num_chunks(); ++chunk) {
+      if (chunk) pattern += "|";
+      pattern += model.hybrid_layer_pattern.substr(layout.chunk_first_layer[chunk],
+                                                   layout.chunk_layers[chunk]);
+    }
+  }
+  // MTP depths after "/", one block pattern each (arguments.py's unified MTP form).
+  for (int64_t depth = 0; depth < model.mtp_layers; ++depth) {
+    pattern += "/" + model.mtp_layer_pattern;
   }
   return "\"" + pattern + "\"";
 }
@@ -243,6 +250,9 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
       // The total width of all shared experts (TransformerConfig docstring).
       model_args.push_back(
           {"--moe-shared-expert-intermediate-size", std::to_string(model.moe->shared_width())});
+    }
+    if (model.moe->latent_size > 0) {
+      model_args.push_back({"--moe-latent-size", std::to_string(model.moe->latent_size)});
     }
     if (model.moe->num_groups > 0) {
       model_args.push_back({"--moe-router-num-groups", std::to_string(model.moe->num_groups)});

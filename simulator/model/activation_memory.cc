@@ -147,12 +147,19 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
     const double copies = tokens * moe.top_k * moe_critical_rank_load(moe, config.ep);
     // moe_act discards the activation's output, the down projection's input (F_e wide).
     const double fc2_input = recomputes(RecomputeModule::kMoeAct) ? 0.0 : gemm_input;
+    // Rows are h wide, or a latent MoE's latent size (layer_ops.h).
+    const double width = static_cast<double>(moe.routed_width(model.hidden_size));
     bytes.router = kFp32Bytes * tokens * moe.num_experts / replicated;
     bytes.mlp = copies *
-                (gemm_input * h +
+                (gemm_input * width +
                  mlp_intermediate_bytes_per_token(model, moe.expert_ffn_hidden_size, fc2_input) /
                      t +
-                 kActivationElementBytes * h / t);
+                 kActivationElementBytes * width / t);
+    if (moe.latent_size > 0) {
+      // The latent projections' inputs: the up projection's (the combined latent rows) and,
+      // quantized, the down projection's own copy of the router's input.
+      bytes.mlp += tokens * (gemm_input * width + (quantized ? gemm_input * h : 0.0)) / replicated;
+    }
     if (moe.num_shared_experts > 0 && !recomputes(RecomputeModule::kSharedExperts)) {
       bytes.mlp +=
           tokens * mlp_intermediate_bytes_per_token(model, moe.shared_width(), gemm_input) / t;

@@ -58,7 +58,9 @@
 //   processes k·s·b token copies whatever ep is. Expert tensor parallelism equals tp (Megatron's
 //   default), and the dispatcher gathers the tp group's tokens, so each copy keeps its expert
 //   input 2h (whole), the expert MLP intermediates (4F_e or 6F_e)/t and its share of the expert
-//   output 2h/t (kept by the combine step for the routing-probability gradient).
+//   output 2h/t (kept by the combine step for the routing-probability gradient). A latent MoE
+//   (MoeSpec::latent_size l) keeps l-wide rows instead of h-wide, plus the inputs of its two
+//   projections: the combined l-wide rows and, quantized, the down projection's copy of h.
 // - Precision. Activations are 2 bytes, except the inputs linears keep for their weight
 //   gradient under fp8 and nvfp4 where the runtime keeps them quantized (Transformer Engine's
 //   Linear, LayerNormLinear and GroupedLinear save the quantized column-wise input, 1 byte per

@@ -389,7 +389,9 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   // Tokens this GPU routes: its sequence-parallel share (see the header).
   double routed = d.tokens / d.tp;
   double load = moe_critical_rank_load(moe, shape.ep);
-  double dispatched = routed * top_k * d.h;            // Elements this GPU sends.
+  // The rows' width: h, or a latent MoE's latent size (dispatch, experts and combine at it).
+  const double width = static_cast<double>(moe.routed_width(model.hidden_size));
+  double dispatched = routed * top_k * width;          // Elements this GPU sends.
   double received = dispatched * load;                 // Elements the critical rank receives.
   double expert_rows = routed * top_k * load * d.etp;  // Rows through its experts, after ETP.
 
@@ -403,6 +405,12 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   router.kernels_w = 1;
   if (bias) router.parameters += experts;
   ops.push_back(router);
+  // Latent MoE: the routed tokens go down to the latent width before the dispatch
+  // (fc1_latent_proj, replicated on every tp rank; Megatron's MoELayer.preprocess).
+  if (moe.latent_size > 0) {
+    ops.push_back(gemm_op("moe_latent_down", routed, width, d.h, 1, d.gemm_precision,
+                          bias ? width : 0));
+  }
 
   // Token counts per expert (and their exchange over the ep group), then the dispatcher's own
   // passes over the rows (header): the alltoall's permute into expert order and, with several
@@ -413,7 +421,7 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   int permute_kernels = 0, unpermute_kernels = 0;
   switch (shape.moe_dispatcher) {
     case MoeDispatcher::kAllToAll:
-      permute_bytes = (routed * d.h + dispatched + (sorts ? 2 * received : 0)) * kActivationBytes;
+      permute_bytes = (routed * width + dispatched + (sorts ? 2 * received : 0)) * kActivationBytes;
       unpermute_bytes = permute_bytes;
       permute_kernels = unpermute_kernels = 2 + (sorts ? 2 : 0);
       break;
@@ -438,10 +446,10 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   double per_expert = expert_rows / local_experts;
   double ffn = static_cast<double>(moe.expert_ffn_hidden_size) / d.etp;
   double up_width = gated_factor(model) * ffn;
-  Op up = gemm_op(gated ? "moe_expert_up_gate" : "moe_expert_up", per_expert, up_width, d.h,
+  Op up = gemm_op(gated ? "moe_expert_up_gate" : "moe_expert_up", per_expert, up_width, width,
                   local_experts, d.gemm_precision, bias ? up_width : 0);
-  Op down = gemm_op("moe_expert_down", per_expert, d.h, ffn, local_experts, d.gemm_precision,
-                    bias ? d.h : 0);
+  Op down = gemm_op("moe_expert_down", per_expert, width, ffn, local_experts, d.gemm_precision,
+                    bias ? width : 0);
   for (Op* gemm : {&up, &down}) {
     gemm->kernels_fwd = gemm->kernels_b = gemm->kernels_w = grouped_launches;
   }
@@ -458,6 +466,11 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   unpermute.all_to_all_bytes = received * kActivationBytes;
   unpermute.expert_gather_bytes = permute.expert_gather_bytes;
   ops.push_back(unpermute);
+  // Latent MoE: the combined output back to h (fc2_latent_proj).
+  if (moe.latent_size > 0) {
+    ops.push_back(gemm_op("moe_latent_up", routed, d.h, width, 1, d.gemm_precision,
+                          bias ? d.h : 0));
+  }
 
   // Shared experts: a dense MLP of their summed width on every token, split by tp.
   if (moe.num_shared_experts > 0) {
@@ -534,7 +547,9 @@ OpShape op_shape(const Plan& plan, const ModelSpec& model) {
 }
 
 OpList layer_ops(const ModelSpec& model, const OpShape& shape, int64_t layer_index) {
-  PPSIM_CHECK(layer_index >= 0 && layer_index < model.num_layers, "layer index out of range");
+  PPSIM_CHECK(layer_index >= 0 && layer_index < model.num_layers +
+                                        static_cast<int64_t>(model.mtp_layer_pattern.size()),
+              "layer index out of range");
   Dims d = make_dims(model, shape);
   OpList ops;
   if (model.has_attention(layer_index)) add_attention_block(model, shape, d, layer_index, ops);

@@ -48,8 +48,8 @@ LayerShare layer_share(const ModelSpec& model, const Plan& plan, int64_t index) 
   const double kv_weights = 2 * h * kv + (model.linear_bias || model.qkv_bias ? 2 * kv : 0.0);
   const double kv_copies = std::max(1.0, t / model.num_kv_heads);
   LayerShare share;
-  share.dense =
-      (split + (kv_copies - 1) * kv_weights) / t + replicated_bias + layer.norms + layer.router;
+  share.dense = (split + (kv_copies - 1) * kv_weights) / t + replicated_bias + layer.norms +
+                layer.router + layer.latent_projections;
   if (moe) {
     // Routed experts split over ep x etp; shared experts over tp like a dense MLP.
     share.dense += layer.shared_experts / t;

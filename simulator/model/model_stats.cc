@@ -7,12 +7,13 @@ double norm_parameters(const ModelSpec& model) {
   return model.norm == Norm::kRmsNorm ? model.hidden_size : 2.0 * model.hidden_size;
 }
 
-// Weights (and biases) of one MLP of width `ffn`.
-double mlp_parameters(const ModelSpec& model, int64_t ffn) {
-  double h = model.hidden_size;
+// Weights (and biases) of one MLP of width `ffn` on rows of `width` (the hidden size, or a
+// latent MoE's latent size).
+double mlp_parameters(const ModelSpec& model, int64_t ffn, int64_t width) {
+  const double w = static_cast<double>(width);
   bool gated = is_gated(model.activation);
-  double weights = (gated ? 3.0 : 2.0) * h * ffn;
-  double biases = model.linear_bias ? (gated ? 2.0 * ffn : ffn) + h : 0.0;
+  double weights = (gated ? 3.0 : 2.0) * w * ffn;
+  double biases = model.linear_bias ? (gated ? 2.0 * ffn : ffn) + w : 0.0;
   return weights + biases;
 }
 
@@ -75,14 +76,20 @@ LayerParameters layer_parameters(const ModelSpec& model, int64_t index) {
   if (!model.has_feed_forward(index)) return layer;
   if (model.is_moe_layer(index)) {
     const MoeSpec& moe = *model.moe;
-    double expert = mlp_parameters(model, moe.expert_ffn_hidden_size);
+    double expert = mlp_parameters(model, moe.expert_ffn_hidden_size,
+                                   moe.routed_width(model.hidden_size));
     layer.shared_experts =
-        moe.num_shared_experts > 0 ? mlp_parameters(model, moe.shared_width()) : 0;
+        moe.num_shared_experts > 0 ? mlp_parameters(model, moe.shared_width(), model.hidden_size)
+                                   : 0;
     layer.mlp = expert * moe.num_experts + layer.shared_experts;
     layer.mlp_active = expert * moe.top_k + layer.shared_experts;
     layer.router = h * moe.num_experts + (model.linear_bias ? moe.num_experts : 0.0);
+    if (moe.latent_size > 0) {
+      const double latent = static_cast<double>(moe.latent_size);
+      layer.latent_projections = 2 * h * latent + (model.linear_bias ? latent + h : 0.0);
+    }
   } else {
-    layer.mlp = mlp_parameters(model, model.ffn_hidden_size);
+    layer.mlp = mlp_parameters(model, model.ffn_hidden_size, model.hidden_size);
     layer.mlp_active = layer.mlp;
   }
   return layer;
@@ -106,8 +113,12 @@ ParameterCounts count_parameters(const ModelSpec& model) {
   double outside_layers =
       counts.embedding + counts.position_embedding + counts.output_layer + counts.final_norm;
   if (model.mtp_layers > 0) {
-    LayerParameters last = layer_parameters(model, model.num_layers - 1);
-    counts.mtp = model.mtp_layers * (last.total() + 2.0 * h * h + 2 * norm_parameters(model));
+    // Each depth: its block's layers, the [2h -> h] projection and three norms (of the
+    // embedding, of the hidden state, and the block's output: Megatron's enorm, hnorm and
+    // final_layernorm; DeepSeek-V3's shared_head.norm).
+    double block = 0;
+    for (int64_t layer : model.mtp_block_layers()) block += layer_parameters(model, layer).total();
+    counts.mtp = model.mtp_layers * (block + 2.0 * h * h + 3 * norm_parameters(model));
   }
   counts.total = counts.transformer_layers + outside_layers + counts.mtp;
   counts.active = layers_active + outside_layers;
@@ -137,8 +148,13 @@ double layer_flops_per_token(const ModelSpec& model, int64_t index, int64_t seq_
     // A hybrid attention layer: no MLP.
   } else if (model.is_moe_layer(index)) {
     const MoeSpec& moe = *model.moe;
-    mlp = 6.0 * h * gated *
-          (static_cast<double>(moe.expert_ffn_hidden_size) * moe.top_k + moe.shared_width());
+    // Routed experts at their row width (the latent size, with its two h x latent projections:
+    // Megatron's moe_layer_flops), shared experts at h.
+    const double width = static_cast<double>(moe.routed_width(model.hidden_size));
+    mlp = 6.0 * gated *
+              (width * static_cast<double>(moe.expert_ffn_hidden_size) * moe.top_k +
+               h * static_cast<double>(moe.shared_width())) +
+          (moe.latent_size > 0 ? 6.0 * 2.0 * h * width : 0.0);
   } else {
     mlp = 6.0 * h * model.ffn_hidden_size * gated;
   }
@@ -175,8 +191,10 @@ double training_flops_per_token(const ModelSpec& model, int64_t seq_length) {
   double logits = 6.0 * h * model.vocab_size;
   total += logits;
   if (model.mtp_layers > 0) {
-    double mtp_layer =
-        layer_flops_per_token(model, model.num_layers - 1, seq_length) + 6.0 * 2.0 * h * h + logits;
+    double mtp_layer = 6.0 * 2.0 * h * h + logits;
+    for (int64_t layer : model.mtp_block_layers()) {
+      mtp_layer += layer_flops_per_token(model, layer, seq_length);
+    }
     total += model.mtp_layers * mtp_layer;
   }
   return total;

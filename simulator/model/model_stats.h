@@ -3,7 +3,8 @@
 // Parameter counts are exact sums over the model's tensors (REFERENCE.md 1.5 structure):
 //   attention  h*d*(2a + 2g)            (+ biases a*d + 2g*d + h with linear_bias)
 //   dense MLP  3*h*F (swiglu) or 2*h*F  (+ biases 2F + h or F + h)
-//   MoE MLP    E experts of the dense form with F_e, plus the router h*E
+//   MoE MLP    E experts of the dense form with F_e, plus the router h*E; a latent MoE's
+//              experts on rows of the latent size l, plus its projections 2*h*l
 //   Mamba-2    h*(2 d_in + 2 G N + H) in_proj, (d_in + 2 G N)*(k + 1) conv1d weight and bias,
 //              3 H (A, D, dt bias), d_in gated norm, d_in*h out_proj (model_spec.h MambaSpec)
 //   norms      2 per transformer layer (1 per hybrid layer), h each (rmsnorm) or 2h
@@ -13,9 +14,11 @@
 //   per token = 6*h*F*e*L_dense + 6*h*F_e*k*e*L_moe + L*6*(h*(Q+2K) + Q*h) + 6*h*V + 6*s*L*Q
 // with e = 3 for swiglu, 2 for gelu; Q = a*d, K = g*d; the last term is causal attention.
 // Generalised as Megatron's formula is for its newer models: shared experts add 6*h*F_s*e per
-// MoE layer; MLA's projections count 6 FLOPs per weight; attention scores and values count
+// MoE layer (a latent MoE's experts at the latent width, plus 6*2*h*l for its projections);
+// MLA's projections count 6 FLOPs per weight; attention scores and values count
 // 3*a*(d_qk + d_v) per key a query sees (s/2 causal, the window w - w^2/2s when sliding); each
-// MTP layer adds its layer, its projection and another output layer. A Mamba layer counts 6
+// MTP depth adds its block's layers (the last layer, or a hybrid model's mtp_layer_pattern),
+// its projection and another output layer. A Mamba layer counts 6
 // FLOPs per projection weight and 3x the SSD scan's forward (mamba_scan_flops_per_token),
 // where Megatron's hybrid formula takes 7*d_in*N for the scan with d_in = 2h.
 #pragma once
@@ -34,10 +37,13 @@ struct LayerParameters {
   double router = 0;          // MoE router (0 for dense layers).
   double shared_experts = 0;  // MoE shared experts (in mlp and mlp_active too).
   double mamba = 0;           // A Mamba layer's mixer (projections, conv1d, A, D, norm).
+  double latent_projections = 0;  // Latent MoE's h -> latent and latent -> h projections.
   double norms = 0;           // The layer's norms (two per transformer layer, one hybrid).
 
-  double total() const { return attention + mamba + mlp + router + norms; }
-  double active() const { return attention + mamba + mlp_active + router + norms; }
+  double total() const { return attention + mamba + mlp + router + latent_projections + norms; }
+  double active() const {
+    return attention + mamba + mlp_active + router + latent_projections + norms;
+  }
 };
 
 struct ParameterCounts {

@@ -378,15 +378,16 @@ void read_nemotron_h(const nlohmann::json& json, const std::string& source, Mode
                        "Nemotron-H configs without them (false)");
     }
   }
-  if (nonnegative_or(json, "num_nextn_predict_layers", 0, source) > 0) {
-    throw InputError(source, "/num_nextn_predict_layers",
-                     "multi-token prediction of a hybrid model (mtp_hybrid_override_pattern) is "
-                     "not modelled; set it to 0 to simulate the model without its MTP layers");
-  }
-  if (json.contains("moe_latent_size") && !json["moe_latent_size"].is_null()) {
-    throw InputError(source, "/moe_latent_size",
-                     "latent MoE (experts on a projected width, Nemotron 3 Super) is not "
-                     "modelled");
+  // MTP depths, each the layers of mtp_hybrid_override_pattern (Nemotron 3 Super: "*E").
+  model.mtp_layers = nonnegative_or(json, "num_nextn_predict_layers", 0, source);
+  if (model.mtp_layers > 0) {
+    if (!json.contains("mtp_hybrid_override_pattern") ||
+        !json["mtp_hybrid_override_pattern"].is_string()) {
+      throw InputError(source, "/mtp_hybrid_override_pattern",
+                       "num_nextn_predict_layers > 0 needs the MTP block's layers (a string of "
+                       "M, *, - and E)");
+    }
+    model.mtp_layer_pattern = json["mtp_hybrid_override_pattern"].get<std::string>();
   }
   if (!json.contains("hybrid_override_pattern") || !json["hybrid_override_pattern"].is_string()) {
     throw InputError(source, "/hybrid_override_pattern",
@@ -394,7 +395,8 @@ void read_nemotron_h(const nlohmann::json& json, const std::string& source, Mode
                      "one per layer)");
   }
   model.hybrid_layer_pattern = json["hybrid_override_pattern"].get<std::string>();
-  if (model.hybrid_layer_pattern.find('M') != std::string::npos) {
+  const std::string layers = model.hybrid_layer_pattern + model.mtp_layer_pattern;
+  if (layers.find('M') != std::string::npos) {
     MambaSpec mamba;
     mamba.num_heads = positive(json, "mamba_num_heads", source);
     mamba.head_dim = positive(json, "mamba_head_dim", source);
@@ -410,11 +412,12 @@ void read_nemotron_h(const nlohmann::json& json, const std::string& source, Mode
     }
     model.mamba = mamba;
   }
-  if (model.hybrid_layer_pattern.find('E') != std::string::npos) {
+  if (layers.find('E') != std::string::npos) {
     MoeSpec moe;
     moe.num_experts = positive(json, "n_routed_experts", source);
     moe.top_k = positive(json, "num_experts_per_tok", source);
     moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
+    moe.latent_size = positive_or(json, "moe_latent_size", 0, source);  // LatentMoE (Super).
     check_top_k(moe, "num_experts_per_tok", source);
     // One shared expert of moe_shared_expert_intermediate_size (Megatron's total shared width).
     const int64_t shared = nonnegative_or(json, "moe_shared_expert_intermediate_size", 0, source);
@@ -432,7 +435,11 @@ void read_nemotron_h(const nlohmann::json& json, const std::string& source, Mode
     model.moe = moe;
   }
   if (std::optional<std::string> problem = hybrid_pattern_problem(model)) {
-    throw InputError(source, "/hybrid_override_pattern", *problem);
+    throw InputError(source,
+                     hybrid_problem_key(*problem) == "mtp_layer_pattern"
+                         ? "/mtp_hybrid_override_pattern"
+                         : "/hybrid_override_pattern",
+                     *problem);
   }
 }
 

@@ -63,8 +63,9 @@
 //     are refused); Mamba-2 mamba_num_heads, mamba_head_dim, ssm_state_size, n_groups (default
 //     8), conv_kernel (4), chunk_size (128); MoE n_routed_experts, num_experts_per_tok,
 //     moe_intermediate_size, one shared expert of moe_shared_expert_intermediate_size,
-//     n_group/topk_group. MTP (num_nextn_predict_layers > 0), latent MoE (moe_latent_size) and
-//     biases on the projections are refused, not modelled.
+//     n_group/topk_group, moe_latent_size (LatentMoE: moe.latent_size); num_nextn_predict_layers
+//     MTP depths of mtp_hybrid_override_pattern's layers (mtp_layer_pattern). Biases on the
+//     projections are refused, not modelled.
 //   gpt_oss (GptOssForCausalLM): the llama fields (intermediate_size is the expert width)
 //     plus num_local_experts, num_experts_per_tok or experts_per_token, sliding_window and
 //     layer_types (every layer sliding, or every n-th layer full; default alternating);

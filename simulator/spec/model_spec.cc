@@ -80,6 +80,7 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
     moe.capacity_factor = moe_reader->optional_number("capacity_factor", 0.0, 1e6).value_or(0.0);
     moe.num_groups = moe_reader->optional_int("num_groups", 1, kMaxDimension).value_or(0);
     moe.group_topk = moe_reader->optional_int("group_topk", 1, kMaxDimension).value_or(0);
+    moe.latent_size = moe_reader->optional_int("latent_size", 1, kMaxDimension).value_or(0);
     moe_reader->finish();
     if (std::optional<std::string> problem = moe_group_problem(moe)) {
       moe_reader->fail(moe.num_groups > 0 ? "group_topk" : "num_groups", *problem);
@@ -134,6 +135,7 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
     model.mamba = mamba;
   }
   model.hybrid_layer_pattern = reader.optional_string("hybrid_layer_pattern").value_or("");
+  model.mtp_layer_pattern = reader.optional_string("mtp_layer_pattern").value_or("");
   model.mtp_layers = reader.optional_int("mtp_layers", 0, 1024).value_or(0);
   model.qk_norm = reader.optional_bool("qk_norm").value_or(false);
   model.qkv_bias = reader.optional_bool("qkv_bias").value_or(false);
@@ -142,7 +144,7 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
       reader.optional_int("sliding_window_pattern", 0, kMaxDimension).value_or(0);
   reader.finish();
   if (std::optional<std::string> problem = hybrid_pattern_problem(model)) {
-    reader.fail(problem->starts_with("mamba") ? "mamba" : "hybrid_layer_pattern", *problem);
+    reader.fail(hybrid_problem_key(*problem), *problem);
   }
   if (model.mla && model.num_kv_heads != model.num_attention_heads) {
     reader.fail("num_kv_heads", fmt::format("MLA attention has a key and value per head: "
@@ -165,12 +167,22 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
 
 }  // namespace
 
+std::string hybrid_problem_key(const std::string& problem) {
+  if (problem.starts_with("mamba")) return "mamba";
+  if (problem.starts_with("mtp_layer_pattern")) return "mtp_layer_pattern";
+  return "hybrid_layer_pattern";
+}
+
 std::optional<std::string> hybrid_pattern_problem(const ModelSpec& model) {
   const std::string& pattern = model.hybrid_layer_pattern;
   if (pattern.empty()) {
     if (model.mamba) {
       return std::string("mamba layers need \"hybrid_layer_pattern\" to say where they sit "
                          "(one 'M' per Mamba layer; a pure Mamba model is all 'M')");
+    }
+    if (!model.mtp_layer_pattern.empty()) {
+      return std::string("mtp_layer_pattern is for hybrid models (with hybrid_layer_pattern); a "
+                         "transformer's MTP layer copies its last layer");
     }
     return std::nullopt;
   }
@@ -185,12 +197,21 @@ std::optional<std::string> hybrid_pattern_problem(const ModelSpec& model) {
                        "(attention), '-' (MLP) or 'E' (MoE)",
                        bad, pattern[bad]);
   }
-  if (model.mtp_layers > 0) {
-    return std::string("mtp_layers with hybrid_layer_pattern is not modelled (Megatron's MTP "
-                       "blocks of a hybrid model have a pattern of their own); leave one out");
+  const std::string& mtp = model.mtp_layer_pattern;
+  if ((model.mtp_layers > 0) != !mtp.empty()) {
+    return model.mtp_layers > 0
+               ? std::string("mtp_layer_pattern is missing: a hybrid model's mtp_layers need the "
+                             "layers of each MTP depth, e.g. \"*E\" (attention, then MoE)")
+               : std::string("mtp_layer_pattern is given but mtp_layers is 0");
   }
-  const bool has_mamba = pattern.find('M') != std::string::npos;
-  const bool has_moe = pattern.find('E') != std::string::npos;
+  const size_t bad_mtp = mtp.find_first_not_of("M*-E");
+  if (bad_mtp != std::string::npos) {
+    return fmt::format("mtp_layer_pattern character {} is '{}'; expected 'M', '*', '-' or 'E'",
+                       bad_mtp, mtp[bad_mtp]);
+  }
+  const std::string layers = pattern + mtp;
+  const bool has_mamba = layers.find('M') != std::string::npos;
+  const bool has_moe = layers.find('E') != std::string::npos;
   if (has_mamba != model.mamba.has_value()) {
     return has_mamba ? std::string("hybrid_layer_pattern has 'M' layers: give the \"mamba\" "
                                    "object (num_heads, head_dim, state_size, num_groups)")
@@ -240,8 +261,7 @@ int64_t ModelSpec::num_moe_layers() const {
 
 void validate_model_spec(const ModelSpec& model, const std::string& source) {
   if (std::optional<std::string> problem = hybrid_pattern_problem(model)) {
-    throw InputError(source, problem->starts_with("mamba") ? "/mamba" : "/hybrid_layer_pattern",
-                     *problem);
+    throw InputError(source, "/" + hybrid_problem_key(*problem), *problem);
   }
   if (model.num_kv_heads > model.num_attention_heads ||
       model.num_attention_heads % model.num_kv_heads != 0) {

@@ -6,10 +6,11 @@
 //    "norm": "rmsnorm|layernorm", "tied_embeddings": bool,
 //    "moe": {"num_experts", "top_k", "expert_ffn_hidden_size", "every_n_layers"?,
 //            "layer_offset"?, "num_shared_experts"?, "shared_expert_ffn_hidden_size"?,
-//            "first_k_dense"?, "imbalance"?, "capacity_factor"?}?,
+//            "first_k_dense"?, "imbalance"?, "capacity_factor"?, "num_groups"?, "group_topk"?,
+//            "latent_size"?}?,
 //    "mla": {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
 //            "v_head_dim"}?, "mtp_layers"?, "qk_norm"?, "qkv_bias"?, "sliding_window"?,
-//    "sliding_window_pattern"?, "hybrid_layer_pattern"?,
+//    "sliding_window_pattern"?, "hybrid_layer_pattern"?, "mtp_layer_pattern"?,
 //    "mamba": {"num_heads", "head_dim", "state_size", "num_groups", "conv_kernel"?,
 //              "chunk_size"?}?}
 // plus optional keys beside them: "head_dim" (default hidden_size / num_attention_heads),
@@ -86,8 +87,15 @@ struct MoeSpec {
   // groups and each token's top_k experts come from its best group_topk groups. 0 = none.
   int64_t num_groups = 0;
   int64_t group_topk = 0;
+  // Latent MoE (Nemotron 3 Super's LatentMoE; Megatron --moe-latent-size; HF moe_latent_size):
+  // each routed token is projected from h down to latent_size before dispatch (fc1_latent_proj,
+  // replicated on every tp rank), the routed experts work at that width, and the combined output
+  // is projected back to h (fc2_latent_proj). The router and shared experts see h. 0 = none.
+  int64_t latent_size = 0;
 
   bool dropless() const { return capacity_factor <= 0; }
+  // The width of the rows the routed experts read and write: latent_size, or `hidden`.
+  int64_t routed_width(int64_t hidden) const { return latent_size > 0 ? latent_size : hidden; }
   int64_t shared_width() const {
     return num_shared_experts *
            (shared_expert_ffn_hidden_size > 0 ? shared_expert_ffn_hidden_size
@@ -157,6 +165,11 @@ struct ModelSpec {
   std::optional<MambaSpec> mamba;  // The 'M' layers' mixer; only with hybrid_layer_pattern.
   // One of 'M', '*', '-', 'E' per layer (header); empty for a transformer.
   std::string hybrid_layer_pattern;
+  // A hybrid model's multi-token-prediction block: the layers each of its mtp_layers depths
+  // holds, in the same characters (Megatron's MTP pattern, HF mtp_hybrid_override_pattern;
+  // Nemotron 3 Super: "*E"). Required with mtp_layers on a hybrid model; a transformer's MTP
+  // layer is a copy of its last layer.
+  std::string mtp_layer_pattern;
   int64_t mtp_layers = 0;        // Multi-token prediction layers after the last (DeepSeek-V3: 1).
   bool qk_norm = false;          // RMSNorm on each query and key head (Qwen3, OLMo 2, Gemma 3).
   bool qkv_bias = false;         // Biases on the Q, K, V projections only (Qwen2). Default false.
@@ -172,23 +185,35 @@ struct ModelSpec {
 
   bool is_moe() const { return moe.has_value(); }
   bool is_hybrid() const { return !hybrid_layer_pattern.empty(); }
+  // A hybrid layer's character: index < num_layers is a decoder layer; num_layers + j the j-th
+  // layer of the MTP block (mtp_block_layers).
+  char hybrid_kind(int64_t index) const {
+    return index < num_layers ? hybrid_layer_pattern[index]
+                              : mtp_layer_pattern[index - num_layers];
+  }
   // What layer `index` (0-based) holds: self-attention, a Mamba mixer, a feed-forward block
   // (the dense MLP or, when is_moe_layer, the MoE block). A transformer layer has attention and
   // a feed-forward block; a hybrid layer exactly one of the three.
-  bool has_attention(int64_t index) const {
-    return !is_hybrid() || hybrid_layer_pattern[index] == '*';
-  }
-  bool is_mamba_layer(int64_t index) const {
-    return is_hybrid() && hybrid_layer_pattern[index] == 'M';
-  }
+  bool has_attention(int64_t index) const { return !is_hybrid() || hybrid_kind(index) == '*'; }
+  bool is_mamba_layer(int64_t index) const { return is_hybrid() && hybrid_kind(index) == 'M'; }
   bool has_feed_forward(int64_t index) const {
-    return !is_hybrid() || hybrid_layer_pattern[index] == '-' || hybrid_layer_pattern[index] == 'E';
+    return !is_hybrid() || hybrid_kind(index) == '-' || hybrid_kind(index) == 'E';
   }
   // True when layer `index` has an MoE feed-forward block.
   bool is_moe_layer(int64_t index) const {
-    if (is_hybrid()) return hybrid_layer_pattern[index] == 'E';
+    if (is_hybrid()) return hybrid_kind(index) == 'E';
     return moe && index >= moe->first_k_dense &&
            index % moe->every_n_layers == moe->layer_offset;
+  }
+  // The layers one MTP depth repeats, as indices the layer queries above take: the last layer
+  // of a transformer; num_layers .. num_layers + |mtp_layer_pattern| - 1 of a hybrid model.
+  std::vector<int64_t> mtp_block_layers() const {
+    if (!is_hybrid()) return {num_layers - 1};
+    std::vector<int64_t> layers;
+    for (size_t j = 0; j < mtp_layer_pattern.size(); ++j) {
+      layers.push_back(num_layers + static_cast<int64_t>(j));
+    }
+    return layers;
   }
   // The tensor-parallel column-then-row GEMM pairs of layer `index`, each with its own
   // sequence-parallel all-gather and reduce-scatter: attention or a Mamba mixer (in and out
@@ -219,11 +244,15 @@ struct ModelSpec {
   }
 };
 
-// What is wrong with a model's hybrid layer pattern: its length against num_layers, a
-// character other than M * - E, 'M' layers without "mamba" (or the reverse), 'E' layers
-// without "moe" (or the reverse), MoE placement keys beside the pattern; nullopt when it is
-// consistent or absent. A message about the mamba object starts with "mamba". Pure.
+// What is wrong with a model's hybrid layer patterns: the decoder pattern's length against
+// num_layers, a character other than M * - E, 'M' layers (decoder or MTP) without "mamba" (or
+// the reverse), 'E' layers without "moe" (or the reverse), MoE placement keys beside the
+// pattern, mtp_layers without mtp_layer_pattern (or the reverse); nullopt when consistent or
+// absent. Pure.
 std::optional<std::string> hybrid_pattern_problem(const ModelSpec& model);
+// The model key a hybrid_pattern_problem message is about: "mamba", "mtp_layer_pattern" or
+// "hybrid_layer_pattern".
+std::string hybrid_problem_key(const std::string& problem);
 
 // Reads ppsim's own model format (the keys above) from parsed JSON; does not validate
 // (validate_model_spec does). Errors throw InputError naming `source` and the JSON path.

@@ -354,6 +354,14 @@ const std::map<std::string, std::set<std::string>>& megatron_flags() {
       {"--position-embedding-type",
        {"learned_absolute", "rope", "yarn", "mrope", "relative", "none"}},
       {"--swiglu", {}},
+      // arguments.py --squared-relu; --hybrid-layer-pattern and TransformerConfig's mamba_*
+      // fields (transformer_config.py, flags through ArgumentGroupFactory) at d98e8a64.
+      {"--squared-relu", {}},
+      {"--hybrid-layer-pattern", {}},
+      {"--mamba-num-heads", {}},
+      {"--mamba-head-dim", {}},
+      {"--mamba-state-dim", {}},
+      {"--mamba-num-groups", {}},
       {"--untie-embeddings-and-output-weights", {}},
       {"--normalization", {"LayerNorm", "RMSNorm"}},
       {"--disable-bias-linear", {}},
@@ -470,7 +478,10 @@ void check_megatron_flags(const std::string& script) {
     INFO("DISTRIBUTED_ARGS: " << flag);
     CHECK(kTorchrunFlags.count(flag) == 1);
   }
-  CHECK(contains(script, "torchrun \"${DISTRIBUTED_ARGS[@]}\" pretrain_gpt.py"));
+  // A hybrid model runs pretrain_hybrid.py (the flag is "the sole indicator", arguments.py).
+  const bool hybrid = contains(script, "--hybrid-layer-pattern");
+  CHECK(contains(script, std::string("torchrun \"${DISTRIBUTED_ARGS[@]}\" ") +
+                             (hybrid ? "pretrain_hybrid.py" : "pretrain_gpt.py")));
 }
 
 // DeepSpeed keys (docs/_pages/config-json.md; runtime/config.py, zero/config.py,
@@ -564,9 +575,9 @@ std::map<std::string, nlohmann::json> parse_toml(const std::string& text) {
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("Launcher exports: golden files for eleven plans in the formats that run them") {
+TEST_CASE("Launcher exports: golden files for twelve plans in the formats that run them") {
   std::vector<GoldenCase> cases = golden_cases();
-  REQUIRE(cases.size() == 11);
+  REQUIRE(cases.size() == 12);
   for (const GoldenCase& entry : cases) {
     for (LauncherFormat format : entry.formats) {
       std::string path = kGoldenDir + "/" + entry.name + "_" + launcher_format_name(format) + "." +
@@ -1257,6 +1268,27 @@ std::pair<std::vector<int64_t>, int64_t> megatron_rank_layers(const MegatronArgs
   const int64_t layers = flag_int(args, "--num-layers", 0);
   const int64_t pp = flag_int(args, "--pipeline-model-parallel-size", 1);
   std::vector<int64_t> per_rank(pp, 0);
+  if (args.flags.count("--hybrid-layer-pattern")) {
+    // arguments.py: the "|"-separated segments are the pipeline chunks, segment i on rank
+    // i % pp; more segments than pp are virtual stages; no pipes on pp > 1 is an even split.
+    std::string pattern = args.flags.at("--hybrid-layer-pattern");
+    if (pattern.size() >= 2 && pattern.front() == '"') {
+      pattern = pattern.substr(1, pattern.size() - 2);
+    }
+    std::vector<std::string> segments;
+    std::istringstream parts(pattern);
+    for (std::string segment; std::getline(parts, segment, '|');) segments.push_back(segment);
+    if (segments.size() == 1 && pp > 1) {
+      per_rank.assign(pp, static_cast<int64_t>(pattern.size()) / pp);
+      return {per_rank, 1};
+    }
+    REQUIRE(static_cast<int64_t>(segments.size()) % pp == 0);
+    for (size_t i = 0; i < segments.size(); ++i) {
+      CHECK(segments[i].find_first_not_of("M*-E") == std::string::npos);
+      per_rank[i % pp] += static_cast<int64_t>(segments[i].size());
+    }
+    return {per_rank, static_cast<int64_t>(segments.size()) / pp};
+  }
   if (args.flags.count("--pipeline-model-parallel-layout")) {
     std::string layout = args.flags.at("--pipeline-model-parallel-layout");
     std::vector<std::string> stages;

@@ -2,7 +2,8 @@
 // ops of each layer kind and their saved activations, against counts worked out by hand from
 // Nemotron 3 Nano's config (h 2688; 23 Mamba layers of 64 heads x 64 with 8 groups of 128
 // states, 6 GQA attention layers of 32 x 128 heads with 2 kv heads, 23 MoE layers of 128
-// squared-ReLU experts of 1856, top 6, one shared expert of 3712; vocabulary 131072, untied).
+// squared-ReLU experts of 1856, top 6, one shared expert of 3712; vocabulary 131072, untied),
+// and Nemotron 3 Super's latent MoE and hybrid MTP block against its checkpoint's weights.
 #include <catch2/catch.hpp>
 
 #include "simulator/model/activation_memory.h"
@@ -155,6 +156,84 @@ TEST_CASE("Hybrid: a Mamba layer's saved activations") {
   CHECK(attention.attention == 8192.0 * 2 * (4096 + 2 * 256 + 4096));
   CHECK(attention.mamba == 0);
   CHECK(attention.mlp == 0);
+}
+
+ModelSpec super_model() { return load_model_spec("nemotron-3-super-120b-a12b"); }
+
+TEST_CASE("Hybrid: Nemotron 3 Super's weights are its checkpoint's") {
+  // The BF16 checkpoint's safetensors: 123,611,012,096 weights (without the 20,992 fp32
+  // router score-correction biases), 2,942,324,736 of them in the MTP block. By hand (h 4096):
+  // Mamba h x 18560 + 10240 x 5 + 384 + 8192 + 8192 x h + h; attention h x 4608 + 4096 x h + h;
+  // MoE 512 experts of 2 x 1024 x 2688 on the latent, the shared expert 2 x h x 5376, the
+  // latent projections 2 x h x 1024, the router h x 512 and the norm; MTP one attention and
+  // one MoE layer, the 2h x h projection and three norms.
+  const ParameterCounts counts = count_parameters(super_model());
+  CHECK(counts.total == 123611012096.0);
+  CHECK(counts.mtp == 2942324736.0);
+  CHECK(counts.total - counts.mtp == 120668687360.0);
+  // Active: 22 of 512 experts, both embeddings, no MTP: 12,770,216,960. The model card's
+  // "12B active" counts without the input embedding (12.23B), "120B" the backbone.
+  CHECK(counts.active == 12770216960.0);
+  CHECK(counts.active - counts.embedding == Approx(12e9).margin(0.5e9));
+  CHECK(counts.total - counts.mtp == Approx(120e9).epsilon(0.01));
+  const LayerParameters moe = layer_parameters(super_model(), 1);
+  CHECK(moe.latent_projections == 2.0 * 4096 * 1024);
+  CHECK(moe.mlp - moe.shared_experts == 512 * 2.0 * 1024 * 2688);
+}
+
+TEST_CASE("Hybrid: a latent MoE moves latent-wide rows") {
+  ModelSpec model = super_model();
+  model.moe->imbalance = 1.0;  // Balanced: every ep rank receives what it sends.
+  OpShape shape;
+  shape.seq_length = 8192;
+  shape.ep = 64;  // 8 local experts.
+  const OpList ops = layer_ops(model, shape, 1);
+  const Op* down = ops.find("moe_latent_down");
+  const Op* up = ops.find("moe_latent_up");
+  REQUIRE(down != nullptr);
+  REQUIRE(up != nullptr);
+  CHECK((down->gemm.m == 8192 && down->gemm.n == 1024 && down->gemm.k == 4096));
+  CHECK((up->gemm.m == 8192 && up->gemm.n == 4096 && up->gemm.k == 1024));
+  // 8192 tokens x 22 copies of 1024 bf16 elements dispatched, and as many combined.
+  const Op* permute = ops.find("moe_permute");
+  REQUIRE(permute != nullptr);
+  CHECK(permute->all_to_all_bytes == 8192.0 * 22 * 1024 * 2);
+  // Each of the 8 local experts: 8192 x 22 / 8 = 22,528 rows, 1024 -> 2688 -> 1024.
+  const Op* expert_up = ops.find("moe_expert_up");
+  const Op* expert_down = ops.find("moe_expert_down");
+  REQUIRE(expert_up != nullptr);
+  REQUIRE(expert_down != nullptr);
+  CHECK((expert_up->gemm.m == 22528 && expert_up->gemm.n == 2688 && expert_up->gemm.k == 1024));
+  CHECK(expert_up->gemm.batch == 8);
+  CHECK((expert_down->gemm.n == 1024 && expert_down->gemm.k == 2688));
+  // The shared expert stays at h.
+  const Op* shared = ops.find("moe_shared_up");
+  REQUIRE(shared != nullptr);
+  CHECK(shared->gemm.k == 4096);
+}
+
+TEST_CASE("Hybrid: the MTP block's layers follow the decoder's") {
+  const ModelSpec model = super_model();
+  CHECK(model.mtp_block_layers() == std::vector<int64_t>{88, 89});
+  CHECK(model.has_attention(88));
+  CHECK(model.is_moe_layer(89));
+  CHECK_FALSE(model.is_mamba_layer(88));
+  OpShape shape;
+  shape.seq_length = 8192;
+  CHECK(layer_ops(model, shape, 88).find("attention_core") != nullptr);
+  CHECK(layer_ops(model, shape, 89).find("moe_latent_down") != nullptr);
+  // FLOPs per token: the decoder's, plus the block's two layers, its projection (6 x 2h x h)
+  // and a second output layer (6 x h x V).
+  ModelSpec without = model;
+  without.mtp_layers = 0;
+  without.mtp_layer_pattern.clear();
+  const double h = 4096;
+  const double mtp = training_flops_per_token(model, 8192) - training_flops_per_token(without, 8192);
+  // Attention: 6 x (h x 4608 + 4096 x h) + 6 x 4096 keys x 8192; MoE: 6 x 2 x (1024 x 2688 x 22
+  // + h x 5376) + 6 x 2 x h x 1024.
+  const double attention = 6 * (h * 4608 + 4096 * h) + 6.0 * 4096 * 8192;
+  const double moe = 6 * 2 * (1024.0 * 2688 * 22 + h * 5376) + 6 * 2 * h * 1024;
+  CHECK(mtp == Approx(attention + moe + 6 * 2 * h * h + 6 * h * 131072).epsilon(1e-12));
 }
 
 }  // namespace

@@ -66,6 +66,11 @@ TEST_CASE("HybridSpec: inconsistent patterns are errors naming the key") {
     if (edit == "no E") json["hybrid_layer_pattern"] = "M*M-";
     if (edit == "moe placement") json["moe"]["every_n_layers"] = 2;
     if (edit == "mtp") json["mtp_layers"] = 1;
+    if (edit == "mtp pattern") json["mtp_layer_pattern"] = "*E";
+    if (edit == "mtp letter") {
+      json["mtp_layers"] = 1;
+      json["mtp_layer_pattern"] = "*Q";
+    }
     if (edit == "groups") json["mamba"]["num_groups"] = 3;
     if (edit == "no pattern") json.erase("hybrid_layer_pattern");
     return json;
@@ -78,7 +83,9 @@ TEST_CASE("HybridSpec: inconsistent patterns are errors naming the key") {
                         Case{"no moe", "'E' layers: give the \"moe\" object"},
                         Case{"no E", "moe is given but hybrid_layer_pattern has no 'E' layer"},
                         Case{"moe placement", "leave moe.every_n_layers"},
-                        Case{"mtp", "mtp_layers with hybrid_layer_pattern is not modelled"},
+                        Case{"mtp", "/mtp_layer_pattern: mtp_layer_pattern is missing"},
+                        Case{"mtp pattern", "mtp_layer_pattern is given but mtp_layers is 0"},
+                        Case{"mtp letter", "mtp_layer_pattern character 1 is 'Q'"},
                         Case{"groups", "/mamba/num_groups: num_groups=3 does not divide"},
                         Case{"no pattern", "mamba layers need \"hybrid_layer_pattern\""}}) {
     INFO(c.edit);
@@ -111,6 +118,28 @@ TEST_CASE("HybridSpec: Nemotron 3 Nano's HuggingFace config imports as the zoo m
   CHECK(testing::has_note(imported, "original_max_position_embeddings"));
 }
 
+TEST_CASE("HybridSpec: Nemotron 3 Super's config imports with its latent MoE and MTP block") {
+  const ModelSpec imported =
+      load_model_spec(testing::hf_fixture("NVIDIA-Nemotron-3-Super-120B-A12B"));
+  const ModelSpec zoo = load_model_spec("nemotron-3-super-120b-a12b");
+  CHECK(imported.hybrid_layer_pattern == zoo.hybrid_layer_pattern);
+  CHECK(imported.mtp_layers == 1);
+  CHECK(imported.mtp_layer_pattern == "*E");
+  REQUIRE(imported.moe.has_value());
+  CHECK(imported.moe->latent_size == 1024);
+  CHECK(imported.moe->top_k == 22);
+  CHECK(count_parameters(imported).total == count_parameters(zoo).total);
+  CHECK(count_parameters(imported).active == count_parameters(zoo).active);
+  // Its Megatron launch: the latent size and the MTP block after "/".
+  const ClusterSpec cluster = testing::uniform_cluster("B200", 8);
+  const Plan plan = parse_plan("tp=1,pp=1,dp=64,ep=64,mbs=1,gbs=512", "--plan");
+  const std::string text = export_megatron(zoo, cluster, plan).text;
+  CHECK_THAT(text, Catch::Contains("--hybrid-layer-pattern \"" + zoo.hybrid_layer_pattern +
+                                   "/*E\""));
+  CHECK_THAT(text, Catch::Contains("--moe-latent-size 1024"));
+  CHECK_THAT(text, Catch::Contains("--mtp-num-layers 1"));
+}
+
 TEST_CASE("HybridSpec: Nemotron-H configs ppsim cannot express are refused") {
   struct Case {
     const char* key;
@@ -118,8 +147,7 @@ TEST_CASE("HybridSpec: Nemotron-H configs ppsim cannot express are refused") {
     const char* expected;
   };
   for (const Case& c : {Case{"mlp_hidden_act", "silu", "/mlp_hidden_act: 'silu' is not modelled"},
-                        Case{"moe_latent_size", 1024, "/moe_latent_size: latent MoE"},
-                        Case{"num_nextn_predict_layers", 1, "/num_nextn_predict_layers"},
+                        Case{"num_nextn_predict_layers", 1, "/mtp_hybrid_override_pattern"},
                         Case{"mlp_bias", true, "/mlp_bias: biases"},
                         Case{"hybrid_override_pattern", "MEM", "has 3 layers but num_layers"},
                         Case{"n_groups", 6, "/n_groups: n_groups=6 does not divide"}}) {

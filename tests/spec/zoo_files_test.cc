@@ -164,7 +164,7 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
                 "source"},
                {"moe", "head_dim", "linear_bias", "position_embedding", "max_position_embeddings",
                 "mla", "mtp_layers", "qk_norm", "qkv_bias", "sliding_window", "sliding_window_pattern",
-                "rope_theta", "hybrid_layer_pattern", "mamba"});
+                "rope_theta", "hybrid_layer_pattern", "mamba", "mtp_layer_pattern"});
     check_nonempty_string(model, "source");
     REQUIRE(model["name"].is_string());
     CHECK(model["name"].get<std::string>() == path.stem().string());
@@ -202,7 +202,8 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
       check_keys(moe, {"num_experts", "top_k", "expert_ffn_hidden_size"},
                  {"every_n_layers", "layer_offset", "num_shared_experts",
                   "shared_expert_ffn_hidden_size",
-                  "first_k_dense", "imbalance", "capacity_factor", "num_groups", "group_topk"});
+                  "first_k_dense", "imbalance", "capacity_factor", "num_groups", "group_topk",
+                  "latent_size"});
       for (const char* key : {"num_experts", "top_k", "expert_ffn_hidden_size"}) {
         check_positive_int(moe, key);
       }
@@ -237,10 +238,15 @@ TEST_CASE("ZooFiles: every model file has the model format's keys") {
       const std::string pattern = model["hybrid_layer_pattern"].get<std::string>();
       CHECK(static_cast<int64_t>(pattern.size()) == model["num_layers"].get<int64_t>());
       CHECK(pattern.find_first_not_of("M*-E") == std::string::npos);
-      CHECK(model.contains("mamba") == (pattern.find('M') != std::string::npos));
-      CHECK(model.contains("moe") == (pattern.find('E') != std::string::npos));
+      const std::string mtp = model.value("mtp_layer_pattern", "");
+      CHECK(mtp.find_first_not_of("M*-E") == std::string::npos);
+      CHECK(mtp.empty() == (model.value("mtp_layers", 0) == 0));
+      const std::string layers = pattern + mtp;
+      CHECK(model.contains("mamba") == (layers.find('M') != std::string::npos));
+      CHECK(model.contains("moe") == (layers.find('E') != std::string::npos));
     } else {
       CHECK_FALSE(model.contains("mamba"));
+      CHECK_FALSE(model.contains("mtp_layer_pattern"));
     }
     if (model.contains("mamba")) {
       const json& mamba = model["mamba"];
