@@ -303,6 +303,32 @@ PassSeconds head_seconds(const LayerCost& head) {
   return {head.fwd, head.recompute + head.b, head.w};
 }
 
+void add_pass_counts(const LayerCost& cost, ChunkPrice& price) {
+  price.roofline_passes += cost.roofline_passes;
+  price.profile_passes += cost.profile_passes;
+  price.extrapolated_passes += cost.extrapolated_passes;
+}
+
+// One layer's passes (with its exposed communication and host waits), saved bytes, bound and
+// collectives, added to a chunk's price.
+void add_layer_price(const LayerPrice& layer, ChunkPrice& price) {
+  const LayerCost& compute = layer.compute;
+  add_pass_counts(compute, price);
+  price.forward += compute.fwd + layer.forward_comm + layer.host_wait_fwd;
+  price.backward_input += compute.recompute + compute.b + layer.backward_comm + layer.host_wait_bwd;
+  price.backward_weight += compute.w;
+  price.forward_comm += layer.forward_comm;
+  price.backward_comm += layer.backward_comm;
+  price.activation_bytes += layer.activation_bytes;
+  price.weight_stash_bytes += layer.weight_stash_bytes;
+  price.bound.forward += layer.bound.forward;
+  price.bound.backward_input += layer.bound.backward_input;
+  price.bound.backward_weight += layer.bound.backward_weight;
+  price.comm.modelled += layer.comm.modelled;
+  price.comm.profile += layer.comm.profile;
+  price.comm.extrapolated += layer.comm.extrapolated;
+}
+
 }  // namespace
 
 PassSeconds ChunkPricer::embedding_passes(const CostModel& costs) const {
@@ -439,34 +465,20 @@ void ChunkPricer::add_mtp_layers(const CostModel& costs, const NodeGroup& group,
   CommCounts tp_comm;
   const TensorParallelPrice tp = tensor_parallel(group, tp_comm);
   // One depth's block: the last layer's kind, or a hybrid model's MTP pattern.
-  LayerPrice mtp;
+  std::vector<LayerPrice> block;
   for (int64_t block_layer : model_.mtp_block_layers()) {
-    const LayerPrice part = layer(costs, group, tp, block_layer);
-    mtp.compute.fwd += part.compute.fwd;
-    mtp.compute.recompute += part.compute.recompute;
-    mtp.compute.b += part.compute.b;
-    mtp.compute.w += part.compute.w;
-    mtp.forward_comm += part.forward_comm;
-    mtp.backward_comm += part.backward_comm;
-    mtp.host_wait_fwd += part.host_wait_fwd;
-    mtp.host_wait_bwd += part.host_wait_bwd;
-    mtp.activation_bytes += part.activation_bytes;
-    mtp.bound.forward += part.bound.forward;
-    mtp.bound.backward_input += part.bound.backward_input;
-    mtp.bound.backward_weight += part.bound.backward_weight;
+    block.push_back(layer(costs, group, tp, block_layer));
   }
   const LayerCost extra = costs.cost(mtp_projection_ops(model_, shape_));
   for (int64_t i = 0; i < model_.mtp_layers; ++i) {
-    price.forward += mtp.compute.fwd + mtp.forward_comm + mtp.host_wait_fwd + extra.fwd + head.fwd;
-    price.backward_input += mtp.compute.recompute + mtp.compute.b + mtp.backward_comm +
-                            mtp.host_wait_bwd + extra.b + head.recompute + head.b;
-    price.backward_weight += mtp.compute.w + extra.w + head.w;
-    price.forward_comm += mtp.forward_comm;
-    price.backward_comm += mtp.backward_comm;
-    price.activation_bytes += mtp.activation_bytes + loss_activation_bytes(model_, activations_);
-    price.bound.forward += mtp.bound.forward + extra.fwd + head.fwd;
-    price.bound.backward_input += mtp.bound.backward_input + extra.b + head.b;
-    price.bound.backward_weight += mtp.bound.backward_weight + extra.w + head.w;
+    for (const LayerPrice& part : block) add_layer_price(part, price);
+    price.forward += extra.fwd + head.fwd;
+    price.backward_input += extra.b + head.recompute + head.b;
+    price.backward_weight += extra.w + head.w;
+    price.activation_bytes += loss_activation_bytes(model_, activations_);
+    price.bound.forward += extra.fwd + head.fwd;
+    price.bound.backward_input += extra.b + head.b;
+    price.bound.backward_weight += extra.w + head.w;
   }
 }
 
@@ -476,30 +488,8 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
   ChunkPrice price;
   price.first_layer = first_layer;
   price.layers = layers;
-  auto count_passes = [&price](const LayerCost& cost) {
-    price.roofline_passes += cost.roofline_passes;
-    price.profile_passes += cost.profile_passes;
-    price.extrapolated_passes += cost.extrapolated_passes;
-  };
-  for (int64_t i = 0; i < layers; ++i) {
-    const LayerPrice& layer = layer_prices[i];
-    const LayerCost& compute = layer.compute;
-    count_passes(compute);
-    price.forward += compute.fwd + layer.forward_comm + layer.host_wait_fwd;
-    price.backward_input +=
-        compute.recompute + compute.b + layer.backward_comm + layer.host_wait_bwd;
-    price.backward_weight += compute.w;
-    price.forward_comm += layer.forward_comm;
-    price.backward_comm += layer.backward_comm;
-    price.activation_bytes += layer.activation_bytes;
-    price.weight_stash_bytes += layer.weight_stash_bytes;
-    price.bound.forward += layer.bound.forward;
-    price.bound.backward_input += layer.bound.backward_input;
-    price.bound.backward_weight += layer.bound.backward_weight;
-    price.comm.modelled += layer.comm.modelled;
-    price.comm.profile += layer.comm.profile;
-    price.comm.extrapolated += layer.comm.extrapolated;
-  }
+  auto count_passes = [&price](const LayerCost& cost) { add_pass_counts(cost, price); };
+  for (int64_t i = 0; i < layers; ++i) add_layer_price(layer_prices[i], price);
   if (plan_.activation_offload_layers > first_layer) {
     // The chunk's first offloaded layers (model/activation_offload.h): their saved bytes leave
     // the GPU but for one layer's; the copies not hidden under the next layer show.

@@ -228,7 +228,8 @@ TEST_CASE("Hybrid: the MTP block's layers follow the decoder's") {
   without.mtp_layers = 0;
   without.mtp_layer_pattern.clear();
   const double h = 4096;
-  const double mtp = training_flops_per_token(model, 8192) - training_flops_per_token(without, 8192);
+  const double mtp =
+      training_flops_per_token(model, 8192) - training_flops_per_token(without, 8192);
   // Attention: 6 x (h x 4608 + 4096 x h) + 6 x 4096 keys x 8192; MoE: 6 x 2 x (1024 x 2688 x 22
   // + h x 5376) + 6 x 2 x h x 1024.
   const double attention = 6 * (h * 4608 + 4096 * h) + 6.0 * 4096 * 8192;
