@@ -310,8 +310,9 @@ void read_phi3(const nlohmann::json& json, const std::string& source, ModelSpec&
   note_partial_rotary(json, source, model);
 }
 
-// DeepSeek's MoE keys (DeepSeek-V2/V3, Kimi K2, GLM-4.5): routed experts past the first
-// first_k_dense_replace dense layers, shared experts of the routed width, node-limited routing.
+// DeepSeek's MoE keys (DeepSeek-V2/V3, Kimi K2, GLM-4.5, Nemotron-H): routed experts past the
+// first first_k_dense_replace dense layers, shared experts of the routed width, node-limited
+// routing.
 // Absent or zero n_routed_experts is a dense model.
 void read_deepseek_moe(const nlohmann::json& json, const std::string& source, ModelSpec& model) {
   if (nonnegative_or(json, "n_routed_experts", 0, source) == 0) return;  // Dense.
@@ -413,26 +414,14 @@ void read_nemotron_h(const nlohmann::json& json, const std::string& source, Mode
     model.mamba = mamba;
   }
   if (layers.find('E') != std::string::npos) {
-    MoeSpec moe;
-    moe.num_experts = positive(json, "n_routed_experts", source);
-    moe.top_k = positive(json, "num_experts_per_tok", source);
-    moe.expert_ffn_hidden_size = positive(json, "moe_intermediate_size", source);
-    moe.latent_size = positive_or(json, "moe_latent_size", 0, source);  // LatentMoE (Super).
-    check_top_k(moe, "num_experts_per_tok", source);
-    // One shared expert of moe_shared_expert_intermediate_size (Megatron's total shared width).
+    // DeepSeek's MoE keys; the shared expert's width is moe_shared_expert_intermediate_size
+    // (Megatron's total shared width: one expert of it), and LatentMoE's moe_latent_size.
+    positive(json, "n_routed_experts", source);  // Required by the 'E' layers.
+    read_deepseek_moe(json, source, model);
     const int64_t shared = nonnegative_or(json, "moe_shared_expert_intermediate_size", 0, source);
-    if (shared > 0) {
-      moe.num_shared_experts = 1;
-      moe.shared_expert_ffn_hidden_size = shared;
-    }
-    if (nonnegative_or(json, "n_group", 0, source) > 1) {
-      moe.num_groups = positive(json, "n_group", source);
-      moe.group_topk = positive(json, "topk_group", source);
-      if (std::optional<std::string> problem = moe_group_problem(moe)) {
-        throw InputError(source, "/topk_group", *problem);
-      }
-    }
-    model.moe = moe;
+    model.moe->num_shared_experts = shared > 0 ? 1 : 0;
+    model.moe->shared_expert_ffn_hidden_size = shared;
+    model.moe->latent_size = positive_or(json, "moe_latent_size", 0, source);
   }
   if (std::optional<std::string> problem = hybrid_pattern_problem(model)) {
     throw InputError(source,
