@@ -7,7 +7,9 @@
 // And what searching MoE token dispatchers costs: Qwen3-30B-A3B on 16 H100s (dgx-h100:2),
 // global batch 256, with alltoall alone and with alltoall, deepep and hybridep
 // (`plan --moe-dispatcher alltoall,deepep,hybridep`: each expert-parallel shape three times),
-// and with the all-to-all overlap off and on (`plan --moe-a2a-overlap off,on`).
+// and with the all-to-all overlap off and on (`plan --moe-a2a-overlap off,on`). A hybrid
+// Mamba-2 MoE model beside it: Nemotron 3 Nano (52 layers of three kinds) on the same 16 H100s,
+// global batch 256 of 8192 tokens.
 // Each iteration runs search_plans() with the default space and top 10 on all hardware
 // threads. Counters: plans considered, fitting, candidates after dominance, plans simulated, and
 // the best step time found.
@@ -69,6 +71,9 @@ void BM_PlanQwen3MoeOn16H100OverlapOffOn(benchmark::State& state) {
   search_case(state, "qwen3-30b-a3b", "dgx-h100:2", 256, {MoeDispatcher::kAllToAll},
               {false, true});
 }
+void BM_PlanNemotron3NanoOn16H100(benchmark::State& state) {
+  search_case(state, "nemotron-3-nano-30b-a3b", "dgx-h100:2", 256);
+}
 
 BENCHMARK(BM_PlanLlama405bOn16384H100)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_PlanLlama70bOn256H100)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
@@ -82,6 +87,7 @@ BENCHMARK(BM_PlanQwen3MoeOn16H100OverlapOffOn)
     ->Unit(benchmark::kSecond)
     ->Iterations(1)
     ->UseRealTime();
+BENCHMARK(BM_PlanNemotron3NanoOn16H100)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
 }  // namespace ppsim

@@ -292,7 +292,7 @@ void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dim
 
 // A Mamba-2 mixer (model_spec.h MambaSpec) as Megatron-Core's MambaMixer runs it on its
 // default memory-efficient path (mamba_ssm's mamba_split_conv1d_scan_combined): heads and
-// groups split over tp, T tokens per GPU (cp is refused for Mamba layers: runtime_support.h).
+// groups split over tp, T tokens per GPU (plan.h op_shape_problem refuses cp for them).
 void add_mamba_block(const ModelSpec& model, const Dims& d, OpList& ops) {
   const MambaSpec& mamba = *model.mamba;
   const auto tp = static_cast<int64_t>(d.tp);
