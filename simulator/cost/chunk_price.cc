@@ -343,36 +343,28 @@ ParameterSplit ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool
                                        bool last_chunk) const {
   const double expert_split = static_cast<double>(plan_.ep * plan_.expert_tp());
   ParameterSplit parameters;
-  for (int64_t layer = first_layer; layer < first_layer + layers; ++layer) {
-    LayerParameters counted = layer_parameters(model_, layer);
-    if (model_.is_moe_layer(layer)) {
-      // Routed experts split over ep x etp; shared experts over tp (layer_ops.h).
-      const double routed = counted.mlp - counted.shared_experts;
-      parameters.dense += (counted.attention + counted.mamba + counted.norms + counted.router +
-                           counted.shared_experts) /
-                              plan_.tp +
-                          counted.latent_projections;  // Replicated on every tp rank.
-      parameters.expert += routed / expert_split;
-    } else {
-      parameters.dense +=
-          (counted.attention + counted.mamba + counted.norms + counted.router + counted.mlp) /
-          plan_.tp;
-    }
-  }
+  // `copies` of a layer's parameters on this GPU: routed experts split over ep x etp, latent
+  // projections whole on every tp rank, the rest over tp (layer_ops.h). Returns the layer's
+  // total.
+  auto add_layer = [&](int64_t layer, double copies) {
+    const LayerParameters counted = layer_parameters(model_, layer);
+    const double routed = model_.is_moe_layer(layer) ? counted.mlp - counted.shared_experts : 0.0;
+    const double replicated = counted.latent_projections;
+    parameters.dense += copies * ((counted.total() - routed - replicated) / plan_.tp + replicated);
+    parameters.expert += copies * routed / expert_split;
+    return counted.total();
+  };
+  for (int64_t layer = first_layer; layer < first_layer + layers; ++layer) add_layer(layer, 1);
   if (first_chunk) parameters.dense += embedding_parameters_ / plan_.tp;
   if (last_chunk) {
     parameters.dense += head_parameters_ / plan_.tp + final_norm_parameters_;
     if (model_.mtp_layers > 0) {
-      // MTP layers live on the last stage: routed experts split like the others.
-      double routed = 0;
-      for (int64_t layer : model_.mtp_block_layers()) {
-        if (!model_.is_moe_layer(layer)) continue;
-        const LayerParameters counted = layer_parameters(model_, layer);
-        routed += counted.mlp - counted.shared_experts;
-      }
-      const double dense = mtp_parameters_ / model_.mtp_layers - routed;
-      parameters.dense += model_.mtp_layers * dense / plan_.tp;
-      parameters.expert += model_.mtp_layers * routed / expert_split;
+      // MTP depths live on the last stage: their block's layers split like the others, their
+      // projection and norms over tp.
+      const double depths = static_cast<double>(model_.mtp_layers);
+      double block = 0;
+      for (int64_t layer : model_.mtp_block_layers()) block += add_layer(layer, depths);
+      parameters.dense += (mtp_parameters_ - depths * block) / plan_.tp;
     }
   }
   return parameters;

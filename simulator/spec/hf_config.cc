@@ -406,10 +406,8 @@ void read_nemotron_h(const nlohmann::json& json, const std::string& source, Mode
     mamba.num_groups = positive_or(json, "n_groups", 8, source);
     mamba.conv_kernel = positive_or(json, "conv_kernel", 4, source);
     mamba.chunk_size = positive_or(json, "chunk_size", 128, source);
-    if (mamba.num_heads % mamba.num_groups != 0) {
-      throw InputError(source, "/n_groups",
-                       fmt::format("n_groups={} does not divide mamba_num_heads={}",
-                                   mamba.num_groups, mamba.num_heads));
+    if (std::optional<std::string> problem = mamba_group_problem(mamba)) {
+      throw InputError(source, "/n_groups", *problem);
     }
     model.mamba = mamba;
   }

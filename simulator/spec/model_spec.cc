@@ -126,11 +126,8 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
     mamba.conv_kernel = mamba_reader->optional_int("conv_kernel", 1, 1024).value_or(4);
     mamba.chunk_size = mamba_reader->optional_int("chunk_size", 1, kMaxDimension).value_or(128);
     mamba_reader->finish();
-    if (mamba.num_heads % mamba.num_groups != 0) {
-      mamba_reader->fail("num_groups",
-                         fmt::format("num_groups={} does not divide num_heads={} (each group's B "
-                                     "and C serve an equal share of the heads)",
-                                     mamba.num_groups, mamba.num_heads));
+    if (std::optional<std::string> problem = mamba_group_problem(mamba)) {
+      mamba_reader->fail("num_groups", *problem);
     }
     model.mamba = mamba;
   }
@@ -166,6 +163,13 @@ ModelSpec parse_ppsim_model(const nlohmann::json& json, const std::string& sourc
 }
 
 }  // namespace
+
+std::optional<std::string> mamba_group_problem(const MambaSpec& mamba) {
+  if (mamba.num_heads % mamba.num_groups == 0) return std::nullopt;
+  return fmt::format("num_groups={} does not divide num_heads={} (each group's B and C serve an "
+                     "equal share of the heads)",
+                     mamba.num_groups, mamba.num_heads);
+}
 
 std::string hybrid_problem_key(const std::string& problem) {
   if (problem.starts_with("mamba")) return "mamba";

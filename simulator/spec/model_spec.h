@@ -244,6 +244,10 @@ struct ModelSpec {
   }
 };
 
+// What is wrong with a Mamba mixer's groups (num_groups must divide num_heads: each group's B
+// and C serve an equal share of the heads), or nullopt. Pure.
+std::optional<std::string> mamba_group_problem(const MambaSpec& mamba);
+
 // What is wrong with a model's hybrid layer patterns: the decoder pattern's length against
 // num_layers, a character other than M * - E, 'M' layers (decoder or MTP) without "mamba" (or
 // the reverse), 'E' layers without "moe" (or the reverse), MoE placement keys beside the

@@ -28,15 +28,6 @@ nlohmann::json tiny_hybrid() {
   })");
 }
 
-std::string error_of(const nlohmann::json& json) {
-  try {
-    parse_model_spec(json.dump(), "m.json");
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "";
-}
-
 TEST_CASE("HybridSpec: the pattern and the mamba object parse, with their defaults") {
   const ModelSpec model = parse_model_spec(tiny_hybrid().dump(), "m.json");
   CHECK(model.hybrid_layer_pattern == "M*ME");
@@ -89,8 +80,8 @@ TEST_CASE("HybridSpec: inconsistent patterns are errors naming the key") {
                         Case{"groups", "/mamba/num_groups: num_groups=3 does not divide"},
                         Case{"no pattern", "mamba layers need \"hybrid_layer_pattern\""}}) {
     INFO(c.edit);
-    const std::string error = error_of(edited(c.edit));
-    CHECK_THAT(error, Catch::Contains("m.json"));
+    const std::string error = testing::model_import_error(edited(c.edit));
+    CHECK_THAT(error, Catch::Contains("bad/config.json"));
     CHECK_THAT(error, Catch::Contains(c.expected));
   }
 }
@@ -150,7 +141,7 @@ TEST_CASE("HybridSpec: Nemotron-H configs ppsim cannot express are refused") {
                         Case{"num_nextn_predict_layers", 1, "/mtp_hybrid_override_pattern"},
                         Case{"mlp_bias", true, "/mlp_bias: biases"},
                         Case{"hybrid_override_pattern", "MEM", "has 3 layers but num_layers"},
-                        Case{"n_groups", 6, "/n_groups: n_groups=6 does not divide"}}) {
+                        Case{"n_groups", 6, "/n_groups: num_groups=6 does not divide"}}) {
     INFO(c.key);
     nlohmann::json json = testing::hf_fixture_json("NVIDIA-Nemotron-3-Nano-30B-A3B");
     json[c.key] = c.value;
