@@ -238,21 +238,33 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
       comm_bwd += expert_comm + recomputed_comm;
     }
   }
-  // Context parallelism: the KV ring hides under attention; the excess shows.
+  // Context parallelism: the KV ring hides under attention; the excess shows. A layer
+  // without attention has no ring; a Mamba mixer's all-to-alls over the cp group (whose ranks
+  // stride tp) block its forward and, mirrored, its backward, and run again there under full
+  // recompute.
   if (plan_.cp > 1 && !ideal_links_) {
-    double kv = tokens_ * 2.0 * model_.kv_width() / std::min(plan_.tp, model_.num_kv_heads) *
-                kActivationElementBytes;
-    double ring = (plan_.cp - 1) * collective_seconds(Collective::kSendRecv, kv, 2,
-                                                      plan_.tp >= group.gpus_per_node ? 1 : 2,
-                                                      group, price.comm);
-    double attention = 0, attention_bwd = 0;
     if (const Op* core = ops.find("attention_core")) {
+      double kv = tokens_ * 2.0 * model_.kv_width() / std::min(plan_.tp, model_.num_kv_heads) *
+                  kActivationElementBytes;
+      double ring = (plan_.cp - 1) * collective_seconds(Collective::kSendRecv, kv, 2,
+                                                        plan_.tp >= group.gpus_per_node ? 1 : 2,
+                                                        group, price.comm);
       OpCost core_cost = costs.op_cost(*core);
-      attention = core_cost.fwd.seconds;
-      attention_bwd = core_cost.b.seconds;
+      comm_fwd += std::max(0.0, ring - core_cost.fwd.seconds);
+      comm_bwd += std::max(0.0, 2 * ring - core_cost.b.seconds);
     }
-    comm_fwd += std::max(0.0, ring - attention);
-    comm_bwd += std::max(0.0, 2 * ring - attention_bwd);
+    double context_all_to_all = 0;
+    for (const Op& op : ops) {
+      if (op.context_all_to_alls == 0) continue;
+      context_all_to_all +=
+          op.context_all_to_alls *
+          collective_seconds(Collective::kAllToAll,
+                             op.context_all_to_all_bytes / op.context_all_to_alls, plan_.cp,
+                             divisor_at_most(plan_.cp, group.gpus_per_node / plan_.tp), group,
+                             price.comm);
+    }
+    comm_fwd += context_all_to_all;
+    comm_bwd += context_all_to_all * (plan_.recompute == Recompute::kFull ? 2 : 1);
   }
   price.forward_comm = comm_fwd;
   price.backward_comm = comm_bwd;

@@ -92,7 +92,9 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
   if (model.is_mamba_layer(layer_index)) {
     // Megatron's memory-efficient Mamba path keeps in_proj's output (z, x, B, C, dt) and the
     // scan's output in bf16 and out_proj's input (the gated norm's output) at the GEMM input
-    // size; the conv1d re-runs in the backward. All split by t with the heads.
+    // size; the conv1d re-runs in the backward. All split by t with the heads; under cp the
+    // scan's saved inputs and output are b*s tokens of 1/cp of them, the same bytes (a group's
+    // B and C repeated over cp ranks add a few per cent, left out).
     const MambaSpec& mamba = *model.mamba;
     const double inner = static_cast<double>(mamba.inner_width());
     bytes.mamba = tokens *

@@ -292,20 +292,29 @@ void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dim
 
 // A Mamba-2 mixer (model_spec.h MambaSpec) as Megatron-Core's MambaMixer runs it on its
 // default memory-efficient path (mamba_ssm's mamba_split_conv1d_scan_combined): heads and
-// groups split over tp, T tokens per GPU (plan.h op_shape_problem refuses cp for them).
+// groups split over tp, T tokens per GPU through the projections; with cp > 1 the conv1d and
+// scan see all b*s tokens of 1/cp of the heads (header, MambaContextParallel).
 void add_mamba_block(const ModelSpec& model, const Dims& d, OpList& ops) {
   const MambaSpec& mamba = *model.mamba;
   const auto tp = static_cast<int64_t>(d.tp);
-  PPSIM_CHECK(mamba.num_heads % tp == 0 && mamba.num_groups % tp == 0,
-              "tp must divide the Mamba heads and groups");
+  const auto cp = static_cast<int64_t>(d.cp);
+  PPSIM_CHECK(!mamba_split_problem(mamba, tp, cp).has_value(),
+              "tp and cp must split the Mamba heads and groups");
   const bool bias = model.linear_bias;
-  MambaSpec local = mamba;  // This GPU's heads and groups.
-  local.num_heads = mamba.num_heads / tp;
-  local.num_groups = mamba.num_groups / tp;
+  MambaSpec local_tp = mamba;  // This tp rank's heads and groups (the projections, the norm).
+  local_tp.num_heads = mamba.num_heads / tp;
+  local_tp.num_groups = mamba.num_groups / tp;
+  // The conv1d's and scan's heads and groups on this GPU: 1/cp of the tp rank's, a group
+  // repeated to the cp/groups ranks that share it when the tp rank holds fewer than cp.
+  const int64_t group_repeat = local_tp.num_groups < cp ? cp / local_tp.num_groups : 1;
+  MambaSpec local = local_tp;
+  local.num_heads = local_tp.num_heads / cp;
+  local.num_groups = local_tp.num_groups * group_repeat / cp;
+  const double scan_tokens = d.tokens * d.cp;  // The whole sequence of b sequences.
   const double heads = static_cast<double>(local.num_heads);
   const double inner = static_cast<double>(local.inner_width());
   const double conv = static_cast<double>(local.conv_width());
-  const double in_width = static_cast<double>(local.in_proj_width());
+  const double in_width = static_cast<double>(local_tp.in_proj_width());
   ops.push_back(norm_op("input_norm", model, d, d.sp_tokens));
   ops.push_back(gemm_op("mamba_in_proj", d.tokens, in_width, d.h, 1, d.gemm_precision,
                         bias ? in_width : 0));
@@ -313,13 +322,29 @@ void add_mamba_block(const ModelSpec& model, const Dims& d, OpList& ops) {
   // hit in cache). The backward re-runs it (the memory-efficient path keeps only in_proj's
   // output), then reads the input and dy and writes dx, the weight and bias gradients
   // reduced in the same kernel.
-  const double conv_elements = d.tokens * conv;
+  const double conv_elements = scan_tokens * conv;
   const double taps = static_cast<double>(mamba.conv_kernel);
   Op conv1d = memory_op("mamba_conv1d", d.other_precision, 2 * taps * conv_elements,
                         2 * conv_elements * kActivationBytes, 3 * 2 * taps * conv_elements,
                         5 * conv_elements * kActivationBytes);
   conv1d.kernels_b = 2;
-  conv1d.parameters = conv * (taps + 1);
+  conv1d.parameters = static_cast<double>(local_tp.conv_width()) * (taps + 1);
+  if (cp > 1) {
+    // One all-to-all per in_proj output (z, x, B, C, dt), B and C repeated first; each tensor
+    // is copied into the send layout and, after the exchange, out of Megatron's load-balanced
+    // chunk order (_undo_attention_load_balancing): two read-and-write passes over the
+    // received elements, mirrored in the backward.
+    const double sent = d.tokens * static_cast<double>(2 * local_tp.inner_width() +
+                                                       2 * local.num_groups * cp *
+                                                           mamba.state_size +
+                                                       local_tp.num_heads);
+    conv1d.context_all_to_alls = 5;
+    conv1d.context_all_to_all_bytes = sent * kActivationBytes;
+    conv1d.bytes_fwd += 4 * sent * kActivationBytes;
+    conv1d.bytes_b += 4 * sent * kActivationBytes;
+    conv1d.kernels_fwd += 11;
+    conv1d.kernels_b += 11;
+  }
   ops.push_back(conv1d);
   // The chunked SSD scan (mamba_ssm ssd_combined.py): five Triton kernels forward (dt cumsum,
   // chunk states, state passing, C B^T, chunk scan) on tensor-core tiles of the chunk's Q
@@ -333,36 +358,48 @@ void add_mamba_block(const ModelSpec& model, const Dims& d, OpList& ops) {
   const double q = static_cast<double>(mamba.chunk_size);
   const double p = static_cast<double>(mamba.head_dim);
   const double n = static_cast<double>(mamba.state_size);
-  const double chunks = d.tokens / q;
+  const double chunks = scan_tokens / q;
   Op scan;
   scan.name = "mamba_scan";
   scan.op_class = OpClass::kGemm;
   scan.precision = d.other_precision;
   scan.gemm = GemmShape{q, p, n, chunks * heads};
-  scan.flops_fwd = d.tokens * mamba_scan_flops_per_token(local);
+  scan.flops_fwd = scan_tokens * mamba_scan_flops_per_token(local);
   scan.flops_b = 2.5 * scan.flops_fwd;
   const double state_elements = chunks * heads * p * n;
   const double cb_elements = chunks * static_cast<double>(local.num_groups) * q * q;
-  scan.bytes_fwd = d.tokens * (conv + heads + inner) * kActivationBytes +
+  scan.bytes_fwd = scan_tokens * (conv + heads + inner) * kActivationBytes +
                    state_elements * (kStateBytes + kStateBytes + 2 * kActivationBytes) +
                    2 * cb_elements * kStateBytes;
   scan.bytes_b = 2.5 * scan.bytes_fwd;
   scan.kernels_fwd = 5;
   scan.kernels_b = 10;
-  scan.parameters = 3 * heads;  // A, D and the dt bias per head.
+  // A, D and the dt bias per head of the tp rank (each cp rank slices its heads' out of them).
+  scan.parameters = 3 * static_cast<double>(local_tp.num_heads);
   ops.push_back(scan);
   // Gated RMSNorm: y * silu(z), normalised per group; reads y and z, writes the output;
-  // backward reads y, z and dy, writes dy and dz.
-  const double inner_elements = d.tokens * inner;
+  // backward reads y, z and dy, writes dy and dz. The same elements on either side of the cp
+  // all-to-all (b*s tokens of 1/cp of the heads, or T tokens of all of them).
+  const double inner_elements = scan_tokens * inner;
   Op gated_norm =
       memory_op("mamba_gated_norm", d.other_precision, (kRmsNormFlops + 4) * inner_elements,
                 3 * inner_elements * kActivationBytes, 2 * (kRmsNormFlops + 4) * inner_elements,
                 5 * inner_elements * kActivationBytes);
-  gated_norm.parameters = inner;
+  gated_norm.parameters = static_cast<double>(local_tp.inner_width());
+  if (cp > 1) {
+    // y back to the sequence split (_all_to_all_hp2cp after _redo_attention_load_balancing).
+    gated_norm.context_all_to_alls = 1;
+    gated_norm.context_all_to_all_bytes = inner_elements * kActivationBytes;
+    gated_norm.bytes_fwd += 4 * inner_elements * kActivationBytes;
+    gated_norm.bytes_b += 4 * inner_elements * kActivationBytes;
+    gated_norm.kernels_fwd += 2;
+    gated_norm.kernels_b += 2;
+  }
   ops.push_back(gated_norm);
   // Row-parallel: the output bias (h) is whole on every tp rank.
-  ops.push_back(
-      gemm_op("mamba_out_proj", d.tokens, d.h, inner, 1, d.gemm_precision, bias ? d.h : 0));
+  ops.push_back(gemm_op("mamba_out_proj", d.tokens, d.h,
+                        static_cast<double>(local_tp.inner_width()), 1, d.gemm_precision,
+                        bias ? d.h : 0));
   ops.push_back(residual_op("mamba_residual_add", d));
 }
 

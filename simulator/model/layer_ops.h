@@ -14,7 +14,13 @@
 //   input_norm, mamba_in_proj, mamba_conv1d, mamba_scan, mamba_gated_norm, mamba_out_proj,
 //   mamba_residual_add
 // (in and out projections split like qkv_proj and attn_out_proj, the heads and groups over tp;
-// layer_ops.cc add_mamba_block gives each op's traffic).
+// layer_ops.cc add_mamba_block gives each op's traffic). With cp > 1 the mixer runs
+// Megatron-Core's all-to-all context parallelism (MambaContextParallel): in_proj on the rank's
+// T tokens, then one all-to-all per in_proj output (z, x, B, C, dt) over the cp group trades
+// them for all b*s tokens of 1/cp of the heads, the conv1d and scan run over the whole
+// sequence, and y goes back to the sequence split before the norm (Op::context_all_to_alls).
+// When a tp rank holds fewer groups than cp, each group's B and C are repeated to the cp ranks
+// that share it, and each of those ranks scans its heads against the whole group.
 // The embedding is "embedding" (+ "position_embedding" for learned positions); the head is
 // final_norm, output_proj, cross_entropy.
 //
@@ -171,6 +177,12 @@ struct Op {
   // received rows of all etp ranks); moe_unpermute: the reduce-scatter before the combine.
   // 0 unless etp > 1.
   double expert_gather_bytes = 0;
+  // Mamba context parallelism (cp > 1, header): the all-to-alls over the cp group before this
+  // op in the forward (mamba_conv1d: the five of in_proj's outputs; mamba_gated_norm: y's one)
+  // and their summed send buffers, bytes (nccl-tests "size", (cp-1)/cp of which leaves the
+  // GPU). The backward runs the mirror. 0 for every other op.
+  int context_all_to_alls = 0;
+  double context_all_to_all_bytes = 0;
   bool recomputed = false;  // Forward re-run inside backward under the shape's recompute.
   // Sequence parallelism (tp > 1): the tp group this GEMM's activation operand is all-gathered
   // over before it runs, 1 where none is: the forward input X of the column-parallel linears

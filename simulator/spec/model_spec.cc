@@ -171,6 +171,28 @@ std::optional<std::string> mamba_group_problem(const MambaSpec& mamba) {
                      mamba.num_groups, mamba.num_heads);
 }
 
+std::optional<std::string> mamba_split_problem(const MambaSpec& mamba, int64_t tp, int64_t cp) {
+  if (mamba.num_heads % tp != 0 || mamba.num_groups % tp != 0) {
+    return fmt::format("tp={} must divide the {} Mamba heads and {} groups (Megatron splits both "
+                       "over tp)",
+                       tp, mamba.num_heads, mamba.num_groups);
+  }
+  const int64_t heads = mamba.num_heads / tp;
+  const int64_t groups = mamba.num_groups / tp;
+  if (heads % cp != 0) {
+    return fmt::format("cp={} must divide the {} Mamba heads of each tp rank (Megatron-Core's "
+                       "Mamba context parallelism gives each cp rank whole heads)",
+                       cp, heads);
+  }
+  if (groups % cp != 0 && cp % groups != 0) {
+    return fmt::format("cp={} and the {} Mamba groups of each tp rank must divide one another "
+                       "(each cp rank scans whole groups, or a group is repeated to cp/groups "
+                       "ranks)",
+                       cp, groups);
+  }
+  return std::nullopt;
+}
+
 std::string hybrid_problem_key(const std::string& problem) {
   if (problem.starts_with("mamba")) return "mamba";
   if (problem.starts_with("mtp_layer_pattern")) return "mtp_layer_pattern";

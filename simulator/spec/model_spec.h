@@ -248,6 +248,12 @@ struct ModelSpec {
 // and C serve an equal share of the heads), or nullopt. Pure.
 std::optional<std::string> mamba_group_problem(const MambaSpec& mamba);
 
+// What stops tp and cp from splitting a Mamba mixer as Megatron-Core does, or nullopt: tp
+// must divide the heads and groups; cp (MambaContextParallel) must divide each tp rank's
+// heads, and its groups (each cp rank scans whole groups) or be a multiple of them (a group
+// repeated to cp/groups ranks). The message names the numbers, not a plan key. Pure.
+std::optional<std::string> mamba_split_problem(const MambaSpec& mamba, int64_t tp, int64_t cp);
+
 // What is wrong with a model's hybrid layer patterns: the decoder pattern's length against
 // num_layers, a character other than M * - E, 'M' layers (decoder or MTP) without "mamba" (or
 // the reverse), 'E' layers without "moe" (or the reverse), MoE placement keys beside the

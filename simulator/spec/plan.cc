@@ -677,16 +677,8 @@ std::optional<std::string> op_shape_problem(const Plan& plan, const ModelSpec& m
         plan.tp, model.num_kv_heads, model.name);
   }
   if (model.mamba) {
-    const MambaSpec& mamba = *model.mamba;
-    if (mamba.num_heads % plan.tp != 0 || mamba.num_groups % plan.tp != 0) {
-      return fmt::format("tp={} must divide the {} Mamba heads and {} groups of {} (Megatron "
-                         "splits both over tp)",
-                         plan.tp, mamba.num_heads, mamba.num_groups, model.name);
-    }
-    if (plan.cp > 1) {
-      return fmt::format("cp={}: context parallelism of {}'s Mamba layers (Megatron-Core's "
-                         "all-to-all from sequence to head split) is not modelled; use cp=1",
-                         plan.cp, model.name);
+    if (std::optional<std::string> problem = mamba_split_problem(*model.mamba, plan.tp, plan.cp)) {
+      return fmt::format("{} ({}'s Mamba layers)", *problem, model.name);
     }
   }
   if (plan.ep > 1) {

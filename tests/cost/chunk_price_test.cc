@@ -582,6 +582,42 @@ TEST_CASE("ChunkPrice: recomputed modules re-run their collectives and host issu
   CHECK(mlp.backward_comm == Approx(core.backward_comm + core.forward_comm / 2));
 }
 
+TEST_CASE("ChunkPrice: a Mamba layer's context-parallel all-to-alls block both passes") {
+  // Nemotron 3 Nano's first layer is a Mamba mixer (no attention, no experts). At tp 1, cp 2
+  // and seq 8192 each GPU sends its 4096 tokens of in_proj's 10304 columns in five
+  // all-to-alls (z, x, B, C, dt) and gets y's 4096 x 4096 back in a sixth, over a cp group of
+  // two GPUs on one node; nothing else crosses a link (no ring without attention).
+  const ModelSpec model = load_model_spec("nemotron-3-nano-30b-a3b");
+  REQUIRE(model.is_mamba_layer(0));
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 2, 8);
+  const NodeGroup& group = cluster.nodes.front();
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  CostModel costs(group.gpu, efficiency, nullptr);
+  auto a2a = [&](double bytes) {
+    return collective_time(Collective::kAllToAll, bytes, collective_group(2, 2, group),
+                           collective, nullptr, false)
+        .seconds;
+  };
+  const double expected = 5 * a2a(4096.0 * 10304 * 2 / 5) + a2a(4096.0 * 4096 * 2);
+  REQUIRE(expected > 0);
+  for (const char* recompute : {"none", "full"}) {
+    INFO("recompute " << recompute);
+    const Plan plan =
+        make_plan(fmt::format("tp=1,cp=2,dp=8,ep=8,mbs=1,gbs=8,seq=8192,recompute={}", recompute));
+    ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+    CommCounts tp_comm;
+    const LayerPrice layer = pricer.layer(costs, group, pricer.tensor_parallel(group, tp_comm), 0);
+    CHECK(layer.forward_comm == Approx(expected));
+    // The backward mirrors them, and re-runs the forward's under full recompute.
+    CHECK(layer.backward_comm ==
+          Approx((std::string(recompute) == "full" ? 2 : 1) * expected));
+    // Free links: no communication at all.
+    ChunkPricer ideal(model, plan, efficiency, collective, nullptr, true);
+    CHECK(ideal.layer(costs, group, ideal.tensor_parallel(group, tp_comm), 0).forward_comm == 0);
+  }
+}
+
 TEST_CASE("ChunkPrice: DeepEP sends a token once per remote node, and once per destination "
           "GPU over NVLink") {
   ModelSpec model = small_expert_model();

@@ -116,6 +116,49 @@ TEST_CASE("Hybrid: a Mamba layer's ops on one GPU") {
   CHECK(parameters == Approx((kMambaLayer - 2688) / 2 + 2688));
 }
 
+TEST_CASE("Hybrid: context parallelism gives each GPU whole heads of the whole sequence") {
+  // Megatron-Core's MambaContextParallel at tp 2 (32 heads, 4 groups per tp rank), seq 8192.
+  const ModelSpec model = nano();
+  OpShape shape;
+  shape.seq_length = 8192;
+  shape.tp = 2;
+  shape.sequence_parallel = true;
+  const OpList whole = layer_ops(model, shape, 0);
+  shape.cp = 4;  // 8 heads and 1 group per GPU: no group repeated.
+  const OpList split = layer_ops(model, shape, 0);
+  // in_proj and out_proj see the rank's 2048 tokens of every channel.
+  CHECK(split.find("mamba_in_proj")->gemm.m == 2048);
+  CHECK(split.find("mamba_in_proj")->gemm.n == 5152);
+  CHECK(split.find("mamba_out_proj")->gemm.k == 2048);
+  // The scan runs all 8192 tokens of 8 heads and 1 group: 128 x 128 x 1 + 128 x 64 x 8 +
+  // 4 x 128 x 64 x 8 = 344,064 FLOPs a token, exactly a quarter of the cp 1 scan's work.
+  const Op* scan = split.find("mamba_scan");
+  CHECK(scan->flops_fwd == 8192 * 344064.0);
+  CHECK(scan->flops_fwd * 4 == whole.find("mamba_scan")->flops_fwd);
+  CHECK(scan->gemm.batch == 64 * 8);
+  // Five all-to-alls before the conv1d send the rank's in_proj output (2048 tokens x 5152
+  // columns, bf16); one after the scan sends y (8192 tokens x 512 channels).
+  const Op* conv1d = split.find("mamba_conv1d");
+  CHECK(conv1d->context_all_to_alls == 5);
+  CHECK(conv1d->context_all_to_all_bytes == 2048.0 * 5152 * 2);
+  const Op* norm = split.find("mamba_gated_norm");
+  CHECK(norm->context_all_to_alls == 1);
+  CHECK(norm->context_all_to_all_bytes == 8192.0 * 512 * 2);
+  for (const Op& op : whole) CHECK(op.context_all_to_alls == 0);
+  // The GPU holds the same parameters: cp ranks slice the tp rank's conv and head vectors.
+  double whole_parameters = 0, split_parameters = 0;
+  for (const Op& op : whole) whole_parameters += op.parameters;
+  for (const Op& op : split) split_parameters += op.parameters;
+  CHECK(split_parameters == whole_parameters);
+  // cp 8 against 4 groups per tp rank: each group's B and C go to 2 ranks (4 heads each), so
+  // the all-to-all sends 1024 x (2 x 2048 + 2 x 4 x 2 x 128 + 32) and the scan's group term
+  // is paid twice: 128 x 128 x 1 + 128 x 64 x 4 + 4 x 128 x 64 x 4 = 180,224 a token.
+  shape.cp = 8;
+  const OpList repeated = layer_ops(model, shape, 0);
+  CHECK(repeated.find("mamba_conv1d")->context_all_to_all_bytes == 1024.0 * 6176 * 2);
+  CHECK(repeated.find("mamba_scan")->flops_fwd == 8192 * 180224.0);
+}
+
 TEST_CASE("Hybrid: attention and MoE layers hold one block each") {
   const ModelSpec model = nano();
   OpShape shape;

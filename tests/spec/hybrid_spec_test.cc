@@ -152,7 +152,7 @@ TEST_CASE("HybridSpec: Nemotron-H configs ppsim cannot express are refused") {
   CHECK_THAT(testing::model_import_error(json), Catch::Contains("/mamba_num_heads"));
 }
 
-TEST_CASE("HybridSpec: plans must split the Mamba heads and groups, without cp") {
+TEST_CASE("HybridSpec: plans must split the Mamba heads and groups over tp and cp") {
   const ModelSpec model = load_model_spec("nemotron-3-nano-30b-a3b");
   Plan plan;
   plan.tp = 8;  // Divides the 32 attention heads and 64 Mamba heads and 8 groups.
@@ -161,10 +161,21 @@ TEST_CASE("HybridSpec: plans must split the Mamba heads and groups, without cp")
   CHECK_THAT(op_shape_problem(plan, model).value_or(""),
              Catch::Contains("tp=16 must divide the 64 Mamba heads and 8 groups"));
   plan.tp = 2;
-  plan.cp = 2;
+  plan.cp = 2;  // Megatron-Core's Mamba context parallelism: 16 heads, 2 groups per GPU.
+  CHECK_FALSE(op_shape_problem(plan, model).has_value());
+  plan.cp = 16;  // 2 heads per GPU, each group of the tp rank repeated to 4 ranks.
+  CHECK_FALSE(op_shape_problem(plan, model).has_value());
+  plan.cp = 64;
   CHECK_THAT(op_shape_problem(plan, model).value_or(""),
-             Catch::Contains("context parallelism of nemotron-3-nano-30b-a3b's Mamba layers"));
+             Catch::Contains("cp=64 must divide the 32 Mamba heads of each tp rank"));
   plan.cp = 1;
+  // Groups and cp must divide one another: 6 groups of 8 heads on cp 4 split neither way.
+  MambaSpec odd{.num_heads = 48, .head_dim = 64, .state_size = 128, .num_groups = 6};
+  CHECK_THAT(
+      mamba_split_problem(odd, 1, 4).value_or(""),
+      Catch::Contains("cp=4 and the 6 Mamba groups of each tp rank must divide one another"));
+  CHECK_FALSE(mamba_split_problem(odd, 1, 3).has_value());  // 2 groups per rank.
+  CHECK_FALSE(mamba_split_problem(odd, 2, 6).has_value());  // 3 groups, each on 2 ranks.
   plan.runtime = Runtime::kTorchtitan;
   CHECK_THAT(runtime_shape_problem(plan, model).value_or(""), Catch::Contains("Mamba-2 layers"));
   plan.runtime = Runtime::kMegatronCore;
