@@ -290,6 +290,19 @@ void add_attention_block(const ModelSpec& model, const OpShape& shape, const Dim
   if (!model.is_hybrid()) ops.push_back(norm_op("post_attn_norm", model, d, d.sp_tokens));
 }
 
+// Mamba context parallelism's `count` all-to-alls of `elements` bf16 elements in all, before
+// `op` in the forward (mirrored in the backward), and the copies around them: each tensor into
+// the send layout and out of the load-balanced chunk order, two read-and-write passes over the
+// elements each way, in `copy_kernels` launches.
+void add_context_all_to_alls(Op& op, int count, double elements, int copy_kernels) {
+  op.context_all_to_alls = count;
+  op.context_all_to_all_bytes = elements * kActivationBytes;
+  op.bytes_fwd += 4 * elements * kActivationBytes;
+  op.bytes_b += 4 * elements * kActivationBytes;
+  op.kernels_fwd += copy_kernels;
+  op.kernels_b += copy_kernels;
+}
+
 // A Mamba-2 mixer (model_spec.h MambaSpec) as Megatron-Core's MambaMixer runs it on its
 // default memory-efficient path (mamba_ssm's mamba_split_conv1d_scan_combined): heads and
 // groups split over tp, T tokens per GPU through the projections; with cp > 1 the conv1d and
@@ -330,20 +343,14 @@ void add_mamba_block(const ModelSpec& model, const Dims& d, OpList& ops) {
   conv1d.kernels_b = 2;
   conv1d.parameters = static_cast<double>(local_tp.conv_width()) * (taps + 1);
   if (cp > 1) {
-    // One all-to-all per in_proj output (z, x, B, C, dt), B and C repeated first; each tensor
-    // is copied into the send layout and, after the exchange, out of Megatron's load-balanced
-    // chunk order (_undo_attention_load_balancing): two read-and-write passes over the
-    // received elements, mirrored in the backward.
+    // One all-to-all per in_proj output (z, x, B, C, dt), B and C repeated first, the
+    // received tensors reordered out of the load-balanced chunks
+    // (_undo_attention_load_balancing) and concatenated.
     const double sent = d.tokens * static_cast<double>(2 * local_tp.inner_width() +
                                                        2 * local.num_groups * cp *
                                                            mamba.state_size +
                                                        local_tp.num_heads);
-    conv1d.context_all_to_alls = 5;
-    conv1d.context_all_to_all_bytes = sent * kActivationBytes;
-    conv1d.bytes_fwd += 4 * sent * kActivationBytes;
-    conv1d.bytes_b += 4 * sent * kActivationBytes;
-    conv1d.kernels_fwd += 11;
-    conv1d.kernels_b += 11;
+    add_context_all_to_alls(conv1d, 5, sent, 11);
   }
   ops.push_back(conv1d);
   // The chunked SSD scan (mamba_ssm ssd_combined.py): five Triton kernels forward (dt cumsum,
@@ -388,12 +395,7 @@ void add_mamba_block(const ModelSpec& model, const Dims& d, OpList& ops) {
   gated_norm.parameters = static_cast<double>(local_tp.inner_width());
   if (cp > 1) {
     // y back to the sequence split (_all_to_all_hp2cp after _redo_attention_load_balancing).
-    gated_norm.context_all_to_alls = 1;
-    gated_norm.context_all_to_all_bytes = inner_elements * kActivationBytes;
-    gated_norm.bytes_fwd += 4 * inner_elements * kActivationBytes;
-    gated_norm.bytes_b += 4 * inner_elements * kActivationBytes;
-    gated_norm.kernels_fwd += 2;
-    gated_norm.kernels_b += 2;
+    add_context_all_to_alls(gated_norm, 1, inner_elements, 2);
   }
   ops.push_back(gated_norm);
   // Row-parallel: the output bias (h) is whole on every tp rank.
