@@ -241,7 +241,8 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
   // Context parallelism: the KV ring hides under attention; the excess shows. A layer
   // without attention has no ring; a Mamba mixer's all-to-alls over the cp group (whose ranks
   // stride tp) block its forward and, mirrored, its backward, and run again there under full
-  // recompute.
+  // recompute: certain time, so the bound keeps them too.
+  double context_fwd = 0, context_bwd = 0;
   if (plan_.cp > 1 && !ideal_links_) {
     if (const Op* core = ops.find("attention_core")) {
       double kv = tokens_ * 2.0 * model_.kv_width() / std::min(plan_.tp, model_.num_kv_heads) *
@@ -263,8 +264,10 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
                              divisor_at_most(plan_.cp, group.gpus_per_node / plan_.tp), group,
                              price.comm);
     }
-    comm_fwd += context_all_to_all;
-    comm_bwd += context_all_to_all * (plan_.recompute == Recompute::kFull ? 2 : 1);
+    context_fwd = context_all_to_all;
+    context_bwd = context_all_to_all * (plan_.recompute == Recompute::kFull ? 2 : 1);
+    comm_fwd += context_fwd;
+    comm_bwd += context_bwd;
   }
   price.forward_comm = comm_fwd;
   price.backward_comm = comm_bwd;
@@ -297,8 +300,8 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
           std::max(0.0, issue_bwd - (compute.recompute + compute.b + compute.w + comm_bwd));
     }
   }
-  price.bound = {compute.fwd + tp_bound_fwd, compute.recompute + compute.b + tp_bound_bwd,
-                 compute.w};
+  price.bound = {compute.fwd + tp_bound_fwd + context_fwd,
+                 compute.recompute + compute.b + tp_bound_bwd + context_bwd, compute.w};
   LayerActivationBytes saved = layer_activation_bytes(model_, activations_, layer);
   price.activation_bytes = saved.total();
   price.weight_stash_bytes = saved.norm_and_gemm_inputs;

@@ -78,6 +78,11 @@ TEST_CASE("ChunkPrice: the bound is below the price for TP, SP, ZeRO-3, EP, CP a
   check_plan(dense, cluster, make_plan("tp=2,pp=2,dp=4,mbs=1,gbs=64,schedule=zbv,vpp=2"));
   ModelSpec moe = testing::tiny_moe_model();
   check_plan(moe, cluster, make_plan("tp=2,pp=1,dp=8,ep=4,mbs=1,gbs=32"));
+  // A hybrid model under cp: Mamba all-to-alls (in the bound), the ring only where attention is.
+  ModelSpec hybrid = load_model_spec("nemotron-3-nano-30b-a3b");
+  check_plan(hybrid, cluster, make_plan("tp=2,pp=2,dp=1,cp=4,ep=2,mbs=1,gbs=8,seq=16384"));
+  check_plan(hybrid, cluster,
+             make_plan("tp=1,pp=2,dp=2,cp=4,ep=8,mbs=1,gbs=8,seq=16384,recompute=full"));
 }
 
 TEST_CASE("ChunkPrice: with free links and no ZeRO-3 the price is the bound plus the dispatch") {
