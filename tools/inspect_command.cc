@@ -1,11 +1,13 @@
 // `ppsim inspect`: a model's parameters, FLOPs per token and per-layer op table.
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 
 #include "simulator/report/inspect_report.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
+#include "simulator/spec/plan.h"
 #include "tools/commands.h"
 #include "tools/step_inputs.h"
 
@@ -15,6 +17,8 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string model;
     int64_t tp = 1;
+    int64_t cp = 1;
+    int64_t ep = 1;
     int64_t micro_batch = 1;
     int64_t seq_len = 0;
     bool json = false;
@@ -26,6 +30,10 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
       ->required();
   command->add_option("--tp", options->tp, "Tensor-parallel degree for the op table")
       ->check(CLI::PositiveNumber);
+  command->add_option("--cp", options->cp, "Context-parallel degree for the op table")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--ep", options->ep, "Expert-parallel degree for the op table (MoE)")
+      ->check(CLI::PositiveNumber);
   command->add_option("--mbs", options->micro_batch, "Micro-batch size for the op table")
       ->check(CLI::PositiveNumber);
   command->add_option("--seq-len", options->seq_len, "Sequence length (default: the model's)")
@@ -34,21 +42,23 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
   command->footer(
       "Examples:\n"
       "  ppsim inspect llama3-70b\n"
-      "  ppsim inspect --json tests/data/hf/Qwen2.5-7B/config.json --tp 4");
+      "  ppsim inspect --json tests/data/hf/Qwen2.5-7B/config.json --tp 4\n"
+      "  ppsim inspect nemotron-3-nano-30b-a3b --tp 2 --cp 4 --ep 8 --seq-len 131072");
   command->callback([options, &exit_code] {
     ModelSpec model = load_model_with_notes(options->model);
-    OpShape shape;
-    shape.micro_batch_size = options->micro_batch;
-    shape.seq_length = options->seq_len > 0 ? options->seq_len : model.seq_length;
-    shape.tp = options->tp;
-    if (model.num_attention_heads % shape.tp != 0 ||
-        (model.num_kv_heads % shape.tp != 0 && shape.tp % model.num_kv_heads != 0)) {
-      throw InputError("--tp", "",
-                       fmt::format("tp={} must divide the {} attention heads (and divide or be a "
-                                   "multiple of the {} kv heads) of {}",
-                                   shape.tp, model.num_attention_heads, model.num_kv_heads,
-                                   model.name));
+    // The op table's degrees, checked as a plan's are (plan.h op_shape_problem); the message
+    // starts with the degree it is about, which names the flag.
+    Plan plan;
+    plan.tp = options->tp;
+    plan.cp = options->cp;
+    plan.ep = options->ep;
+    plan.micro_batch_size = options->micro_batch;
+    if (options->seq_len > 0) plan.seq_length = options->seq_len;
+    if (std::optional<std::string> problem = op_shape_problem(plan, model)) {
+      const std::string degree = problem->substr(0, 3);
+      throw InputError(degree == "cp=" ? "--cp" : degree == "ep=" ? "--ep" : "--tp", "", *problem);
     }
+    const OpShape shape = op_shape(plan, model);
     fmt::print("{}", options->json ? inspect_report_json(model, shape)
                                    : inspect_report_text(model, shape));
     exit_code = 0;

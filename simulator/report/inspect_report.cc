@@ -91,20 +91,22 @@ std::string inspect_report_text(const ModelSpec& model, const OpShape& shape) {
   out += fmt::format("flops_per_token     {:>14.4g}  (training, Megatron-LM formula at seq {}; "
                      "6N = {:.4g})\n",
                      flops, shape.seq_length, 6 * counts.active);
-  out += fmt::format("#\n# ops of one microbatch on one GPU: mbs {}, seq {}, tp {}\n",
-                     shape.micro_batch_size, shape.seq_length, shape.tp);
-  out += fmt::format("# {:<15} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>12}\n", "part",
-                     "op", "class", "gemm m x n x k", "fwd", "B", "W", "bytes fwd",
-                     "parameters");
-  out += fmt::format("# {:<15} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>12}\n", "", "",
-                     "", "", "(GFLOP)", "(GFLOP)", "(GFLOP)", "(MiB)", "");
+  out += fmt::format("#\n# ops of one microbatch on one GPU: mbs {}, seq {}, tp {}, cp {}, ep {}\n",
+                     shape.micro_batch_size, shape.seq_length, shape.tp, shape.cp, shape.ep);
+  out += fmt::format("# {:<15} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>9} {:>12}\n",
+                     "part", "op", "class", "gemm m x n x k", "fwd", "B", "W", "bytes fwd",
+                     "a2a fwd", "parameters");
+  out += fmt::format("# {:<15} {:<20} {:<12} {:<22} {:>10} {:>10} {:>10} {:>9} {:>9} {:>12}\n",
+                     "", "", "", "", "(GFLOP)", "(GFLOP)", "(GFLOP)", "(MiB)", "(MiB)", "");
   for (const Part& part : parts_of(model, shape)) {
     for (const Op& op : part.ops) {
       out += fmt::format("  {:<15} {:<20} {:<12} {:<22} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.1f} "
-                         "{:>12.0f}\n",
+                         "{:>9.1f} {:>12.0f}\n",
                          part.name, op.name, op_class_name(op.op_class), gemm_text(op),
                          op.flops_fwd / 1e9, op.flops_b / 1e9, op.flops_w / 1e9,
-                         op.bytes_fwd / (1024.0 * 1024.0), op.parameters);
+                         op.bytes_fwd / (1024.0 * 1024.0),
+                         (op.all_to_all_bytes + op.context_all_to_all_bytes) / (1024.0 * 1024.0),
+                         op.parameters);
     }
   }
   return out;
@@ -156,7 +158,9 @@ std::string inspect_report_json(const ModelSpec& model, const OpShape& shape) {
   json["flops_per_token_6n"] = 6 * counts.active;
   json["op_shape"] = {{"micro_batch_size", shape.micro_batch_size},
                       {"seq_length", shape.seq_length},
-                      {"tp", shape.tp}};
+                      {"tp", shape.tp},
+                      {"cp", shape.cp},
+                      {"ep", shape.ep}};
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const Part& part : parts_of(model, shape)) {
     for (const Op& op : part.ops) {
@@ -174,6 +178,9 @@ std::string inspect_report_json(const ModelSpec& model, const OpShape& shape) {
       entry["flops_b"] = op.flops_b;
       entry["flops_w"] = op.flops_w;
       entry["bytes_fwd"] = op.bytes_fwd;
+      entry["all_to_all_bytes"] = op.all_to_all_bytes;
+      entry["context_all_to_alls"] = op.context_all_to_alls;
+      entry["context_all_to_all_bytes"] = op.context_all_to_all_bytes;
       entry["parameters"] = op.parameters;
       ops.push_back(entry);
     }

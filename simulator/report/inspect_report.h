@@ -8,9 +8,10 @@
 // final_norm}, flops_per_token (Megatron-LM's
 // training FLOPs per token, forward + backward: 6N-like terms plus causal attention),
 // flops_per_token_6n (6 x active parameters, for comparison), op_shape {micro_batch_size,
-// seq_length, tp}, and ops: [{part ("layer", "moe_layer", "embedding", "head"), name, class,
-// gemm_m, gemm_n, gemm_k, gemm_batch (GEMMs only), flops_fwd, flops_b, flops_w, bytes_fwd,
-// parameters}] for one microbatch on one GPU.
+// seq_length, tp, cp, ep}, and ops: [{part ("layer", "moe_layer", "embedding", "head"), name,
+// class, gemm_m, gemm_n, gemm_k, gemm_batch (GEMMs only), flops_fwd, flops_b, flops_w,
+// bytes_fwd, all_to_all_bytes, context_all_to_alls, context_all_to_all_bytes, parameters}] for
+// one microbatch on one GPU (layer_ops.h Op gives each field's meaning).
 #pragma once
 
 #include <string>

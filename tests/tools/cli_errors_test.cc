@@ -63,6 +63,12 @@ const BadInput kBadInputs[] = {
     {"memory --model llama3-8b --cluster dgx-h100-5 --plan gbs=8",
      "'dgx-h100-5' is neither a file, a zoo cluster (did you mean 'dgx-h100-"},
     {"inspect no/such/model.json", "'no/such/model.json' is neither a file nor a zoo model"},
+    // The op table's degrees are checked as a plan's, naming the flag.
+    {"inspect nemotron-3-nano-30b-a3b --tp 16",
+     "--tp: tp=16 must divide the 64 Mamba heads and 8 groups"},
+    {"inspect nemotron-3-nano-30b-a3b --cp 3",
+     "--cp: cp=3 must divide the 64 Mamba heads of each tp rank"},
+    {"inspect llama3-8b --ep 2", "--ep: ep=2 but llama3-8b has no experts"},
     {"memory --model llama3-8b --cluster dgx-h100-4 --plan ''", "--plan: the plan is empty"},
     {"memory --model llama3-8b --cluster dgx-h100-4 --plan gbs=8 --bogus", "--bogus"},
     {"simulate --model llama3-8b --cluster dgx-h100-1 --plan tp=8,gbs=8,offload=1.5",
