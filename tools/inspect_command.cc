@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "simulator/report/inspect_report.h"
 #include "simulator/spec/error.h"
@@ -46,17 +47,18 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
       "  ppsim inspect nemotron-3-nano-30b-a3b --tp 2 --cp 4 --ep 8 --seq-len 131072");
   command->callback([options, &exit_code] {
     ModelSpec model = load_model_with_notes(options->model);
-    // The op table's degrees, checked as a plan's are (plan.h op_shape_problem); the message
-    // starts with the degree it is about, which names the flag.
+    // The op table's degrees, checked as a plan's are (plan.h op_shape_problem), one flag at a
+    // time so the error names the flag whose degree does not fit.
     Plan plan;
-    plan.tp = options->tp;
-    plan.cp = options->cp;
-    plan.ep = options->ep;
     plan.micro_batch_size = options->micro_batch;
     if (options->seq_len > 0) plan.seq_length = options->seq_len;
-    if (std::optional<std::string> problem = op_shape_problem(plan, model)) {
-      const std::string degree = problem->substr(0, 3);
-      throw InputError(degree == "cp=" ? "--cp" : degree == "ep=" ? "--ep" : "--tp", "", *problem);
+    for (auto [flag, degree, value] : {std::tuple{"--tp", &Plan::tp, options->tp},
+                                       std::tuple{"--cp", &Plan::cp, options->cp},
+                                       std::tuple{"--ep", &Plan::ep, options->ep}}) {
+      plan.*degree = value;
+      if (std::optional<std::string> problem = op_shape_problem(plan, model)) {
+        throw InputError(flag, "", *problem);
+      }
     }
     const OpShape shape = op_shape(plan, model);
     fmt::print("{}", options->json ? inspect_report_json(model, shape)

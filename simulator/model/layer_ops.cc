@@ -346,9 +346,9 @@ void add_mamba_block(const ModelSpec& model, const Dims& d, OpList& ops) {
     // One all-to-all per in_proj output (z, x, B, C, dt), B and C repeated first, the
     // received tensors reordered out of the load-balanced chunks
     // (_undo_attention_load_balancing) and concatenated.
+    const int64_t sent_groups = local_tp.num_groups * group_repeat;
     const double sent = d.tokens * static_cast<double>(2 * local_tp.inner_width() +
-                                                       2 * local.num_groups * cp *
-                                                           mamba.state_size +
+                                                       2 * sent_groups * mamba.state_size +
                                                        local_tp.num_heads);
     add_context_all_to_alls(conv1d, 5, sent, 11);
   }

@@ -16,6 +16,16 @@ namespace {
 
 ModelSpec nano() { return load_model_spec("nemotron-3-nano-30b-a3b"); }
 
+// One microbatch of 8192 tokens at tp 2 with sequence parallelism: 32 Mamba heads and 4 groups
+// per tp rank.
+OpShape tp2_shape() {
+  OpShape shape;
+  shape.seq_length = 8192;
+  shape.tp = 2;
+  shape.sequence_parallel = true;
+  return shape;
+}
+
 // By hand (model_stats.h): a Mamba layer is in_proj 2688 x (2*4096 + 2*8*128 + 64 = 10304),
 // conv1d (4096 + 2048 channels) x (4 taps + bias), A, D and dt bias 3 x 64, gated norm 4096,
 // out_proj 4096 x 2688 and its pre-norm 2688: 38,744,896. An attention layer is
@@ -81,11 +91,7 @@ TEST_CASE("Hybrid: training FLOPs per token of Nemotron 3 Nano") {
 
 TEST_CASE("Hybrid: a Mamba layer's ops on one GPU") {
   const ModelSpec model = nano();
-  OpShape shape;
-  shape.seq_length = 8192;
-  shape.tp = 2;
-  shape.sequence_parallel = true;
-  const OpList ops = layer_ops(model, shape, 0);
+  const OpList ops = layer_ops(model, tp2_shape(), 0);
   std::vector<std::string_view> names;
   for (const Op& op : ops) names.push_back(op.name);
   CHECK(names == std::vector<std::string_view>{"input_norm", "mamba_in_proj", "mamba_conv1d",
@@ -119,10 +125,7 @@ TEST_CASE("Hybrid: a Mamba layer's ops on one GPU") {
 TEST_CASE("Hybrid: context parallelism gives each GPU whole heads of the whole sequence") {
   // Megatron-Core's MambaContextParallel at tp 2 (32 heads, 4 groups per tp rank), seq 8192.
   const ModelSpec model = nano();
-  OpShape shape;
-  shape.seq_length = 8192;
-  shape.tp = 2;
-  shape.sequence_parallel = true;
+  OpShape shape = tp2_shape();
   const OpList whole = layer_ops(model, shape, 0);
   shape.cp = 4;  // 8 heads and 1 group per GPU: no group repeated.
   const OpList split = layer_ops(model, shape, 0);
