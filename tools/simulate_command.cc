@@ -142,6 +142,7 @@ int run_simulate(const Options& options) {
   std::string profile_warning = unprofiled_gpus_warning(step.provenance);
   if (!profile_warning.empty()) fmt::print(stderr, "ppsim: warning: {}\n", profile_warning);
   StepMetrics metrics = compute_metrics(model, cluster, plan, step, timeline);
+  metrics.critical_path = critical_path(step, timeline);
   std::optional<TimeToTrain> time_to_train;
   if (training) {
     // The step time of the run: the mean over --iterations under stragglers, else the step's.

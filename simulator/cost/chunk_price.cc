@@ -385,14 +385,27 @@ ParameterSplit ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool
   return parameters;
 }
 
+LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
+                              const TensorParallelPrice& tp, int64_t index,
+                              LayerPriceMemo& memo) const {
+  const ModelSpec::LayerKind kind = model_.layer_kind(index);
+  for (const auto& [known, price] : memo) {
+    if (known == kind) return price;
+  }
+  memo.emplace_back(kind, layer(costs, group, tp, index));
+  return memo.back().second;
+}
+
 ChunkPrice ChunkPricer::chunk(const CostModel& costs, const NodeGroup& group, int64_t first_layer,
-                              int64_t layers, bool first_chunk, bool last_chunk) const {
+                              int64_t layers, bool first_chunk, bool last_chunk,
+                              LayerPriceMemo* memo) const {
   CommCounts tp_comm;
   const TensorParallelPrice tp = tensor_parallel(group, tp_comm);
+  LayerPriceMemo own;
   std::vector<LayerPrice> prices;
   prices.reserve(layers);
   for (int64_t index = first_layer; index < first_layer + layers; ++index) {
-    prices.push_back(layer(costs, group, tp, index));
+    prices.push_back(layer(costs, group, tp, index, memo != nullptr ? *memo : own));
   }
   ChunkPrice price =
       chunk_from_layers(costs, group, prices.data(), first_layer, layers, first_chunk, last_chunk);

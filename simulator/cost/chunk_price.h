@@ -73,6 +73,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "simulator/cost/collective_cost.h"
 #include "simulator/cost/cost_model.h"
@@ -152,6 +154,10 @@ struct LayerPrice {
   CommCounts comm;                // The EP and CP collectives priced.
 };
 
+// Layer prices already made, by layer kind (ModelSpec::LayerKind), for one pricer on one GPU
+// group: layers of one kind price alike, so a model's repeated layers are priced once.
+using LayerPriceMemo = std::vector<std::pair<ModelSpec::LayerKind, LayerPrice>>;
+
 struct ChunkPrice {
   int64_t first_layer = 0;
   int64_t layers = 0;
@@ -199,11 +205,17 @@ class ChunkPricer {
   // Layer `layer` on `group`'s GPUs, priced by `costs` (that GPU type's CostModel).
   LayerPrice layer(const CostModel& costs, const NodeGroup& group, const TensorParallelPrice& tp,
                    int64_t layer) const;
+  // The same, taken from `memo` when a layer of its kind is there, else priced and kept there.
+  // REQUIRES: `memo` holds only this pricer's prices with these `costs`, `group` and `tp`.
+  LayerPrice layer(const CostModel& costs, const NodeGroup& group, const TensorParallelPrice& tp,
+                   int64_t layer, LayerPriceMemo& memo) const;
 
   // Layers [first_layer, first_layer + layers), with the embedding when `first_chunk` and the
   // head when `last_chunk`, on `group`'s GPUs.
+  // `memo`: the group's layer prices across calls (null: this call's own).
   ChunkPrice chunk(const CostModel& costs, const NodeGroup& group, int64_t first_layer,
-                   int64_t layers, bool first_chunk, bool last_chunk) const;
+                   int64_t layers, bool first_chunk, bool last_chunk,
+                   LayerPriceMemo* memo = nullptr) const;
 
   // The same from layer prices already made (layer_prices[i] is layer first_layer + i), for
   // callers that price each layer once and sum many chunks (the planner's screen).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "simulator/model/parameter_bytes.h"
 #include "simulator/spec/error.h"
@@ -39,26 +40,50 @@ std::vector<int64_t> plan_gpus_per_node(const WorkerLayout& layout) {
   return gpus;
 }
 
-HostMemoryReport host_memory_per_node(const ClusterSpec& cluster, const WorkerLayout& layout,
-                                      const std::vector<double>& host_bytes_per_gpu) {
-  PPSIM_CHECK(static_cast<int32_t>(host_bytes_per_gpu.size()) == layout.stages);
-  std::vector<double> bytes(layout.node_group_of_node.size(), 0.0);
-  std::vector<int64_t> gpus(layout.node_group_of_node.size(), 0);
+NodeStages node_stages(const WorkerLayout& layout) {
+  std::vector<std::vector<int32_t>> per_node(layout.node_group_of_node.size());
   for (const WorkerSlot& slot : layout.workers) {
     for (int64_t g = slot.first_gpu; g < slot.first_gpu + slot.num_gpus; ++g) {
-      bytes[layout.node_of_gpu[g]] += host_bytes_per_gpu[slot.stage];
-      ++gpus[layout.node_of_gpu[g]];
+      per_node[layout.node_of_gpu[g]].push_back(slot.stage);
     }
   }
+  NodeStages stages;
+  std::map<std::vector<int32_t>, int32_t> index;
+  for (size_t n = 0; n < per_node.size(); ++n) {
+    if (per_node[n].empty()) continue;
+    auto [it, added] =
+        index.emplace(std::move(per_node[n]), static_cast<int32_t>(stages.sequences.size()));
+    if (added) stages.sequences.push_back(it->first);
+    stages.nodes.push_back(static_cast<int32_t>(n));
+    stages.sequence.push_back(it->second);
+  }
+  return stages;
+}
+
+HostMemoryReport host_memory_per_node(const ClusterSpec& cluster, const WorkerLayout& layout,
+                                      const std::vector<double>& host_bytes_per_gpu) {
+  return host_memory_per_node(cluster, layout, node_stages(layout), host_bytes_per_gpu);
+}
+
+HostMemoryReport host_memory_per_node(const ClusterSpec& cluster, const WorkerLayout& layout,
+                                      const NodeStages& stages,
+                                      const std::vector<double>& host_bytes_per_gpu) {
+  PPSIM_CHECK(static_cast<int32_t>(host_bytes_per_gpu.size()) == layout.stages);
+  std::vector<double> sequence_bytes;
+  for (const std::vector<int32_t>& sequence : stages.sequences) {
+    double bytes = 0;
+    for (int32_t stage : sequence) bytes += host_bytes_per_gpu[stage];
+    sequence_bytes.push_back(bytes);
+  }
   HostMemoryReport report;
+  report.nodes.reserve(stages.nodes.size());
   double least_headroom = std::numeric_limits<double>::infinity();
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    if (gpus[n] == 0) continue;
+  for (size_t i = 0; i < stages.nodes.size(); ++i) {
     NodeHostMemory node;
-    node.node = static_cast<int32_t>(n);
-    node.node_group = layout.node_group_of_node[n];
-    node.gpus = gpus[n];
-    node.bytes = bytes[n];
+    node.node = stages.nodes[i];
+    node.node_group = layout.node_group_of_node[node.node];
+    node.gpus = static_cast<int64_t>(stages.sequences[stages.sequence[i]].size());
+    node.bytes = sequence_bytes[stages.sequence[i]];
     node.capacity_bytes = cluster.nodes[node.node_group].host_memory_bytes;
     report.peak_bytes = std::max(report.peak_bytes, node.bytes);
     if (node.bytes > node.capacity_bytes) report.fits = false;

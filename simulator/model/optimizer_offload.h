@@ -95,9 +95,23 @@ struct HostMemoryReport {
   double over_bytes = 0;              // max(0, bytes - capacity) of worst_node.
 };
 
+// The pipeline stages of each node's GPUs in the layout's order (its workers, then their GPUs),
+// for the nodes holding any: what host_memory_per_node sums. Nodes whose sequences match sum
+// alike, so each distinct sequence is kept once (a 16,384-GPU layout has a few per stage).
+struct NodeStages {
+  std::vector<int32_t> nodes;                  // Global node indices, in node order.
+  std::vector<int32_t> sequence;               // Per entry of `nodes`: its entry of `sequences`.
+  std::vector<std::vector<int32_t>> sequences;
+};
+NodeStages node_stages(const WorkerLayout& layout);
+
 // Per node: the sum of host_bytes_per_gpu[stage] over the plan's GPUs on it (a worker's GPUs
-// all hold their stage's bytes). REQUIRES: one entry per pipeline stage.
+// all hold their stage's bytes), added in the layout's order. REQUIRES: one entry per
+// pipeline stage; `stages` is node_stages(layout) (the planner keeps it per shape).
 HostMemoryReport host_memory_per_node(const ClusterSpec& cluster, const WorkerLayout& layout,
+                                      const std::vector<double>& host_bytes_per_gpu);
+HostMemoryReport host_memory_per_node(const ClusterSpec& cluster, const WorkerLayout& layout,
+                                      const NodeStages& stages,
                                       const std::vector<double>& host_bytes_per_gpu);
 
 }  // namespace ppsim

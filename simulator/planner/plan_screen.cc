@@ -368,8 +368,9 @@ std::shared_ptr<const LayerSeconds> PlanScreen::layer_seconds(const Plan& plan,
   auto seconds = std::make_shared<LayerSeconds>();
   CommCounts uncounted;
   const TensorParallelPrice tp = pricer.tensor_parallel(nodes, uncounted);
+  LayerPriceMemo memo;
   for (int64_t layer = 0; layer < model_.num_layers; ++layer) {
-    seconds->prices.push_back(pricer.layer(*costs, nodes, tp, layer));
+    seconds->prices.push_back(pricer.layer(*costs, nodes, tp, layer, memo));
     seconds->layers.push_back(seconds->prices.back().bound);
   }
   seconds->embedding = pricer.embedding_passes(*costs);
@@ -416,26 +417,59 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
     chunk_parameters_.push_back(
         pricer.parameters(chunk_first_[c], chunk_layers_[c], c == 0, c + 1 == chunk_first_.size()));
   }
-  MemoryReport report = estimate_memory(model, screen.cluster(), shape);
   int64_t per_stage = shape.tp * shape.cp * shape.dp;
   for (int32_t r = 0; r < p; ++r) {
-    StageParameters params = stage_parameters(model, shape, layout, r);
-    dense_params_.push_back(params.dense);
-    expert_params_.push_back(params.expert);
-    largest_layer_params_.push_back(params.largest_layer);
-    workspace_bytes_.push_back(report.stages[r].workspace_bytes);
-    capacity_bytes_.push_back(report.stages[r].capacity_bytes * (1 - screen.memory_margin()));
     stage_group_.push_back(shape.placement.empty() ? group_of_gpu(screen.cluster(), r * per_stage)
                                                    : shape.placement[r]);
   }
-  // Optimizer offload: the host's memory per node and its CPU Adam shared by the node's GPUs.
-  layout_ = build_worker_layout(shape, screen.cluster());
-  std::vector<int64_t> gpus_per_node = plan_gpus_per_node(layout_);
-  host_sharing_gpus_.assign(p, std::numeric_limits<int64_t>::max());
-  for (const WorkerSlot& slot : layout_.workers) {
-    host_sharing_gpus_[slot.stage] =
-        std::min(host_sharing_gpus_[slot.stage], gpus_per_node[slot.node]);
+}
+
+// What memory() needs of the shape beside the activations: made on its first call, since the
+// time bounds (PlanScreen::step_time_bound builds a screen per candidate) need none of it.
+struct ShapeScreen::StageStatic {
+  std::vector<double> dense_params, expert_params, largest_layer_params;  // Per stage.
+  std::vector<double> workspace_bytes, capacity_bytes;                    // Per stage.
+};
+
+const ShapeScreen::StageStatic& ShapeScreen::stage_static() const {
+  if (stage_static_) return *stage_static_;
+  const ModelSpec& model = screen_.model();
+  auto result = std::make_unique<StageStatic>();
+  const ChunkLayout layout = chunk_layout(shape_, model);
+  MemoryReport report = estimate_memory(model, screen_.cluster(), shape_);
+  for (int32_t r = 0; r < static_cast<int32_t>(shape_.pp); ++r) {
+    StageParameters params = stage_parameters(model, shape_, layout, r);
+    result->dense_params.push_back(params.dense);
+    result->expert_params.push_back(params.expert);
+    result->largest_layer_params.push_back(params.largest_layer);
+    result->workspace_bytes.push_back(report.stages[r].workspace_bytes);
+    result->capacity_bytes.push_back(report.stages[r].capacity_bytes *
+                                     (1 - screen_.memory_margin()));
   }
+  stage_static_ = std::move(result);
+  return *stage_static_;
+}
+
+// Optimizer offload: the host's memory per node and its CPU Adam shared by the node's GPUs.
+struct ShapeScreen::Placement {
+  WorkerLayout layout;                     // The shape's workers on the cluster.
+  NodeStages node_stages;                  // Its nodes' GPUs by stage (host memory per node).
+  std::vector<int64_t> host_sharing_gpus;  // Per stage: fewest plan GPUs on one of its nodes.
+};
+
+const ShapeScreen::Placement& ShapeScreen::placement() const {
+  if (placement_) return *placement_;
+  auto result = std::make_unique<Placement>();
+  result->layout = build_worker_layout(shape_, screen_.cluster());
+  result->node_stages = node_stages(result->layout);
+  std::vector<int64_t> gpus_per_node = plan_gpus_per_node(result->layout);
+  result->host_sharing_gpus.assign(shape_.pp, std::numeric_limits<int64_t>::max());
+  for (const WorkerSlot& slot : result->layout.workers) {
+    result->host_sharing_gpus[slot.stage] =
+        std::min(result->host_sharing_gpus[slot.stage], gpus_per_node[slot.node]);
+  }
+  placement_ = std::move(result);
+  return *placement_;
 }
 
 ShapeScreen::~ShapeScreen() = default;
@@ -500,25 +534,26 @@ const ShapeScreen::Activations& ShapeScreen::activations(const Plan& plan) const
 
 MemoryScreen ShapeScreen::memory(const Plan& plan) const {
   const Activations& acts = activations(plan);
+  const StageStatic& stages = stage_static();
   MemoryScreen screen;
   double least_headroom = 0;
   std::vector<double> host_bytes_per_gpu;
-  for (size_t r = 0; r < dense_params_.size(); ++r) {
+  for (size_t r = 0; r < stages.dense_params.size(); ++r) {
     // The memory model's formula for the parameters' bytes (memory_model.h).
     StageParameters params;
-    params.dense = dense_params_[r];
-    params.expert = expert_params_[r];
-    params.largest_layer = largest_layer_params_[r];
+    params.dense = stages.dense_params[r];
+    params.expert = stages.expert_params[r];
+    params.largest_layer = stages.largest_layer_params[r];
     const ParameterBytes bytes = parameter_bytes(params, plan);
     double static_bytes = bytes.weights + bytes.gradients + bytes.optimizer;
     host_bytes_per_gpu.push_back(bytes.host_optimizer + bytes.host_gradients + acts.rank_host[r]);
     double transient = acts.stage_transient[r] + bytes.zero_transient;
-    double peak = static_bytes + transient + workspace_bytes_[r] + acts.rank_peak[r];
+    double peak = static_bytes + transient + stages.workspace_bytes[r] + acts.rank_peak[r];
     screen.stage_peak_bytes.push_back(peak);
-    screen.capacity_bytes.push_back(capacity_bytes_[r]);
+    screen.capacity_bytes.push_back(stages.capacity_bytes[r]);
     screen.peak_bytes = std::max(screen.peak_bytes, peak);
-    double headroom = capacity_bytes_[r] - peak;
-    if (peak > capacity_bytes_[r]) screen.fits = false;
+    double headroom = stages.capacity_bytes[r] - peak;
+    if (peak > stages.capacity_bytes[r]) screen.fits = false;
     if (r == 0 || headroom < least_headroom) {
       least_headroom = headroom;
       screen.worst_stage = static_cast<int64_t>(r);
@@ -526,7 +561,9 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
     }
   }
   if (offloaded_fraction(plan) > 0 || plan.activation_offload_layers > 0) {
-    screen.host = host_memory_per_node(screen_.cluster(), layout_, host_bytes_per_gpu);
+    const Placement& where = placement();
+    screen.host = host_memory_per_node(screen_.cluster(), where.layout, where.node_stages,
+                                       host_bytes_per_gpu);
     if (!screen.host.fits) screen.fits = false;
   }
   return screen;
@@ -568,7 +605,7 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
   // Offload (step_builder.cc): the GPU's part and the host's Adam + copy back both start after
   // the last compute task; the bound takes the fewest GPUs sharing a node's CPU Adam.
   OffloadSplit split = offload_split(plan, screen_.cluster().nodes[stage_group_[rank]], shard,
-                                     host_sharing_gpus_[rank]);
+                                     placement().host_sharing_gpus[rank]);
   return std::max(gpu_seconds * (1 - split.fraction),
                   split.cpu_adam_seconds() + split.h2d_seconds());
 }

@@ -212,11 +212,14 @@ class ShapeScreen {
   std::shared_ptr<const ScheduleProfile> profile_;
   std::vector<int64_t> chunk_first_, chunk_layers_;  // Per chunk (forward order).
   std::vector<ParameterSplit> chunk_parameters_;  // Per chunk: parameters per GPU (ChunkPricer).
-  std::vector<double> dense_params_, expert_params_, largest_layer_params_;  // Per stage.
-  std::vector<double> workspace_bytes_, capacity_bytes_;                     // Per stage.
   std::vector<int64_t> stage_group_;  // Node group of each stage's replica-0 worker.
-  WorkerLayout layout_;               // The shape's workers on the cluster.
-  std::vector<int64_t> host_sharing_gpus_;  // Per stage: fewest plan GPUs on one of its nodes.
+  // Made on first use (plan_screen.cc says by whom).
+  struct StageStatic;
+  const StageStatic& stage_static() const;
+  mutable std::unique_ptr<StageStatic> stage_static_;
+  struct Placement;
+  const Placement& placement() const;
+  mutable std::unique_ptr<Placement> placement_;
   // Keyed by (sequence parallel, recompute, activation_offload_layers).
   mutable std::map<std::tuple<bool, int, int64_t>, std::unique_ptr<Activations>> activations_;
   // Keyed by (sequence parallel, recompute, ZeRO-3, activation_offload_layers).

@@ -231,6 +231,21 @@ struct ModelSpec {
       return 0;
     return sliding_window;
   }
+  // Everything the per-layer queries above say of layer `index`: the layer's ops, costs and
+  // saved bytes depend on its index only through them, so layers of one kind price alike
+  // (the chunk pricer prices each kind once; a test holds every zoo model to it).
+  struct LayerKind {
+    bool attention = false;
+    bool mamba = false;
+    bool feed_forward = false;
+    bool moe = false;
+    int64_t window = 0;
+    bool operator==(const LayerKind&) const = default;
+  };
+  LayerKind layer_kind(int64_t index) const {
+    return {has_attention(index), is_mamba_layer(index), has_feed_forward(index),
+            is_moe_layer(index), attention_window(index)};
+  }
   int64_t num_moe_layers() const;
   // Query projection width a * head_dim and key/value width g * head_dim (MLA: the query and
   // key width a * (nope + rope) and the value width a * v_head_dim).

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <span>
+#include <utility>
 
 #include "simulator/model/memory_model.h"
 #include "simulator/model/model_stats.h"
@@ -23,22 +25,39 @@ double mean_peak_flops(const ClusterSpec& cluster, const Step& step, Precision p
   return gpus > 0 ? total / gpus : 0;
 }
 
-// Walks back from the last task through the predecessor that ended exactly when it started. A
-// collective's members start together when the last is ready, so a member's predecessors are
-// those of every member of its group: the walk follows the member that was ready last.
-std::vector<TaskId> critical_tasks(const Step& step, const Timeline& timeline) {
-  const TaskGraph& graph = step.lowered.graph;
-  int32_t n = graph.num_tasks();
-  if (n == 0) return {};
-  std::vector<std::vector<TaskId>> predecessors(n);
-  for (const auto& [before, after] : graph.dependencies()) predecessors[after].push_back(before);
-  std::vector<std::vector<TaskId>> group_members(graph.num_groups());
-  for (TaskId id = 0; id < n; ++id) {
-    if (graph.task(id).group >= 0) group_members[graph.task(id).group].push_back(id);
+// Tasks' lists of direct predecessors (dependency edges) or of collective-group members, as
+// compressed rows: one allocation for all, where a vector per task would take one each (the
+// planner computes metrics for thousands of plans). Rows keep the order entries were added.
+class TaskRows {
+ public:
+  TaskRows(int32_t rows, const std::vector<std::pair<int32_t, TaskId>>& entries)
+      : offsets_(static_cast<size_t>(rows) + 1, 0), entries_(entries.size()) {
+    for (const auto& [row, task] : entries) ++offsets_[row + 1];
+    for (int32_t r = 0; r < rows; ++r) offsets_[r + 1] += offsets_[r];
+    std::vector<int32_t> next(offsets_.begin(), offsets_.end() - 1);
+    for (const auto& [row, task] : entries) entries_[next[row]++] = task;
   }
-  // The last task; of tasks ending together (replicas released by one collective), the one on
-  // the lowest worker, so the choice does not hang on rounding and a fast replica that waited
-  // for a slow one is the one described.
+  std::span<const TaskId> operator[](int32_t row) const {
+    return {entries_.data() + offsets_[row], entries_.data() + offsets_[row + 1]};
+  }
+
+ private:
+  std::vector<int32_t> offsets_;
+  std::vector<TaskId> entries_;
+};
+
+TaskRows predecessor_rows(const TaskGraph& graph) {
+  std::vector<std::pair<int32_t, TaskId>> edges;
+  edges.reserve(graph.dependencies().size());
+  for (const auto& [before, after] : graph.dependencies()) edges.emplace_back(after, before);
+  return TaskRows(graph.num_tasks(), edges);
+}
+
+// The task that ends the step; of tasks ending together (replicas released by one collective),
+// the one on the lowest worker, so the choice does not hang on rounding and a fast replica that
+// waited for a slow one is the one described. -1 for an empty graph.
+TaskId last_task(const Step& step, const Timeline& timeline) {
+  const int32_t n = step.lowered.graph.num_tasks();
   double last_end = 0;
   for (TaskId id = 0; id < n; ++id) last_end = std::max(last_end, timeline.end[id]);
   const double tie = 1e-12 * std::max(1.0, last_end);
@@ -50,6 +69,23 @@ std::vector<TaskId> critical_tasks(const Step& step, const Timeline& timeline) {
       current = id;
     }
   }
+  return current;
+}
+
+// Walks back from the last task through the predecessor that ended exactly when it started. A
+// collective's members start together when the last is ready, so a member's predecessors are
+// those of every member of its group: the walk follows the member that was ready last.
+std::vector<TaskId> critical_tasks(const Step& step, const Timeline& timeline) {
+  const TaskGraph& graph = step.lowered.graph;
+  int32_t n = graph.num_tasks();
+  if (n == 0) return {};
+  const TaskRows predecessors = predecessor_rows(graph);
+  std::vector<std::pair<int32_t, TaskId>> memberships;
+  for (TaskId id = 0; id < n; ++id) {
+    if (graph.task(id).group >= 0) memberships.emplace_back(graph.task(id).group, id);
+  }
+  const TaskRows group_members(graph.num_groups(), memberships);
+  TaskId current = last_task(step, timeline);
   std::vector<TaskId> path{current};
   while (true) {
     TaskId best = -1;
@@ -84,8 +120,8 @@ std::vector<TaskId> critical_tasks(const Step& step, const Timeline& timeline) {
 // own dependencies (its gradient buckets) had ended and the one before it had finished, with
 // their simulated durations. The difference is time spent waiting for another replica to join
 // the collectives, directly or through the backlog that wait left on its reduction stream.
-double peer_wait(const Step& step, const Timeline& timeline,
-                 const std::vector<std::vector<TaskId>>& predecessors, int32_t worker) {
+double peer_wait(const Step& step, const Timeline& timeline, const TaskRows& predecessors,
+                 int32_t worker) {
   const TaskGraph& graph = step.lowered.graph;
   std::vector<TaskId> reduces;
   for (TaskId id = 0; id < graph.num_tasks(); ++id) {
@@ -189,17 +225,18 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
   if (timeline.makespan > 0) {
     metrics.bubble_pct = 100.0 * (1.0 - busy_sum / (p * timeline.makespan));
   }
-  std::vector<TaskId> path = critical_tasks(step, timeline);
-  int32_t critical = path.empty() ? 0 : std::max(0, step.lowered.info[path.back()].worker);
+  // The critical path ends on the last task (critical_path below), so its worker is the
+  // critical one without the walk.
+  const TaskId last = last_task(step, timeline);
+  int32_t critical = last < 0 ? 0 : std::max(0, step.lowered.info[last].worker);
   Breakdown& breakdown = metrics.breakdown_s;
   breakdown.compute = busy[critical] - comm[critical];
   double dp_wait = optimizer_start[critical] >= 0
                        ? std::max(0.0, optimizer_start[critical] - last_backward_end[critical])
                        : 0.0;
   if (dp_wait > 0) {
-    std::vector<std::vector<TaskId>> predecessors(graph.num_tasks());
-    for (const auto& [before, after] : graph.dependencies()) predecessors[after].push_back(before);
-    breakdown.straggler_wait = std::min(dp_wait, peer_wait(step, timeline, predecessors, critical));
+    breakdown.straggler_wait =
+        std::min(dp_wait, peer_wait(step, timeline, predecessor_rows(graph), critical));
     // Replicas alike still differ by rounding in their ready times: below a nanosecond is none.
     if (breakdown.straggler_wait < 1e-9) breakdown.straggler_wait = 0;
   }
@@ -225,11 +262,16 @@ StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, 
   std::vector<double> stage_peaks;
   for (const StageResult& stage : metrics.stages) stage_peaks.push_back(stage.peak_memory_bytes);
   metrics.gpu_types = gpu_type_use(cluster, step, timeline, stage_peaks);
-  for (TaskId id : path) {
-    metrics.critical_path.push_back(CriticalTask{step.lowered.info[id].worker, task_label(step, id),
-                                                 timeline.start[id], timeline.end[id]});
-  }
   return metrics;
+}
+
+std::vector<CriticalTask> critical_path(const Step& step, const Timeline& timeline) {
+  std::vector<CriticalTask> path;
+  for (TaskId id : critical_tasks(step, timeline)) {
+    path.push_back(CriticalTask{step.lowered.info[id].worker, task_label(step, id),
+                                timeline.start[id], timeline.end[id]});
+  }
+  return path;
 }
 
 }  // namespace ppsim

@@ -91,7 +91,9 @@ struct StepMetrics {
   int64_t events = 0;
   int64_t tasks = 0;
   int32_t simulated_replicas = 1;
-  std::vector<CriticalTask> critical_path;  // In time order.
+  // In time order; critical_path() below makes it (simulate's report), compute_metrics leaves
+  // it empty (the planner and accuracy runs need only the critical worker).
+  std::vector<CriticalTask> critical_path;
   CostProvenance provenance;                // Where the step's costs came from (Step's).
   std::optional<OffloadTraffic> offload;    // With optimizer offload only.
   std::optional<HostMemoryReport> host_memory;  // With optimizer or activation offload.
@@ -100,6 +102,10 @@ struct StepMetrics {
 
 StepMetrics compute_metrics(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan,
                             const Step& step, const Timeline& timeline);
+
+// The chain of tasks that set the step time, each starting when the one before it ended (a
+// collective's members count as one), from the first task to the one that ends the step.
+std::vector<CriticalTask> critical_path(const Step& step, const Timeline& timeline);
 
 // A task's label for traces and the critical path.
 std::string task_label(const Step& step, TaskId id);

@@ -57,7 +57,8 @@ ChunkPrice StepPrices::price(int32_t group_index, int32_t chunk) {
   }
   ChunkPrice price =
       pricer_.chunk(model_it->second, group, layout_.chunk_first_layer[chunk],
-                    layout_.chunk_layers[chunk], chunk == 0, chunk == layout_.loss_chunk());
+                    layout_.chunk_layers[chunk], chunk == 0, chunk == layout_.loss_chunk(),
+                    &layer_prices_[group_index]);
   add_comm(price.comm);
   // Op passes once per (GPU type, chunk).
   if (counted_.insert({group.gpu.name, chunk}).second) {

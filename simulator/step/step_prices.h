@@ -48,6 +48,7 @@ class StepPrices {
   ChunkLayout layout_;
   std::map<std::string, CostModel> cost_models_;              // Per GPU type.
   std::map<std::pair<int32_t, int32_t>, ChunkPrice> prices_;  // Per (node group, chunk).
+  std::map<int32_t, LayerPriceMemo> layer_prices_;             // Per node group.
   std::set<std::pair<std::string, int32_t>> counted_;         // (GPU type, chunk) passes tallied.
   CostProvenance provenance_;
 };

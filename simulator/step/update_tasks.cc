@@ -301,17 +301,23 @@ RouteId UpdateTasks::inter_node_route(TaskGraph& graph, int32_t worker) {
 // members its twins (inter_node_route says why).
 RouteId UpdateTasks::intra_node_route(TaskGraph& graph, int32_t worker) {
   int32_t layout_index = step_.layout_worker[worker];
+  auto it = intra_routes_.find(layout_index);
+  if (it != intra_routes_.end()) return it->second;
   const WorkerSlot& slot = step_.layout.workers[layout_index];
+  RouteId route = -1;
   if (step_.classes.all_simulated()) {
     int32_t next = ((slot.replica + 1) % step_.layout.replicas) * step_.layout.stages + slot.stage;
-    return network_->route(graph, layout_index, next, {{layout_index, next}});
+    route = network_->route(graph, layout_index, next, {{layout_index, next}});
+  } else {
+    std::vector<std::pair<int32_t, int32_t>> twins;
+    for (int32_t d : step_.classes.members(worker / step_.layout.stages)) {
+      int32_t member = d * step_.layout.stages + slot.stage;
+      twins.emplace_back(member, member);
+    }
+    route = network_->route(graph, layout_index, layout_index, twins);
   }
-  std::vector<std::pair<int32_t, int32_t>> twins;
-  for (int32_t d : step_.classes.members(worker / step_.layout.stages)) {
-    int32_t member = d * step_.layout.stages + slot.stage;
-    twins.emplace_back(member, member);
-  }
-  return network_->route(graph, layout_index, layout_index, twins);
+  intra_routes_.emplace(layout_index, route);
+  return route;
 }
 
 // Collective group ids: one per (stage, chunk, bucket) across replicas.

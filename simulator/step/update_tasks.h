@@ -82,7 +82,9 @@ class UpdateTasks {
   Step& step_;
   NetworkModel* network_;
   StepPrices& prices_;
+  // Per layout worker: its collectives' routes (every bucket of a worker crosses the same links).
   std::map<int32_t, RouteId> inter_routes_;
+  std::map<int32_t, RouteId> intra_routes_;
   // Per stage (built on first use): the ring's next node after each node of the stage's
   // replicas (distinct nodes in replica order, the last wrapping to the first).
   std::map<int32_t, std::map<int32_t, int32_t>> ring_next_;

@@ -14,7 +14,9 @@
 #include "simulator/model/chunk_layout.h"
 #include "simulator/model/moe_dispatch.h"
 #include "simulator/model/parameter_bytes.h"
+#include "simulator/spec/data_root.h"
 #include "simulator/spec/model_file.h"
+#include "simulator/spec/plan.h"
 #include "tests/test_helpers.h"
 
 namespace ppsim {
@@ -687,6 +689,62 @@ TEST_CASE("ChunkPrice: MoE dispatch inside one node against the Megatron-Core Mo
   CHECK(dispatch_us("dgx-h100:1", "hybridep") == Approx(661).epsilon(0.25));
   CHECK(dispatch_us("gb200-nvl72:1", "alltoall") == Approx(735).epsilon(0.25));
   CHECK(dispatch_us("gb200-nvl72:1", "hybridep") == Approx(391).epsilon(0.25));
+}
+
+
+// Every field of two layer prices, exactly.
+void check_same_price(const LayerPrice& a, const LayerPrice& b) {
+  CHECK(a.compute.fwd == b.compute.fwd);
+  CHECK(a.compute.b == b.compute.b);
+  CHECK(a.compute.w == b.compute.w);
+  CHECK(a.compute.recompute == b.compute.recompute);
+  CHECK(a.compute.roofline_passes == b.compute.roofline_passes);
+  CHECK(a.compute.profile_passes == b.compute.profile_passes);
+  CHECK(a.forward_comm == b.forward_comm);
+  CHECK(a.backward_comm == b.backward_comm);
+  CHECK(a.host_wait_fwd == b.host_wait_fwd);
+  CHECK(a.host_wait_bwd == b.host_wait_bwd);
+  CHECK(a.bound.forward == b.bound.forward);
+  CHECK(a.bound.backward_input == b.bound.backward_input);
+  CHECK(a.bound.backward_weight == b.bound.backward_weight);
+  CHECK(a.activation_bytes == b.activation_bytes);
+  CHECK(a.weight_stash_bytes == b.weight_stash_bytes);
+  CHECK(a.comm.modelled == b.comm.modelled);
+  CHECK(a.comm.profile == b.comm.profile);
+}
+
+TEST_CASE("ChunkPrice: layers of one kind price alike, so each kind is priced once (zoo)") {
+  // The pricer keeps one price per ModelSpec::LayerKind: a layer's price must depend on its
+  // index only through the kind. Every zoo model (dense, MoE with dense first layers, sliding
+  // windows, MLA, hybrids with MTP) against each layer priced on its own, with and without
+  // tensor and context parallelism and recompute.
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 2);
+  const NodeGroup& group = cluster.nodes.front();
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  CostModel costs(group.gpu, efficiency, nullptr);
+  for (const std::string& name : zoo_names("models")) {
+    const ModelSpec model = load_model_spec(name);
+    const std::string ep = model.is_moe() ? ",ep=8" : "";
+    for (const char* degrees : {"tp=1,dp=16,mbs=1,gbs=16,seq=4096",
+                                "tp=2,dp=4,cp=2,mbs=1,gbs=8,seq=8192,recompute=selective,"
+                                "sequence_parallel=true"}) {
+      const Plan plan = make_plan(std::string(degrees) + ep);
+      if (plan_problem(plan, model, cluster)) continue;
+      INFO(name << " " << plan_to_inline(plan));
+      ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+      CommCounts comm;
+      const TensorParallelPrice tp = pricer.tensor_parallel(group, comm);
+      LayerPriceMemo memo;
+      const int64_t layers = model.num_layers + static_cast<int64_t>(model.mtp_layer_pattern.size());
+      for (int64_t layer = 0; layer < layers; ++layer) {
+        INFO("layer " << layer);
+        check_same_price(pricer.layer(costs, group, tp, layer, memo),
+                         pricer.layer(costs, group, tp, layer));
+      }
+      CHECK(memo.size() < static_cast<size_t>(layers));
+    }
+  }
 }
 
 }  // namespace

@@ -217,6 +217,7 @@ TEST_CASE("Stragglers: the breakdown names the wait for a slower replica, the pa
     MonteCarloResult jittered =
         run(model, cluster, plan_text, model_of({}, "lognormal:0.3"), {}, seed);
     StepMetrics metrics = compute_metrics(model, cluster, plan, jittered.step, jittered.timeline);
+    metrics.critical_path = critical_path(jittered.step, jittered.timeline);
     const Breakdown& b = metrics.breakdown_s;
     // The parts add up to the step (bubble is the rest; pp = 1 leaves none).
     CHECK(b.compute + b.bubble + b.exposed_comm + b.straggler_wait + b.optimizer ==
