@@ -202,6 +202,7 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
           overlapped_excess(tp.backward_overlapped, under_bwd, collective_.overlap_slowdown);
     }
   }
+  double expert_fwd = 0, expert_bwd = 0;  // The EP collectives' share of comm_fwd, comm_bwd.
   if (moe_layer) {
     const int64_t etp = plan_.expert_tp();
     double expert_comm = 0;  // One direction (the backward mirrors the forward).
@@ -230,13 +231,15 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     // again inside the backward.
     const double recomputed_comm = recomputes(RecomputeModule::kMoe) ? expert_comm : 0.0;
     if (plan_.moe_a2a_overlap) {
-      comm_fwd += overlapped_excess(expert_comm, compute.fwd, collective_.overlap_slowdown);
-      comm_bwd +=
+      expert_fwd = overlapped_excess(expert_comm, compute.fwd, collective_.overlap_slowdown);
+      expert_bwd =
           overlapped_excess(expert_comm + recomputed_comm, under_bwd, collective_.overlap_slowdown);
     } else {
-      comm_fwd += expert_comm;
-      comm_bwd += expert_comm + recomputed_comm;
+      expert_fwd = expert_comm;
+      expert_bwd = expert_comm + recomputed_comm;
     }
+    comm_fwd += expert_fwd;
+    comm_bwd += expert_bwd;
   }
   // Context parallelism: the KV ring hides under attention; the excess shows. A layer
   // without attention has no ring; a Mamba mixer's all-to-alls over the cp group (whose ranks
@@ -300,8 +303,10 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
           std::max(0.0, issue_bwd - (compute.recompute + compute.b + compute.w + comm_bwd));
     }
   }
-  price.bound = {compute.fwd + tp_bound_fwd + context_fwd,
-                 compute.recompute + compute.b + tp_bound_bwd + context_bwd, compute.w};
+  price.bound = {
+      compute.fwd + tp_bound_fwd + context_fwd + expert_fwd + price.host_wait_fwd,
+      compute.recompute + compute.b + tp_bound_bwd + context_bwd + expert_bwd + price.host_wait_bwd,
+      compute.w};
   LayerActivationBytes saved = layer_activation_bytes(model_, activations_, layer);
   price.activation_bytes = saved.total();
   price.weight_stash_bytes = saved.norm_and_gemm_inputs;

@@ -60,11 +60,14 @@
 // none under a full-iteration CUDA graph, whose replay issues the whole schedule).
 //
 // The bound keeps compute + tp per pass (under tp_comm_overlap, tp's excess over the GEMMs),
-// a Mamba mixer's context-parallel all-to-alls (blocking) and, under ZeRO-3, the gather and
-// scatter excess over that smaller compute; it leaves out what the simulation alone times or
-// what only adds time (ep, the cp ring, the contention share, the dispatch), so for every pass
-// bound <= total: with
-// F the bound's compute, max(F, g) <= max(F + extra, g) + slowdown share + overhead.
+// a Mamba mixer's context-parallel all-to-alls (blocking), an MoE layer's ep collectives as
+// the pass charges them (blocking, or their excess under moe_a2a_overlap) and its host wait,
+// and, under ZeRO-3, the gather and scatter excess over that smaller compute; it leaves out
+// what the simulation alone times or what only adds time (the cp ring, the tp contention
+// share, the dispatch), so for every pass bound <= total: with F the bound's compute,
+// max(F, g) <= max(F + extra, g) + slowdown share + overhead. The ep terms and the host wait
+// are certain time in every plan that shares the bound's key (plan_screen.h), which is what
+// lets an MoE search stop simulating early.
 //
 // Provenance: each price says where its passes and collectives came from (roofline or profile,
 // as CostProvenance counts them), so callers tally without the pricer keeping state.
@@ -148,7 +151,7 @@ struct LayerPrice {
   double backward_comm = 0;       // The same inside the input-gradient pass.
   double host_wait_fwd = 0;       // Host issue time the forward waits for (MoE), seconds.
   double host_wait_bwd = 0;       // The same of the backward (input and weight gradients).
-  PassSeconds bound;              // Compute + TP (+ Mamba cp) per pass (the planner's bound).
+  PassSeconds bound;  // Compute + TP (+ Mamba cp, MoE ep and host wait): the planner's bound.
   double activation_bytes = 0;    // Saved per microbatch (activation_memory.h).
   double weight_stash_bytes = 0;  // Of those, kept from I to W.
   CommCounts comm;                // The EP and CP collectives priced.

@@ -64,13 +64,14 @@ int recompute_key(const Plan& plan) {
 }
 
 // What a plan's costs depend on beyond its shape: its runtime, attention kernel, fp8 recipe
-// (the GEMMs' casts), MoE dispatcher (its token passes) and all-to-all overlap (what of them
-// shows), as one key.
+// (the GEMMs' casts), MoE dispatcher (its token passes), all-to-all overlap (what of them
+// shows) and CUDA graphs (the MoE host wait the bound keeps), as one key.
 int runtime_key(const Plan& plan) {
   int key = static_cast<int>(plan.runtime);
   key = key * 4 + static_cast<int>(attention_kernel(plan));
   key = key * 4 + static_cast<int>(fp8_recipe_in_force(plan));
   key = key * 4 + static_cast<int>(plan.moe_dispatcher);
+  key = key * 4 + static_cast<int>(plan.cuda_graphs);
   return key * 2 + (plan.moe_a2a_overlap ? 1 : 0);
 }
 
@@ -349,9 +350,10 @@ std::shared_ptr<const PlanScreen::LayerBytes> PlanScreen::layer_bytes(const Plan
 std::shared_ptr<const LayerSeconds> PlanScreen::layer_seconds(const Plan& plan,
                                                               int64_t group) const {
   auto key = std::make_tuple(group, plan.tp, plan.cp, plan.micro_batch_size,
-                             effective_seq_length(plan, model_), plan.ep,
+                             effective_seq_length(plan, model_), plan.ep, plan.expert_tp(),
                              plan.sequence_parallel && plan.tp > 1, recompute_key(plan),
-                             static_cast<int>(plan.precision), runtime_key(plan));
+                             static_cast<int>(plan.precision), runtime_key(plan),
+                             schedule_traits(plan.schedule).splits_backward);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = seconds_.find(key);

@@ -156,10 +156,11 @@ class PlanScreen {
   mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int>,
                    std::shared_ptr<const LayerBytes>>
       bytes_;
-  // Keyed by (group, tp, cp, mbs, seq, ep, sequence parallel, recompute, precision,
-  // runtime_key).
-  mutable std::map<
-      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int, int>,
+  // Keyed by (group, tp, cp, mbs, seq, ep, etp, sequence parallel, recompute, precision,
+  // runtime_key, split backward): everything a layer's price reads of the plan
+  // (ChunkPricer::layer; a split backward leaves W out of what hides a backward collective).
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool,
+                              int, int, int, bool>,
                    std::shared_ptr<const LayerSeconds>>
       seconds_;
 };
