@@ -1,5 +1,7 @@
 #include "simulator/engine/task_graph.h"
 
+#include <fmt/format.h>
+
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <algorithm>
@@ -20,6 +22,30 @@ LinkId TaskGraph::add_link(double capacity, std::string name) {
   PPSIM_CHECK(capacity > 0, name);
   links_.push_back({capacity, std::move(name)});
   return static_cast<LinkId>(links_.size() - 1);
+}
+
+LinkId TaskGraph::add_link(double capacity, LinkRole role, int32_t node, int32_t worker) {
+  Link link;
+  link.capacity = capacity;
+  link.role = role;
+  link.node = node;
+  link.worker = worker;
+  PPSIM_CHECK(capacity > 0, link_label(link));
+  links_.push_back(std::move(link));
+  return static_cast<LinkId>(links_.size() - 1);
+}
+
+std::string link_label(const Link& link) {
+  switch (link.role) {
+    case LinkRole::kOther: return link.name;
+    case LinkRole::kIntraOut: return fmt::format("worker{}/intra_out", link.worker);
+    case LinkRole::kIntraIn: return fmt::format("worker{}/intra_in", link.worker);
+    case LinkRole::kNicOut: return fmt::format("node{}/nic_out", link.node);
+    case LinkRole::kNicIn: return fmt::format("node{}/nic_in", link.node);
+    case LinkRole::kFabricUp: return fmt::format("node{}/fabric_up", link.node);
+    case LinkRole::kFabricDown: return fmt::format("node{}/fabric_down", link.node);
+  }
+  return link.name;
 }
 
 RouteId TaskGraph::add_route(std::vector<LinkId> links, double rate_cap,

@@ -60,10 +60,15 @@ enum class LinkRole : uint8_t { kOther, kIntraOut, kIntraIn, kNicOut, kNicIn, kF
 
 struct Link {
   double capacity = 0;  // Bytes/s shared max-min fairly by the flows crossing it. > 0.
-  std::string name;     // For reports, e.g. "node2/nic_out".
+  std::string name;     // A kOther link's name; a cluster link's is made from its role (below).
   LinkRole role = LinkRole::kOther;
   int32_t node = -1;    // Global node of a NIC or fabric link (nic_out: the sender's); -1 otherwise.
+  int32_t worker = -1;  // The worker of an intra-node link; -1 otherwise.
 };
+
+// What a link is called in messages: its name, or for a cluster link its role and owner, e.g.
+// "node2/nic_out", "worker5/intra_in" (made on demand: a 16,384-GPU step has tens of thousands).
+std::string link_label(const Link& link);
 
 struct Route {
   std::vector<LinkId> links;  // Links crossed; may be empty (then only rate_cap limits it).
@@ -83,6 +88,8 @@ class TaskGraph {
  public:
   StreamId add_stream(int32_t device, std::string name, double speed = 1);
   LinkId add_link(double capacity, std::string name);
+  // A cluster link: `role` with its node (NIC, fabric) or worker (intra-node); the other -1.
+  LinkId add_link(double capacity, LinkRole role, int32_t node, int32_t worker);
   // REQUIRES: weights empty or one per link, each >= 1; hop_links existing links.
   RouteId add_route(std::vector<LinkId> links, double rate_cap = 0,
                     std::vector<double> weights = {}, std::vector<LinkId> hop_links = {});

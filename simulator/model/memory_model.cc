@@ -137,7 +137,8 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan, int64
   return stage_parameters(model, plan, chunk_layout(plan, model), stage);
 }
 
-MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
+MemoryReport estimate_gpu_memory(const ModelSpec& model, const ClusterSpec& cluster,
+                                 const Plan& plan) {
   PPSIM_CHECK(plan.pp >= 1 && plan.tp >= 1 && plan.dp >= 1 && plan.cp >= 1 && plan.ep >= 1);
   PPSIM_CHECK((plan.tp * plan.dp * plan.cp) % (plan.ep * plan.expert_tp()) == 0,
               "etp*ep divides tp*dp*cp");
@@ -226,6 +227,11 @@ MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster,
     }
     report.stages.push_back(std::move(memory));
   }
+  return report;
+}
+
+MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan) {
+  MemoryReport report = estimate_gpu_memory(model, cluster, plan);
   std::vector<double> host_bytes_per_gpu;
   for (const StageMemory& stage : report.stages) {
     host_bytes_per_gpu.push_back(stage.host_optimizer_bytes + stage.host_gradient_bytes +

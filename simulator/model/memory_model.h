@@ -188,5 +188,9 @@ struct MemoryReport {
 // Per-stage memory of running `plan` for `model` on `cluster`.
 // REQUIRES: plan_problem(plan, model, cluster) is nullopt (a valid plan).
 MemoryReport estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const Plan& plan);
+// The same without host memory (`host` empty; `fits` the GPUs' alone): for callers that read only
+// the stages, since on thousands of nodes the per-node host side costs more than the stages.
+MemoryReport estimate_gpu_memory(const ModelSpec& model, const ClusterSpec& cluster,
+                                 const Plan& plan);
 
 }  // namespace ppsim

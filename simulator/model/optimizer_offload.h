@@ -102,6 +102,14 @@ struct NodeStages {
   std::vector<int32_t> nodes;                  // Global node indices, in node order.
   std::vector<int32_t> sequence;               // Per entry of `nodes`: its entry of `sequences`.
   std::vector<std::vector<int32_t>> sequences;
+  // Nodes alike for host memory (one sequence, one node group: the same bytes and capacity),
+  // in the order of their first node: what host_memory_fit reads instead of every node.
+  struct Class {
+    int32_t first_node = 0;
+    int32_t sequence = 0;    // Entry of `sequences`.
+    int32_t node_group = 0;  // Index into cluster.nodes.
+  };
+  std::vector<Class> classes;
 };
 NodeStages node_stages(const WorkerLayout& layout);
 
@@ -113,5 +121,9 @@ HostMemoryReport host_memory_per_node(const ClusterSpec& cluster, const WorkerLa
 HostMemoryReport host_memory_per_node(const ClusterSpec& cluster, const WorkerLayout& layout,
                                       const NodeStages& stages,
                                       const std::vector<double>& host_bytes_per_gpu);
+// The same verdict without the per-node list (`nodes` empty; peak, fits, worst node and excess
+// the same bits), one class of alike nodes at a time: what the planner's screen asks per plan.
+HostMemoryReport host_memory_fit(const ClusterSpec& cluster, const NodeStages& stages,
+                                 const std::vector<double>& host_bytes_per_gpu);
 
 }  // namespace ppsim

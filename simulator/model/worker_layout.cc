@@ -10,6 +10,13 @@ WorkerLayout build_worker_layout(const Plan& plan, const ClusterSpec& cluster) {
   layout.replicas = static_cast<int32_t>(plan.dp);
   // Global GPU and node numbering, node group by node group.
   std::vector<int64_t> group_first_gpu;
+  int64_t total_nodes = 0, total_gpus = 0;
+  for (const NodeGroup& group : cluster.nodes) {
+    total_nodes += group.count;
+    total_gpus += group.count * group.gpus_per_node;
+  }
+  layout.node_group_of_node.reserve(total_nodes);
+  layout.node_of_gpu.reserve(total_gpus);
   int64_t gpu = 0;
   int32_t node = 0;
   for (size_t g = 0; g < cluster.nodes.size(); ++g) {

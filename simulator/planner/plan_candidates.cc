@@ -120,7 +120,7 @@ std::optional<std::vector<int64_t>> memory_capped_split(
   while (true) {
     plan.stage_layers = split;
     if (plan_problem(plan, model, cluster)) return std::nullopt;
-    MemoryReport memory = estimate_memory(model, cluster, plan);
+    MemoryReport memory = estimate_gpu_memory(model, cluster, plan);
     bool over = false;
     for (const StageMemory& stage : memory.stages) {
       if (stage.peak_bytes <= stage.capacity_bytes * (1 - space.memory_margin)) continue;

@@ -347,6 +347,26 @@ std::shared_ptr<const PlanScreen::LayerBytes> PlanScreen::layer_bytes(const Plan
   return bytes_.emplace(key, bytes).first->second;
 }
 
+std::shared_ptr<const PlanScreen::Placement> PlanScreen::placement(const Plan& plan) const {
+  auto key = std::make_tuple(plan.tp, plan.cp, plan.dp, plan.pp, plan.placement);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = placements_.find(key);
+    if (it != placements_.end()) return it->second;
+  }
+  auto result = std::make_shared<Placement>();
+  const WorkerLayout layout = build_worker_layout(plan, cluster_);
+  result->node_stages = node_stages(layout);
+  const std::vector<int64_t> gpus_per_node = plan_gpus_per_node(layout);
+  result->host_sharing_gpus.assign(plan.pp, std::numeric_limits<int64_t>::max());
+  for (const WorkerSlot& slot : layout.workers) {
+    result->host_sharing_gpus[slot.stage] =
+        std::min(result->host_sharing_gpus[slot.stage], gpus_per_node[slot.node]);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  return placements_.emplace(key, result).first->second;
+}
+
 std::shared_ptr<const LayerSeconds> PlanScreen::layer_seconds(const Plan& plan,
                                                               int64_t group) const {
   auto key = std::make_tuple(group, plan.tp, plan.cp, plan.micro_batch_size,
@@ -438,7 +458,7 @@ const ShapeScreen::StageStatic& ShapeScreen::stage_static() const {
   const ModelSpec& model = screen_.model();
   auto result = std::make_unique<StageStatic>();
   const ChunkLayout layout = chunk_layout(shape_, model);
-  MemoryReport report = estimate_memory(model, screen_.cluster(), shape_);
+  MemoryReport report = estimate_gpu_memory(model, screen_.cluster(), shape_);
   for (int32_t r = 0; r < static_cast<int32_t>(shape_.pp); ++r) {
     StageParameters params = stage_parameters(model, shape_, layout, r);
     result->dense_params.push_back(params.dense);
@@ -452,25 +472,8 @@ const ShapeScreen::StageStatic& ShapeScreen::stage_static() const {
   return *stage_static_;
 }
 
-// Optimizer offload: the host's memory per node and its CPU Adam shared by the node's GPUs.
-struct ShapeScreen::Placement {
-  WorkerLayout layout;                     // The shape's workers on the cluster.
-  NodeStages node_stages;                  // Its nodes' GPUs by stage (host memory per node).
-  std::vector<int64_t> host_sharing_gpus;  // Per stage: fewest plan GPUs on one of its nodes.
-};
-
-const ShapeScreen::Placement& ShapeScreen::placement() const {
-  if (placement_) return *placement_;
-  auto result = std::make_unique<Placement>();
-  result->layout = build_worker_layout(shape_, screen_.cluster());
-  result->node_stages = node_stages(result->layout);
-  std::vector<int64_t> gpus_per_node = plan_gpus_per_node(result->layout);
-  result->host_sharing_gpus.assign(shape_.pp, std::numeric_limits<int64_t>::max());
-  for (const WorkerSlot& slot : result->layout.workers) {
-    result->host_sharing_gpus[slot.stage] =
-        std::min(result->host_sharing_gpus[slot.stage], gpus_per_node[slot.node]);
-  }
-  placement_ = std::move(result);
+const PlanScreen::Placement& ShapeScreen::placement() const {
+  if (!placement_) placement_ = screen_.placement(shape_);
   return *placement_;
 }
 
@@ -563,9 +566,7 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
     }
   }
   if (offloaded_fraction(plan) > 0 || plan.activation_offload_layers > 0) {
-    const Placement& where = placement();
-    screen.host = host_memory_per_node(screen_.cluster(), where.layout, where.node_stages,
-                                       host_bytes_per_gpu);
+    screen.host = host_memory_fit(screen_.cluster(), placement().node_stages, host_bytes_per_gpu);
     if (!screen.host.fits) screen.fits = false;
   }
   return screen;

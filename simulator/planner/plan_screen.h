@@ -77,8 +77,9 @@ struct MemoryScreen {
   bool fits = true;                      // Every stage's peak <= its capacity.
   int64_t worst_stage = 0;               // Least headroom (first on ties).
   double over_bytes = 0;                 // max(0, peak - capacity) of worst_stage.
-  // With optimizer or activation offload: host memory per node (optimizer_offload.h,
-  // activation_offload.h); `fits` also needs host.fits. Empty without offload.
+  // With optimizer or activation offload: host memory's verdict (optimizer_offload.h
+  // host_memory_fit, activation_offload.h; no per-node list); `fits` also needs host.fits.
+  // Empty without offload.
   HostMemoryReport host;
 };
 
@@ -138,6 +139,15 @@ class PlanScreen {
   };
   std::shared_ptr<const LayerBytes> layer_bytes(const Plan& plan) const;
 
+  // Where a plan's GPUs sit, as optimizer and activation offload read it (internal): its nodes'
+  // stage sequences (host memory per node) and, per stage, the fewest of the plan's GPUs on one
+  // of its nodes (the GPUs sharing a node's CPU Adam). Made once per layout.
+  struct Placement {
+    NodeStages node_stages;
+    std::vector<int64_t> host_sharing_gpus;
+  };
+  std::shared_ptr<const Placement> placement(const Plan& plan) const;
+
  private:
   // REQUIRES: mutex_ held.
   const CostModel& cost_model(int64_t group, const Plan& plan) const;
@@ -163,6 +173,10 @@ class PlanScreen {
                               int, int, int, bool>,
                    std::shared_ptr<const LayerSeconds>>
       seconds_;
+  // Keyed by (tp, cp, dp, pp, placement): what build_worker_layout reads of a plan.
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, std::vector<int64_t>>,
+                   std::shared_ptr<const Placement>>
+      placements_;
 };
 
 // The screen of one shape (a plan's structure: degrees, micro-batch size, schedule, vpp, layer
@@ -218,9 +232,9 @@ class ShapeScreen {
   struct StageStatic;
   const StageStatic& stage_static() const;
   mutable std::unique_ptr<StageStatic> stage_static_;
-  struct Placement;
-  const Placement& placement() const;
-  mutable std::unique_ptr<Placement> placement_;
+  // The shape's placement (PlanScreen::placement), fetched on first use.
+  const PlanScreen::Placement& placement() const;
+  mutable std::shared_ptr<const PlanScreen::Placement> placement_;
   // Keyed by (sequence parallel, recompute, activation_offload_layers).
   mutable std::map<std::tuple<bool, int, int64_t>, std::unique_ptr<Activations>> activations_;
   // Keyed by (sequence parallel, recompute, ZeRO-3, activation_offload_layers).

@@ -12,7 +12,7 @@ CheckpointCost checkpoint_cost(const ModelSpec& model, const ClusterSpec& cluste
                                const PlanFootprint& footprint) {
   CheckpointCost cost;
   cost.async = cluster.reliability.async_checkpoint;
-  MemoryReport memory = estimate_memory(model, cluster, plan);
+  MemoryReport memory = estimate_gpu_memory(model, cluster, plan);
   const bool fp32_shards = plan.zero_stage >= 3 && runtime_traits(plan.runtime).fsdp_fp32_shards;
   const double per_param = fp32_shards ? kFsdpShardBytesPerParam + kAdamMomentsBytesPerParam
                                        : kWeightBytesPerParam + kOptimizerBytesPerParam;

@@ -1,7 +1,5 @@
 #include "simulator/step/network_model.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
 #include "simulator/spec/error.h"
@@ -39,28 +37,24 @@ NetworkModel::NetworkModel(const ClusterSpec& cluster, const WorkerLayout& layou
     double nic = group.nic.per_gpu ? group.nic.link.bandwidth * group.gpus_per_node
                                    : group.nic.link.bandwidth;
     nic *= efficiency.inter_bandwidth;
-    auto add = [&graph, node](double capacity, const char* what, LinkRole role) {
-      LinkId id = graph.add_link(capacity, fmt::format("node{}/{}", node, what));
-      graph.mutable_links()[id].role = role;
-      graph.mutable_links()[id].node = static_cast<int32_t>(node);
-      return id;
+    auto add = [&graph, node](double capacity, LinkRole role) {
+      return graph.add_link(capacity, role, static_cast<int32_t>(node), -1);
     };
-    nic_out_.push_back(add(nic, "nic_out", LinkRole::kNicOut));
-    nic_in_.push_back(add(nic, "nic_in", LinkRole::kNicIn));
+    nic_out_.push_back(add(nic, LinkRole::kNicOut));
+    nic_in_.push_back(add(nic, LinkRole::kNicIn));
     if (cluster.oversubscription > 1) {
       double fabric = nic / cluster.oversubscription;
-      fabric_up_.push_back(add(fabric, "fabric_up", LinkRole::kFabricUp));
-      fabric_down_.push_back(add(fabric, "fabric_down", LinkRole::kFabricDown));
+      fabric_up_.push_back(add(fabric, LinkRole::kFabricUp));
+      fabric_down_.push_back(add(fabric, LinkRole::kFabricDown));
     }
   }
   for (size_t w = 0; w < layout.workers.size(); ++w) {
     const WorkerSlot& slot = layout.workers[w];
     const NodeGroup& group = cluster.nodes[slot.node_group];
     double nvlink = group.intra_node.bandwidth * efficiency.intra_bandwidth * slot.num_gpus;
-    nvlink_out_.push_back(graph.add_link(nvlink, fmt::format("worker{}/intra_out", w)));
-    graph.mutable_links().back().role = LinkRole::kIntraOut;
-    nvlink_in_.push_back(graph.add_link(nvlink, fmt::format("worker{}/intra_in", w)));
-    graph.mutable_links().back().role = LinkRole::kIntraIn;
+    const int32_t worker = static_cast<int32_t>(w);
+    nvlink_out_.push_back(graph.add_link(nvlink, LinkRole::kIntraOut, -1, worker));
+    nvlink_in_.push_back(graph.add_link(nvlink, LinkRole::kIntraIn, -1, worker));
   }
   // Link classes under the replica symmetry (identity when every replica is simulated).
   size_t count = graph.links().size() - first_link_;
@@ -104,19 +98,23 @@ double NetworkModel::latency(int32_t from, int32_t to) const {
   return same_node(from, to) ? group.intra_node.latency : group.nic.link.latency;
 }
 
-std::vector<LinkId> NetworkModel::node_links(int32_t from_node, int32_t to_node) const {
-  std::vector<LinkId> links{nic_out_[from_node]};
+void NetworkModel::add_node_links(int32_t from_node, int32_t to_node,
+                                  std::vector<LinkId>& out) const {
+  out.push_back(nic_out_[from_node]);
   if (!fabric_up_.empty()) {
-    links.push_back(fabric_up_[from_node]);
-    links.push_back(fabric_down_[to_node]);
+    out.push_back(fabric_up_[from_node]);
+    out.push_back(fabric_down_[to_node]);
   }
-  links.push_back(nic_in_[to_node]);
-  return links;
+  out.push_back(nic_in_[to_node]);
 }
 
-std::vector<LinkId> NetworkModel::links_between(int32_t from, int32_t to) const {
-  if (same_node(from, to)) return {nvlink_out_[from], nvlink_in_[to]};
-  return node_links(layout_.workers[from].node, layout_.workers[to].node);
+void NetworkModel::add_links_between(int32_t from, int32_t to, std::vector<LinkId>& out) const {
+  if (same_node(from, to)) {
+    out.push_back(nvlink_out_[from]);
+    out.push_back(nvlink_in_[to]);
+    return;
+  }
+  add_node_links(layout_.workers[from].node, layout_.workers[to].node, out);
 }
 
 double NetworkModel::rail_cap(int32_t worker) const {
@@ -127,14 +125,12 @@ double NetworkModel::rail_cap(int32_t worker) const {
 }
 
 std::vector<double> NetworkModel::weights(
-    const std::vector<LinkId>& route, const std::vector<std::vector<LinkId>>& twin_links) const {
+    const std::vector<LinkId>& route, const std::vector<LinkId>& twin_links) const {
   std::vector<double> result;
   bool all_one = true;
   for (LinkId link : route) {
     double crossings = 0;
-    for (const std::vector<LinkId>& twin : twin_links) {
-      for (LinkId other : twin) crossings += canonical(other) == link ? 1 : 0;
-    }
+    for (LinkId other : twin_links) crossings += canonical(other) == link ? 1 : 0;
     double weight = std::max(1.0, crossings / class_size_[link - first_link_]);
     all_one = all_one && weight == 1.0;
     result.push_back(weight);
@@ -145,10 +141,11 @@ std::vector<double> NetworkModel::weights(
 
 RouteId NetworkModel::route(TaskGraph& graph, int32_t from, int32_t to,
                             const std::vector<std::pair<int32_t, int32_t>>& twins) {
-  std::vector<LinkId> links = links_between(from, to);
+  std::vector<LinkId> links;
+  add_links_between(from, to, links);
   for (LinkId& link : links) link = canonical(link);
-  std::vector<std::vector<LinkId>> twin_links;
-  for (const auto& [a, b] : twins) twin_links.push_back(links_between(a, b));
+  std::vector<LinkId> twin_links;
+  for (const auto& [a, b] : twins) add_links_between(a, b, twin_links);
   double cap = same_node(from, to) ? 0 : rail_cap(from);
   return graph.add_route(links, cap, weights(links, twin_links));
 }
@@ -157,12 +154,13 @@ RouteId NetworkModel::node_route(TaskGraph& graph, int32_t worker, int32_t from_
                                  int32_t to_node,
                                  const std::vector<std::pair<int32_t, int32_t>>& twin_nodes,
                                  int32_t hop_to_node) {
-  std::vector<LinkId> links = node_links(from_node, to_node);
+  std::vector<LinkId> links;
+  add_node_links(from_node, to_node, links);
   for (LinkId& link : links) link = canonical(link);
-  std::vector<std::vector<LinkId>> twin_links;
-  for (const auto& [a, b] : twin_nodes) twin_links.push_back(node_links(a, b));
+  std::vector<LinkId> twin_links;
+  for (const auto& [a, b] : twin_nodes) add_node_links(a, b, twin_links);
   std::vector<LinkId> hop;
-  if (hop_to_node >= 0) hop = node_links(from_node, hop_to_node);
+  if (hop_to_node >= 0) add_node_links(from_node, hop_to_node, hop);
   return graph.add_route(links, rail_cap(worker), weights(links, twin_links), std::move(hop));
 }
 

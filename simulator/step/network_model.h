@@ -65,11 +65,14 @@ class NetworkModel {
   const CollectiveEfficiency& efficiency() const { return efficiency_; }
 
  private:
-  std::vector<LinkId> links_between(int32_t from, int32_t to) const;
-  std::vector<LinkId> node_links(int32_t from_node, int32_t to_node) const;
+  // Append the links a flow crosses to `out` (no list per twin: a route may have hundreds).
+  void add_links_between(int32_t from, int32_t to, std::vector<LinkId>& out) const;
+  void add_node_links(int32_t from_node, int32_t to_node, std::vector<LinkId>& out) const;
   double rail_cap(int32_t worker) const;
+  // Per link of `route`: its crossings by the twins (`twin_links`: every twin's links, one
+  // list) over its class's size, at least 1; empty when all are 1.
   std::vector<double> weights(const std::vector<LinkId>& route,
-                              const std::vector<std::vector<LinkId>>& twin_links) const;
+                              const std::vector<LinkId>& twin_links) const;
   LinkId canonical(LinkId link) const { return canonical_[link - first_link_]; }
 
   const ClusterSpec& cluster_;

@@ -32,7 +32,7 @@ class StepCosts : public LoweringCosts {
         network_(network),
         prices_(model, cluster, plan, options, step),
         update_(cluster, plan, options, step, network, prices_) {
-    memory_ = estimate_memory(model, cluster, plan);
+    memory_ = estimate_gpu_memory(model, cluster, plan);
   }
 
   ComputeSpec compute(int32_t worker, const Action& action) override {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <tuple>
 
 #include "simulator/cost/collective_timing.h"
@@ -269,17 +268,25 @@ RouteId UpdateTasks::inter_node_route(TaskGraph& graph, int32_t worker) {
   int32_t node = layout.workers[layout_index].node;
   // Distinct nodes of the stage's replicas, in replica order: the ring (once per stage: every
   // worker of the stage shares it).
-  std::map<int32_t, int32_t>& ring_next = ring_next_[stage];
+  // (node, next node), sorted by node.
+  std::vector<std::pair<int32_t, int32_t>>& ring_next = ring_next_[stage];
   if (ring_next.empty()) {
     std::vector<int32_t> ring;
-    std::set<int32_t> seen;
+    std::vector<char> seen(layout.node_group_of_node.size(), 0);
     for (int32_t d = 0; d < layout.replicas; ++d) {
       int32_t member = layout.at(d, stage).node;
-      if (seen.insert(member).second) ring.push_back(member);
+      if (!seen[member]) ring.push_back(member);
+      seen[member] = 1;
     }
-    for (size_t i = 0; i < ring.size(); ++i) ring_next[ring[i]] = ring[(i + 1) % ring.size()];
+    for (size_t i = 0; i < ring.size(); ++i) {
+      ring_next.emplace_back(ring[i], ring[(i + 1) % ring.size()]);
+    }
+    std::sort(ring_next.begin(), ring_next.end());
   }
-  int32_t next = ring_next.at(node);
+  auto at = std::lower_bound(ring_next.begin(), ring_next.end(), node,
+                             [](const auto& entry, int32_t key) { return entry.first < key; });
+  PPSIM_CHECK(at != ring_next.end() && at->first == node);
+  int32_t next = at->second;
   RouteId route;
   if (step_.classes.all_simulated()) {
     route = network_->node_route(graph, layout_index, node, next, {{node, next}});

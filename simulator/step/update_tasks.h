@@ -86,8 +86,9 @@ class UpdateTasks {
   std::map<int32_t, RouteId> inter_routes_;
   std::map<int32_t, RouteId> intra_routes_;
   // Per stage (built on first use): the ring's next node after each node of the stage's
-  // replicas (distinct nodes in replica order, the last wrapping to the first).
-  std::map<int32_t, std::map<int32_t, int32_t>> ring_next_;
+  // replicas (distinct nodes in replica order, the last wrapping to the first), as (node, next)
+  // pairs sorted by node.
+  std::map<int32_t, std::vector<std::pair<int32_t, int32_t>>> ring_next_;
   std::map<std::string, int32_t> groups_;
   std::map<std::tuple<int32_t, int32_t, int64_t>, int32_t> sync_groups_;  // (stage, chunk, bucket)
   std::vector<TaskId> last_sync_;  // Per worker: its last gradient reduction task, or -1.

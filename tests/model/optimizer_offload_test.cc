@@ -2,8 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "simulator/engine/engine.h"
 #include "simulator/model/memory_model.h"
+#include "simulator/model/worker_layout.h"
 #include "simulator/planner/plan_candidates.h"
 #include "simulator/planner/planner.h"
 #include "simulator/spec/model_file.h"
@@ -154,6 +157,119 @@ TEST_CASE("OptimizerOffload: host memory per node is a constraint with a reason"
   MemoryReport none = estimate_memory(model, cluster, on_gpu);
   CHECK(fits.stages[0].optimizer_bytes == Approx(0.5 * none.stages[0].optimizer_bytes));
   CHECK(none.host.nodes[0].bytes == 0);
+}
+
+// Four 8-GPU nodes in two node groups of two, with host memories `first` and `second` bytes.
+ClusterSpec two_group_cluster(double first, double second) {
+  ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 2, 8);
+  cluster.nodes[0].host_memory_bytes = first;
+  cluster.nodes.push_back(cluster.nodes[0]);
+  cluster.nodes[1].host_memory_bytes = second;
+  return cluster;
+}
+
+// node_stages as its header defines it, GPU by GPU: each node's stages in the layout's order.
+std::vector<std::vector<int32_t>> stages_by_node(const WorkerLayout& layout) {
+  std::vector<std::vector<int32_t>> per_node(layout.node_group_of_node.size());
+  for (const WorkerSlot& slot : layout.workers) {
+    for (int64_t g = slot.first_gpu; g < slot.first_gpu + slot.num_gpus; ++g) {
+      per_node[layout.node_of_gpu[g]].push_back(slot.stage);
+    }
+  }
+  return per_node;
+}
+
+TEST_CASE("OptimizerOffload: host memory by hand, node by node and class by class") {
+  // tp 4, pp 2, dp 4: stage 0 on nodes 0-1 (group 0), stage 1 on nodes 2-3 (group 1), two
+  // workers of 4 GPUs per node. 10 bytes per stage-0 GPU and 5 per stage-1 GPU: 80, 80, 40, 40.
+  const Plan plan = parse_plan("tp=4,pp=2,dp=4,mbs=1,gbs=8", "test");
+  const std::vector<double> bytes = {10, 5};
+  ClusterSpec cluster = two_group_cluster(100, 50);
+  const WorkerLayout layout = build_worker_layout(plan, cluster);
+  const NodeStages stages = node_stages(layout);
+  CHECK(stages.nodes == std::vector<int32_t>{0, 1, 2, 3});
+  CHECK(stages.sequences == std::vector<std::vector<int32_t>>{std::vector<int32_t>(8, 0),
+                                                              std::vector<int32_t>(8, 1)});
+  CHECK(stages.sequence == std::vector<int32_t>{0, 0, 1, 1});
+  REQUIRE(stages.classes.size() == 2);
+  CHECK(stages.classes[1].first_node == 2);
+  CHECK(stages.classes[1].node_group == 1);
+  // Headroom 20, 20, 10, 10: the first node of the least is node 2.
+  HostMemoryReport all = host_memory_per_node(cluster, layout, stages, bytes);
+  REQUIRE(all.nodes.size() == 4);
+  CHECK(all.nodes[1].bytes == 80);
+  CHECK(all.nodes[3].bytes == 40);
+  CHECK(all.nodes[3].capacity_bytes == 50);
+  CHECK(all.peak_bytes == 80);
+  CHECK(all.fits);
+  CHECK(all.worst_node == 2);
+  CHECK(all.over_bytes == 0);
+  // Over by 10 on both group-1 nodes: the first of them is the worst, in either function.
+  cluster = two_group_cluster(100, 30);
+  for (const HostMemoryReport& report : {host_memory_per_node(cluster, layout, stages, bytes),
+                                         host_memory_fit(cluster, stages, bytes)}) {
+    CHECK_FALSE(report.fits);
+    CHECK(report.worst_node == 2);
+    CHECK(report.over_bytes == 10);
+    CHECK(report.peak_bytes == 80);
+  }
+  CHECK(host_memory_fit(cluster, stages, bytes).nodes.empty());
+}
+
+TEST_CASE("OptimizerOffload: node stages and the host verdict match a node-by-node walk") {
+  // Workers across nodes (cp 4 x tp 4 = 16 GPUs), placements that put stages out of order, and
+  // two workers of different stages on one node (tp 4, pp 4, dp 1 on two groups of two nodes).
+  const std::vector<std::string> plans = {
+      "tp=4,pp=2,dp=1,cp=4,mbs=1,gbs=8", "tp=4,pp=4,dp=1,mbs=1,gbs=8",
+      "tp=2,pp=2,dp=8,mbs=1,gbs=8",      "tp=1,pp=4,dp=8,mbs=1,gbs=8"};
+  for (const std::string& text : plans) {
+    for (bool placed : {false, true}) {
+      Plan plan = parse_plan(text, "test");
+      if (placed) {
+        plan.placement.clear();
+        for (int64_t r = 0; r < plan.pp; ++r) plan.placement.push_back(r < plan.pp / 2 ? 1 : 0);
+      }
+      if (placed && plan.pp * plan.tp * plan.cp * plan.dp / 2 > 16) continue;  // Group too small.
+      CAPTURE(text, placed);
+      // Capacities that leave some nodes over and others not, with ties between groups.
+      const ClusterSpec cluster = two_group_cluster(20, 12);
+      const WorkerLayout layout = build_worker_layout(plan, cluster);
+      const NodeStages stages = node_stages(layout);
+      const std::vector<std::vector<int32_t>> expected = stages_by_node(layout);
+      std::vector<double> bytes;
+      for (int64_t r = 0; r < plan.pp; ++r) bytes.push_back(1.0 + static_cast<double>(r % 2));
+      // The reference verdict, node by node.
+      double peak = 0, least = std::numeric_limits<double>::infinity();
+      int32_t worst = -1;
+      bool fits = true;
+      size_t listed = 0;
+      for (size_t n = 0; n < expected.size(); ++n) {
+        if (expected[n].empty()) continue;
+        REQUIRE(listed < stages.nodes.size());
+        CHECK(stages.nodes[listed] == static_cast<int32_t>(n));
+        CHECK(stages.sequences[stages.sequence[listed]] == expected[n]);
+        ++listed;
+        double sum = 0;
+        for (int32_t stage : expected[n]) sum += bytes[stage];
+        const double capacity = cluster.nodes[layout.node_group_of_node[n]].host_memory_bytes;
+        peak = std::max(peak, sum);
+        fits = fits && sum <= capacity;
+        if (capacity - sum < least) {
+          least = capacity - sum;
+          worst = static_cast<int32_t>(n);
+        }
+      }
+      CHECK(listed == stages.nodes.size());
+      const HostMemoryReport fit = host_memory_fit(cluster, stages, bytes);
+      CHECK(fit.peak_bytes == peak);
+      CHECK(fit.fits == fits);
+      CHECK(fit.worst_node == worst);
+      CHECK(fit.over_bytes == std::max(0.0, -least));
+      const HostMemoryReport all = host_memory_per_node(cluster, layout, bytes);
+      CHECK(all.worst_node == worst);
+      CHECK(all.nodes.size() == listed);
+    }
+  }
 }
 
 // The planner: offload where memory rules out faster plans, at the smallest fraction that fits.
