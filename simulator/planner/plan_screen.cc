@@ -542,8 +542,12 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
   const StageStatic& stages = stage_static();
   MemoryScreen screen;
   double least_headroom = 0;
+  const size_t ranks = stages.dense_params.size();
   std::vector<double> host_bytes_per_gpu;
-  for (size_t r = 0; r < stages.dense_params.size(); ++r) {
+  host_bytes_per_gpu.reserve(ranks);
+  screen.stage_peak_bytes.reserve(ranks);
+  screen.capacity_bytes.reserve(ranks);
+  for (size_t r = 0; r < ranks; ++r) {
     // The memory model's formula for the parameters' bytes (memory_model.h).
     StageParameters params;
     params.dense = stages.dense_params[r];
