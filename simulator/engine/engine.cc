@@ -27,110 +27,160 @@ struct Flow {
   bool frozen = false;     // Progressive filling: the rate is final.
 };
 
+}  // namespace
+
+PreparedGraph::PreparedGraph(const TaskGraph& graph) : structure_(std::make_unique<Structure>()) {
+  Structure& s = *structure_;
+  const int32_t n = graph.num_tasks();
+  s.tasks = n;
+  s.devices = graph.num_devices();
+  s.routes = graph.num_routes();
+  s.groups = graph.num_groups();
+  s.links = static_cast<int32_t>(graph.links().size());
+  s.waiting.assign(n, 0);
+  // Successor lists in CSR form: explicit dependencies plus stream order.
+  std::vector<int32_t> count(n + 1, 0);
+  for (TaskId id = 0; id < n; ++id) {
+    if (graph.stream_predecessor(id) >= 0) {
+      ++count[graph.stream_predecessor(id) + 1];
+      ++s.waiting[id];
+    }
+  }
+  for (const auto& [before, after] : graph.dependencies()) {
+    ++count[before + 1];
+    ++s.waiting[after];
+  }
+  for (int32_t i = 0; i < n; ++i) count[i + 1] += count[i];
+  s.successor_offset = count;
+  s.successors.resize(count[n]);
+  std::vector<int32_t> fill(count.begin(), count.end() - 1);
+  for (TaskId id = 0; id < n; ++id) {
+    if (graph.stream_predecessor(id) >= 0) s.successors[fill[graph.stream_predecessor(id)]++] = id;
+  }
+  for (const auto& [before, after] : graph.dependencies()) s.successors[fill[before]++] = after;
+  // Per task, what begin() needs without touching the graph's larger records: its device.
+  s.device.resize(n);
+  for (TaskId id = 0; id < n; ++id) s.device[id] = graph.stream(graph.task(id).stream).device;
+  // Collective groups, members in CSR form.
+  const int32_t groups = s.groups;
+  s.group_size.assign(groups, 0);
+  s.group_offset.assign(groups + 1, 0);
+  for (TaskId id = 0; id < n; ++id) {
+    if (graph.task(id).group >= 0) ++s.group_offset[graph.task(id).group + 1];
+  }
+  for (int32_t g = 0; g < groups; ++g) {
+    s.group_size[g] = s.group_offset[g + 1];
+    s.group_offset[g + 1] += s.group_offset[g];
+  }
+  s.group_members.resize(s.group_offset[groups]);
+  std::vector<int32_t> group_fill(s.group_offset.begin(), s.group_offset.end() - 1);
+  for (TaskId id = 0; id < n; ++id) {
+    if (graph.task(id).group >= 0) {
+      PPSIM_CHECK(graph.task(id).kind == TaskKind::kTransfer,
+                  "a collective group holds a compute task");
+      s.group_members[group_fill[graph.task(id).group]++] = id;
+    }
+  }
+  // Routes flattened: links and weights side by side, in CSR form; each group's lockstep
+  // route (header) after the graph's routes, as route num_routes() + group.
+  s.route_offset.assign(1, 0);
+  for (RouteId r = 0; r < graph.num_routes(); ++r) {
+    const Route& route = graph.route(r);
+    for (size_t j = 0; j < route.links.size(); ++j) {
+      s.route_link.push_back(route.links[j]);
+      s.route_weight.push_back(route.weights.empty() ? 1.0 : route.weights[j]);
+    }
+    s.route_offset.push_back(static_cast<int32_t>(s.route_link.size()));
+  }
+  s.group_work.assign(groups, 0.0);
+  std::vector<int32_t> union_position(graph.links().size(), -1);
+  for (int32_t g = 0; g < groups; ++g) {
+    // The members' links, each once, weighted by how many member crossings it carries, in
+    // the order the members (task order) first cross them.
+    size_t first = s.route_link.size();
+    for (int32_t i = s.group_offset[g]; i < s.group_offset[g + 1]; ++i) {
+      const Task& task = graph.task(s.group_members[i]);
+      if (task.work <= 0) continue;
+      PPSIM_CHECK(task.route >= 0, "a collective member with bytes has no route");
+      s.group_work[g] = std::max(s.group_work[g], task.work);
+      for (int32_t j = s.route_offset[task.route]; j < s.route_offset[task.route + 1]; ++j) {
+        LinkId link = s.route_link[j];
+        if (union_position[link] < 0) {
+          union_position[link] = static_cast<int32_t>(s.route_link.size());
+          s.route_link.push_back(link);
+          s.route_weight.push_back(0.0);
+        }
+        s.route_weight[union_position[link]] += s.route_weight[j];
+      }
+    }
+    for (size_t j = first; j < s.route_link.size(); ++j) union_position[s.route_link[j]] = -1;
+    s.route_offset.push_back(static_cast<int32_t>(s.route_link.size()));
+  }
+  s.link_capacity.resize(s.links);
+  for (int32_t l = 0; l < s.links; ++l) s.link_capacity[l] = graph.links()[l].capacity;
+}
+
+PreparedGraph::~PreparedGraph() = default;
+PreparedGraph::PreparedGraph(PreparedGraph&&) noexcept = default;
+PreparedGraph& PreparedGraph::operator=(PreparedGraph&&) noexcept = default;
+
+namespace {
+
 class Simulation {
  public:
-  explicit Simulation(const TaskGraph& graph) : graph_(graph) {
-    int32_t n = graph.num_tasks();
+  // REQUIRES: `graph` is the one `prepared` was made from, or differs from it only as
+  // simulate_graph(prepared, graph) allows (engine.h).
+  Simulation(const PreparedGraph::Structure& prepared, const TaskGraph& graph)
+      : graph_(graph),
+        waiting_(prepared.waiting),
+        successor_offset_(prepared.successor_offset),
+        successors_(prepared.successors),
+        device_(prepared.device),
+        group_size_(prepared.group_size),
+        group_offset_(prepared.group_offset),
+        group_members_(prepared.group_members),
+        group_work_(prepared.group_work),
+        route_offset_(prepared.route_offset),
+        route_link_(prepared.route_link),
+        route_weight_(prepared.route_weight),
+        link_capacity_(prepared.link_capacity) {
+    PPSIM_CHECK(graph.num_tasks() == prepared.tasks && graph.num_devices() == prepared.devices &&
+                    graph.num_routes() == prepared.routes &&
+                    graph.num_groups() == prepared.groups &&
+                    static_cast<int32_t>(graph.links().size()) == prepared.links,
+                "a graph simulated on another graph's prepared structure");
+    const int32_t n = graph.num_tasks();
     timeline_.start.assign(n, 0.0);
     timeline_.end.assign(n, 0.0);
     timeline_.peak_memory.assign(graph.num_devices(), 0.0);
     memory_.assign(graph.num_devices(), 0.0);
-    waiting_.assign(n, 0);
-    // Successor lists in CSR form: explicit dependencies plus stream order.
-    std::vector<int32_t> count(n + 1, 0);
-    for (TaskId id = 0; id < n; ++id) {
-      if (graph.stream_predecessor(id) >= 0) {
-        ++count[graph.stream_predecessor(id) + 1];
-        ++waiting_[id];
-      }
-    }
-    for (const auto& [before, after] : graph.dependencies()) {
-      ++count[before + 1];
-      ++waiting_[after];
-    }
-    for (int32_t i = 0; i < n; ++i) count[i + 1] += count[i];
-    successor_offset_ = count;
-    successors_.resize(count[n]);
-    std::vector<int32_t> fill(count.begin(), count.end() - 1);
-    for (TaskId id = 0; id < n; ++id) {
-      if (graph.stream_predecessor(id) >= 0) successors_[fill[graph.stream_predecessor(id)]++] = id;
-    }
-    for (const auto& [before, after] : graph.dependencies()) successors_[fill[before]++] = after;
-    // Per task, what begin() needs without touching the graph's larger records: its device and,
-    // for a compute task, its duration at its stream's speed.
-    device_.resize(n);
+    // What a run may change: a compute task's duration at its stream's speed, a transfer's
+    // latency, a route's rate cap (and so a group's: its members' narrowest).
     duration_.resize(n);
     for (TaskId id = 0; id < n; ++id) {
       const Task& task = graph.task(id);
-      const Stream& stream = graph.stream(task.stream);
-      device_[id] = stream.device;
-      duration_[id] = task.kind == TaskKind::kCompute ? task.work / stream.speed : task.latency;
+      duration_[id] = task.kind == TaskKind::kCompute
+                          ? task.work / graph.stream(task.stream).speed
+                          : task.latency;
     }
-    // Collective groups, members in CSR form.
-    int32_t groups = graph.num_groups();
-    group_size_.assign(groups, 0);
+    const int32_t groups = graph.num_groups();
     group_arrived_.assign(groups, 0);
-    group_offset_.assign(groups + 1, 0);
-    for (TaskId id = 0; id < n; ++id) {
-      if (graph.task(id).group >= 0) ++group_offset_[graph.task(id).group + 1];
-    }
-    for (int32_t g = 0; g < groups; ++g) {
-      group_size_[g] = group_offset_[g + 1];
-      group_offset_[g + 1] += group_offset_[g];
-    }
-    group_members_.resize(group_offset_[groups]);
-    std::vector<int32_t> group_fill(group_offset_.begin(), group_offset_.end() - 1);
-    for (TaskId id = 0; id < n; ++id) {
-      if (graph.task(id).group >= 0) {
-        PPSIM_CHECK(graph.task(id).kind == TaskKind::kTransfer,
-                    "a collective group holds a compute task");
-        group_members_[group_fill[graph.task(id).group]++] = id;
-      }
-    }
-    // Routes flattened: links and weights side by side, in CSR form; each group's lockstep
-    // route (header) after the graph's routes, as route num_routes() + group.
-    route_offset_.assign(1, 0);
+    route_cap_.reserve(graph.num_routes() + groups);
     for (RouteId r = 0; r < graph.num_routes(); ++r) {
-      const Route& route = graph.route(r);
-      for (size_t j = 0; j < route.links.size(); ++j) {
-        route_link_.push_back(route.links[j]);
-        route_weight_.push_back(route.weights.empty() ? 1.0 : route.weights[j]);
-      }
-      route_offset_.push_back(static_cast<int32_t>(route_link_.size()));
-      route_cap_.push_back(route.rate_cap > 0 ? route.rate_cap : kInfinity);
+      const double cap = graph.route(r).rate_cap;
+      route_cap_.push_back(cap > 0 ? cap : kInfinity);
     }
     group_latency_.assign(groups, 0.0);
-    group_work_.assign(groups, 0.0);
-    std::vector<int32_t> union_position(graph.links().size(), -1);
     for (int32_t g = 0; g < groups; ++g) {
-      // The members' links, each once, weighted by how many member crossings it carries, in
-      // the order the members (task order) first cross them.
-      size_t first = route_link_.size();
       double cap = kInfinity;
       for (int32_t i = group_offset_[g]; i < group_offset_[g + 1]; ++i) {
         const Task& task = graph.task(group_members_[i]);
         group_latency_[g] = std::max(group_latency_[g], task.latency);
-        if (task.work <= 0) continue;
-        PPSIM_CHECK(task.route >= 0, "a collective member with bytes has no route");
-        group_work_[g] = std::max(group_work_[g], task.work);
-        cap = std::min(cap, route_cap_[task.route]);
-        for (int32_t j = route_offset_[task.route]; j < route_offset_[task.route + 1]; ++j) {
-          LinkId link = route_link_[j];
-          if (union_position[link] < 0) {
-            union_position[link] = static_cast<int32_t>(route_link_.size());
-            route_link_.push_back(link);
-            route_weight_.push_back(0.0);
-          }
-          route_weight_[union_position[link]] += route_weight_[j];
-        }
+        if (task.work > 0) cap = std::min(cap, route_cap_[task.route]);
       }
-      for (size_t j = first; j < route_link_.size(); ++j) union_position[route_link_[j]] = -1;
-      route_offset_.push_back(static_cast<int32_t>(route_link_.size()));
       route_cap_.push_back(cap);
     }
-    size_t links = graph.links().size();
-    link_capacity_.resize(links);
-    for (size_t l = 0; l < links; ++l) link_capacity_[l] = graph.links()[l].capacity;
+    const size_t links = link_capacity_.size();
     link_residual_.assign(links, 0.0);
     link_unfrozen_.assign(links, 0.0);
     link_unfrozen_flows_.assign(links, 0);
@@ -425,25 +475,26 @@ class Simulation {
   double now_ = 0;
   int32_t ended_count_ = 0;
   std::vector<int32_t> waiting_;  // Unended predecessors; -1 once the task has ended.
-  std::vector<int32_t> successor_offset_;
-  std::vector<TaskId> successors_;
-  std::vector<int32_t> device_;    // Per task: its stream's device.
+  // The prepared structure (engine.h PreparedGraph::Structure says what each holds).
+  const std::vector<int32_t>& successor_offset_;
+  const std::vector<TaskId>& successors_;
+  const std::vector<int32_t>& device_;
+  const std::vector<int32_t>& group_size_;
+  const std::vector<int32_t>& group_offset_;
+  const std::vector<TaskId>& group_members_;
+  const std::vector<double>& group_work_;
+  const std::vector<int32_t>& route_offset_;
+  const std::vector<LinkId>& route_link_;
+  const std::vector<double>& route_weight_;
+  const std::vector<double>& link_capacity_;
   std::vector<double> duration_;   // Per task: compute seconds at its speed, or latency.
   std::vector<double> memory_;
-  std::vector<int32_t> group_size_, group_arrived_;
-  std::vector<int32_t> group_offset_;  // Per group: its members in group_members_ (CSR).
-  std::vector<TaskId> group_members_;
+  std::vector<int32_t> group_arrived_;
   std::vector<double> group_latency_;  // Per group: its slowest member's latency.
-  std::vector<double> group_work_;     // Per group: bytes each member moves (the largest).
-  // Per route, the graph's then one per group (its members' links): links in CSR form.
-  std::vector<int32_t> route_offset_;
-  std::vector<LinkId> route_link_;
-  std::vector<double> route_weight_;
-  std::vector<double> route_cap_;      // Per route: its rate cap, infinity for none.
+  std::vector<double> route_cap_;      // Per route (groups' after): its rate cap, or infinity.
   std::vector<Flow> flows_;
   std::vector<int32_t> free_flows_;
   std::vector<std::vector<int32_t>> link_flows_;  // Per link: the active flows crossing it.
-  std::vector<double> link_capacity_;
   std::vector<double> link_residual_;
   std::vector<double> link_unfrozen_;        // Sum of unfrozen flows' weights on each link.
   std::vector<int32_t> link_unfrozen_flows_;  // Unfrozen flows on each link.
@@ -460,6 +511,12 @@ class Simulation {
 
 }  // namespace
 
-Timeline simulate_graph(const TaskGraph& graph) { return Simulation(graph).run(); }
+Timeline simulate_graph(const TaskGraph& graph) {
+  return simulate_graph(PreparedGraph(graph), graph);
+}
+
+Timeline simulate_graph(const PreparedGraph& prepared, const TaskGraph& graph) {
+  return Simulation(prepared.structure(), graph).run();
+}
 
 }  // namespace ppsim

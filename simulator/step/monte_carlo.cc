@@ -35,6 +35,10 @@ std::vector<double> run_iterations(const Step& step, const StragglerModel& model
   bool flapping = false;
   for (const Straggler& straggler : model.stragglers) flapping = flapping || straggler.flapping;
   const bool faulted = has_iteration_faults(model);
+  // The faults change only what a prepared structure lets differ (engine.h), so the graph's
+  // structure is flattened once for every iteration and thread.
+  std::optional<PreparedGraph> prepared;
+  if (faulted) prepared.emplace(step.lowered.graph);
   auto one = [&](int64_t k, double start) {
     if (!faulted) {  // The graph as built: simulated in place, not copied.
       Timeline timeline = simulate_graph(step.lowered.graph);
@@ -44,7 +48,7 @@ std::vector<double> run_iterations(const Step& step, const StragglerModel& model
     }
     TaskGraph graph = step.lowered.graph;
     apply_iteration_faults(graph, step, model, seed, k, start);
-    Timeline timeline = simulate_graph(graph);
+    Timeline timeline = simulate_graph(*prepared, graph);
     times[k] = timeline.makespan;
     if (k == 0 && first != nullptr) {
       first->graph = std::move(graph);

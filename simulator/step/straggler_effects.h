@@ -67,7 +67,8 @@ bool link_fault_active(const Straggler& straggler, double start_s);
 bool has_iteration_faults(const StragglerModel& model);
 
 // Applies the link faults active at `start_s` and the jitter draws of `iteration` to `graph`,
-// a copy of `step`'s graph. REQUIRES: `step` was built with straggler_step_options(.., model, ..)
+// a copy of `step`'s graph. It changes only compute tasks' work, transfers' latency and routes'
+// rate caps, so `step`'s graph prepared once (engine.h PreparedGraph) serves every iteration. REQUIRES: `step` was built with straggler_step_options(.., model, ..)
 // (or with a model that differs only in link faults or jitter).
 void apply_iteration_faults(TaskGraph& graph, const Step& step, const StragglerModel& model,
                             uint64_t seed, int64_t iteration, double start_s);

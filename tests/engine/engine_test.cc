@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "simulator/spec/error.h"
+
 namespace ppsim {
 namespace {
 
@@ -219,6 +221,49 @@ TEST_CASE("TaskGraph: a dependency cycle is reported as its path") {
   std::optional<std::string> cycle = graph.find_cycle([](TaskId id) { return "t" + std::to_string(id); });
   REQUIRE(cycle);
   CHECK(*cycle == "t0 -> t1 -> t2 -> t0");
+}
+
+TEST_CASE("Engine: a prepared structure runs a changed graph as that graph alone") {
+  // Two streams of compute, a lockstep pair over a capped route and a lone transfer sharing its
+  // link: everything a run may change (compute work, stream speed, latency, rate caps) is used.
+  TaskGraph graph;
+  StreamId s0 = graph.add_stream(0, "s0");
+  StreamId s1 = graph.add_stream(1, "s1");
+  LinkId shared = graph.add_link(2.0, "shared");
+  LinkId other = graph.add_link(1.0, "other");
+  RouteId capped = graph.add_route({shared}, 1.5);
+  TaskId c0 = graph.add_task(compute(s0, 1));
+  TaskId c1 = graph.add_task(compute(s1, 2));
+  int32_t group = graph.new_group();
+  Task member0 = transfer(s0, 3, capped, 0.5);
+  member0.group = group;
+  Task member1 = transfer(s1, 2, graph.add_route({other}), 0.25);
+  member1.group = group;
+  TaskId m0 = graph.add_task(member0);
+  graph.add_task(member1);
+  TaskId lone = graph.add_task(transfer(graph.add_stream(2, "s2"), 4, graph.add_route({shared})));
+  graph.add_dependency(c1, lone);
+  const PreparedGraph prepared(graph);
+  const Timeline as_built = simulate_graph(prepared, graph);
+  CHECK(as_built.end == simulate_graph(graph).end);
+
+  TaskGraph changed = graph;
+  changed.mutable_task(c0).work = 1.5;
+  changed.mutable_stream(s1).speed = 0.5;
+  changed.mutable_task(m0).latency = 1.0;
+  changed.mutable_route(capped).rate_cap = 0.75;
+  const Timeline alone = simulate_graph(changed);
+  const Timeline reused = simulate_graph(prepared, changed);
+  CHECK(reused.start == alone.start);
+  CHECK(reused.end == alone.end);
+  CHECK(reused.events == alone.events);
+  CHECK(reused.makespan == alone.makespan);
+  CHECK(reused.makespan > as_built.makespan);  // The changes were read, not the prepared graph's.
+
+  // Another graph's structure is refused, not misread.
+  TaskGraph bigger = graph;
+  bigger.add_task(compute(s0, 1));
+  CHECK_THROWS_AS(simulate_graph(prepared, bigger), InternalError);
 }
 
 TEST_CASE("Engine: same graph, same timeline") {
