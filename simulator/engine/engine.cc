@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "simulator/engine/event_queue.h"
 #include "simulator/spec/error.h"
@@ -58,9 +59,20 @@ PreparedGraph::PreparedGraph(const TaskGraph& graph) : structure_(std::make_uniq
     if (graph.stream_predecessor(id) >= 0) s.successors[fill[graph.stream_predecessor(id)]++] = id;
   }
   for (const auto& [before, after] : graph.dependencies()) s.successors[fill[before]++] = after;
-  // Per task, what begin() needs without touching the graph's larger records: its device.
+  // Per task, what the event loop reads, without touching the graph's larger records.
   s.device.resize(n);
-  for (TaskId id = 0; id < n; ++id) s.device[id] = graph.stream(graph.task(id).stream).device;
+  s.group.resize(n);
+  s.compute.resize(n);
+  s.alloc_bytes.resize(n);
+  s.free_bytes.resize(n);
+  for (TaskId id = 0; id < n; ++id) {
+    const Task& task = graph.task(id);
+    s.device[id] = graph.stream(task.stream).device;
+    s.group[id] = task.group;
+    s.compute[id] = task.kind == TaskKind::kCompute ? 1 : 0;
+    s.alloc_bytes[id] = task.alloc_bytes;
+    s.free_bytes[id] = task.free_bytes;
+  }
   // Collective groups, members in CSR form.
   const int32_t groups = s.groups;
   s.group_size.assign(groups, 0);
@@ -136,6 +148,10 @@ class Simulation {
         successor_offset_(prepared.successor_offset),
         successors_(prepared.successors),
         device_(prepared.device),
+        group_(prepared.group),
+        compute_(prepared.compute),
+        alloc_bytes_(prepared.alloc_bytes),
+        free_bytes_(prepared.free_bytes),
         group_size_(prepared.group_size),
         group_offset_(prepared.group_offset),
         group_members_(prepared.group_members),
@@ -236,7 +252,7 @@ class Simulation {
 
   // All predecessors have ended.
   void ready(TaskId id) {
-    int32_t group = graph_.task(id).group;
+    const int32_t group = group_[id];
     if (group < 0) {
       begin(id);
       return;
@@ -252,14 +268,13 @@ class Simulation {
   }
 
   void begin(TaskId id) {
-    const Task& task = graph_.task(id);
     timeline_.start[id] = now_;
     int32_t device = device_[id];
-    memory_[device] += task.alloc_bytes;
+    memory_[device] += alloc_bytes_[id];
     timeline_.peak_memory[device] = std::max(timeline_.peak_memory[device], memory_[device]);
-    if (task.kind == TaskKind::kCompute) {
+    if (compute_[id]) {
       queue_.push(now_ + duration_[id], EventType::kTaskEnd, id);
-    } else if (task.group < 0) {
+    } else if (group_[id] < 0) {
       // A transfer: latency first, then (if it has bytes) a flow. A group's flow: ready().
       queue_.push(now_ + duration_[id], EventType::kFlowStart, id);
     }
@@ -267,9 +282,9 @@ class Simulation {
 
   // A task is done; a group member's flow is the group's, so the whole group is.
   void finish(TaskId id) {
-    const Task& task = graph_.task(id);
-    if (task.group >= 0) {
-      for (int32_t i = group_offset_[task.group]; i < group_offset_[task.group + 1]; ++i) {
+    const int32_t group = group_[id];
+    if (group >= 0) {
+      for (int32_t i = group_offset_[group]; i < group_offset_[group + 1]; ++i) {
         end(group_members_[i]);
       }
       return;
@@ -278,10 +293,9 @@ class Simulation {
   }
 
   void end(TaskId id) {
-    const Task& task = graph_.task(id);
     timeline_.end[id] = now_;
     timeline_.makespan = std::max(timeline_.makespan, now_);
-    memory_[device_[id]] -= task.free_bytes;
+    memory_[device_[id]] -= free_bytes_[id];
     waiting_[id] = -1;
     ++ended_count_;
     for (int32_t i = successor_offset_[id]; i < successor_offset_[id + 1]; ++i) {
@@ -475,18 +489,23 @@ class Simulation {
   double now_ = 0;
   int32_t ended_count_ = 0;
   std::vector<int32_t> waiting_;  // Unended predecessors; -1 once the task has ended.
-  // The prepared structure (engine.h PreparedGraph::Structure says what each holds).
-  const std::vector<int32_t>& successor_offset_;
-  const std::vector<TaskId>& successors_;
-  const std::vector<int32_t>& device_;
-  const std::vector<int32_t>& group_size_;
-  const std::vector<int32_t>& group_offset_;
-  const std::vector<TaskId>& group_members_;
-  const std::vector<double>& group_work_;
-  const std::vector<int32_t>& route_offset_;
-  const std::vector<LinkId>& route_link_;
-  const std::vector<double>& route_weight_;
-  const std::vector<double>& link_capacity_;
+  // The prepared structure (engine.h PreparedGraph::Structure says what each holds), as spans:
+  // one indirection in the event loop, where a reference to a vector costs two.
+  std::span<const int32_t> successor_offset_;
+  std::span<const TaskId> successors_;
+  std::span<const int32_t> device_;
+  std::span<const int32_t> group_;
+  std::span<const uint8_t> compute_;
+  std::span<const double> alloc_bytes_;
+  std::span<const double> free_bytes_;
+  std::span<const int32_t> group_size_;
+  std::span<const int32_t> group_offset_;
+  std::span<const TaskId> group_members_;
+  std::span<const double> group_work_;
+  std::span<const int32_t> route_offset_;
+  std::span<const LinkId> route_link_;
+  std::span<const double> route_weight_;
+  std::span<const double> link_capacity_;
   std::vector<double> duration_;   // Per task: compute seconds at its speed, or latency.
   std::vector<double> memory_;
   std::vector<int32_t> group_arrived_;

@@ -34,7 +34,14 @@ class PreparedGraph {
     std::vector<int32_t> waiting;           // Per task: its predecessors (stream and explicit).
     std::vector<int32_t> successor_offset;  // Per task: its successors in `successors` (CSR).
     std::vector<TaskId> successors;
-    std::vector<int32_t> device;            // Per task: its stream's device.
+    // Per task, what the event loop reads (flat, not the graph's larger Task records): its
+    // stream's device, collective group (-1: none), whether it computes, bytes it allocates at
+    // start and frees at end.
+    std::vector<int32_t> device;
+    std::vector<int32_t> group;
+    std::vector<uint8_t> compute;
+    std::vector<double> alloc_bytes;
+    std::vector<double> free_bytes;
     std::vector<int32_t> group_size;        // Per collective group: its members...
     std::vector<int32_t> group_offset;      // ...in group_members (CSR).
     std::vector<TaskId> group_members;

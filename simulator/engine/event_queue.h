@@ -1,15 +1,13 @@
 // EventQueue: a min-time priority queue of simulation events.
 //
 // Invariant: pop() yields non-decreasing times; equal times come out in push order, so a
-// simulation is deterministic byte for byte. (time, push order) is a total order, so any heap
-// pops the same sequence; this one is 4-ary (half the levels of a binary heap, and a node's
-// children share a cache line or two), over a vector that keeps its capacity, so pushes
-// allocate only while the queue grows past its largest size so far.
+// simulation is deterministic byte for byte. A binary heap over a vector that keeps its
+// capacity, so pushes allocate only while the queue grows past its largest size so far.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <queue>
 #include <vector>
 
 namespace ppsim {
@@ -31,53 +29,32 @@ struct Event {
 class EventQueue {
  public:
   void push(double time, EventType type, int32_t id, uint32_t version = 0) {
-    const Event event{time, next_sequence_++, id, version, type};
-    size_t at = heap_.size();
-    heap_.push_back(event);
-    while (at > 0) {
-      const size_t parent = (at - 1) / kArity;
-      if (!before(event, heap_[parent])) break;
-      heap_[at] = heap_[parent];
-      at = parent;
-    }
-    heap_[at] = event;
+    heap_.push(Event{time, next_sequence_++, id, version, type});
   }
   bool empty() const { return heap_.empty(); }
   // REQUIRES: !empty().
-  double top_time() const { return heap_.front().time; }
+  double top_time() const { return heap_.top().time; }
   // REQUIRES: !empty().
   Event pop() {
-    const Event top = heap_.front();
-    const Event last = heap_.back();
-    heap_.pop_back();
-    const size_t n = heap_.size();
-    if (n == 0) return top;
-    // Sift `last` down from the root: each step moves up the earliest of up to kArity children.
-    size_t at = 0;
-    for (;;) {
-      const size_t first = at * kArity + 1;
-      if (first >= n) break;
-      size_t earliest = first;
-      const size_t end = std::min(first + kArity, n);
-      for (size_t child = first + 1; child < end; ++child) {
-        if (before(heap_[child], heap_[earliest])) earliest = child;
-      }
-      if (!before(heap_[earliest], last)) break;
-      heap_[at] = heap_[earliest];
-      at = earliest;
-    }
-    heap_[at] = last;
-    return top;
+    Event event = heap_.top();
+    heap_.pop();
+    return event;
   }
-  void reserve(size_t capacity) { heap_.reserve(capacity); }
+  void reserve(size_t capacity) {
+    std::vector<Event> storage;
+    storage.reserve(capacity);
+    heap_ = Heap(Later(), std::move(storage));
+  }
 
  private:
-  static constexpr size_t kArity = 4;
-  static bool before(const Event& a, const Event& b) {
-    if (a.time != b.time) return a.time < b.time;
-    return a.sequence < b.sequence;
-  }
-  std::vector<Event> heap_;
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      if (a.time != b.time) return a.time > b.time;
+      return a.sequence > b.sequence;
+    }
+  };
+  using Heap = std::priority_queue<Event, std::vector<Event>, Later>;
+  Heap heap_;
   uint64_t next_sequence_ = 0;
 };
 
