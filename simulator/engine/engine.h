@@ -20,8 +20,9 @@
 
 namespace ppsim {
 
-// A task graph's structure in flat arrays, made once for many runs (Monte-Carlo iterations,
-// sensitivity probes) of graphs that differ from it only in what those change.
+// A task graph's structure in flat arrays, made once for many runs (Monte-Carlo iterations) of
+// graphs that differ from it only in what those change. (The sensitivity probes change
+// transfers' bytes, which a collective group's flow reads at preparation, so they do not.)
 class PreparedGraph {
  public:
   explicit PreparedGraph(const TaskGraph& graph);
