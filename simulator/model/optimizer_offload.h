@@ -115,7 +115,8 @@ NodeStages node_stages(const WorkerLayout& layout);
 
 // Per node: the sum of host_bytes_per_gpu[stage] over the plan's GPUs on it (a worker's GPUs
 // all hold their stage's bytes), added in the layout's order. REQUIRES: one entry per
-// pipeline stage; `stages` is node_stages(layout) (the planner keeps it per shape).
+// pipeline stage; `stages` is node_stages(layout) (the planner's screen keeps one per layout,
+// PlanScreen::placement).
 HostMemoryReport host_memory_per_node(const ClusterSpec& cluster, const WorkerLayout& layout,
                                       const std::vector<double>& host_bytes_per_gpu);
 HostMemoryReport host_memory_per_node(const ClusterSpec& cluster, const WorkerLayout& layout,

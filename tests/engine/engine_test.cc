@@ -243,16 +243,26 @@ TEST_CASE("Engine: a prepared structure runs a changed graph as that graph alone
   graph.add_task(member1);
   TaskId lone = graph.add_task(transfer(graph.add_stream(2, "s2"), 4, graph.add_route({shared})));
   graph.add_dependency(c1, lone);
+  // By hand: the group is ready at 2 (c1), flows from 2.5 (its slower latency); the lone
+  // transfer has moved 1 of its 4 bytes alone on `shared` (2 B/s) by then; from 2.5 both get
+  // 1 B/s (`shared` split two ways, `other` full), so both end at 2.5 + 3 = 5.5.
   const PreparedGraph prepared(graph);
   const Timeline as_built = simulate_graph(prepared, graph);
-  CHECK(as_built.end == simulate_graph(graph).end);
+  CHECK(as_built.end[lone] == Approx(5.5));
+  CHECK(as_built.makespan == Approx(5.5));
 
   TaskGraph changed = graph;
   changed.mutable_task(c0).work = 1.5;
   changed.mutable_stream(s1).speed = 0.5;
   changed.mutable_task(m0).latency = 1.0;
   changed.mutable_route(capped).rate_cap = 0.75;
+  // By hand: c1 takes 4 s at half speed; the lone transfer moves 2 bytes alone by 5, when the
+  // group (latency 1) starts at its 0.75 B/s cap and the lone one takes the rest of `shared`,
+  // 1.25 B/s: it ends at 5 + 2 / 1.25 = 6.6, the group at 5 + 3 / 0.75 = 9.
   const Timeline alone = simulate_graph(changed);
+  CHECK(alone.end[c0] == Approx(1.5));
+  CHECK(alone.end[lone] == Approx(6.6));
+  CHECK(alone.end[m0] == Approx(9));
   const Timeline reused = simulate_graph(prepared, changed);
   CHECK(reused.start == alone.start);
   CHECK(reused.end == alone.end);
