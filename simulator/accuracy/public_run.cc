@@ -680,8 +680,19 @@ bool read_flag(const std::string& column, const std::string& text) {
   throw RowProblem{fmt::format("column '{}' is '{}', expected yes or no", column, text)};
 }
 
-// The largest v > 1 that divides every stage's layer count, or 1.
-int64_t largest_common_chunking(const std::vector<int64_t>& layers) {
+// Chunks per stage for interleaving whose vp is not stated: one layer per chunk (the papers'
+// "each transformer layer a chunk"), so as many chunks as the fullest stage holds layers. The
+// first and last stages may hold fewer (their embedding and loss take a layer's slot, and
+// chunk_layout leaves their last chunk without layers), but every middle stage needs a layer
+// per chunk; where the middle stages differ, the largest count that divides every stage's
+// layers (equal chunks), or 1.
+int64_t chunks_of_one_layer(const std::vector<int64_t>& layers) {
+  const int64_t fullest = *std::max_element(layers.begin(), layers.end());
+  bool middles_full = true;
+  for (size_t stage = 1; stage + 1 < layers.size(); ++stage) {
+    middles_full = middles_full && layers[stage] == fullest;
+  }
+  if (middles_full) return fullest;
   int64_t g = 0;
   for (int64_t count : layers) g = std::gcd(g, count);
   return g;
@@ -770,19 +781,21 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
     if (vp && *vp > 1) {
       plan.vpp = *vp;
     } else {
-      int64_t v = largest_common_chunking(layers);
+      int64_t v = chunks_of_one_layer(layers);
       if (v <= 1) {
         throw RowProblem{
             fmt::format("interleaved 1F1B with chunks of unequal size: the {} layers "
-                        "split over pp={} as {}..{} per stage have no common chunk "
-                        "count > 1, and ppsim's chunks hold equal layer counts",
-                        model.num_layers, plan.pp, layers.front(),
+                        "split over pp={} as {}..{} per stage give the middle stages "
+                        "unequal layer counts and no common chunk count > 1; state vp",
+                        model.num_layers, plan.pp,
+                        *std::min_element(layers.begin(), layers.end()),
                         *std::max_element(layers.begin(), layers.end()))};
       }
       plan.vpp = v;
       defaults.push_back(
           fmt::format("vp not stated for interleaved 1F1B: {} chunks per stage "
-                      "(one layer each)",
+                      "(one layer each; a first or last stage with fewer layers leaves "
+                      "its last chunk empty)",
                       v));
     }
     if (plan.vpp == 1) plan.schedule = kDefaultSchedule;  // Interleaving one chunk is 1F1B.

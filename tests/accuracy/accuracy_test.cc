@@ -7,6 +7,7 @@
 
 #include "simulator/accuracy/accuracy.h"
 #include "simulator/accuracy/public_run.h"
+#include "simulator/model/chunk_layout.h"
 #include "simulator/spec/csv_reader.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/units.h"
@@ -304,11 +305,43 @@ TEST_CASE("PublicRun: rows it cannot predict carry the reason") {
              Catch::Contains("unsupported schedule 'chimera'"));
   CHECK_THAT(reason_of({{"tp", "3"}, {"dp", ""}, {"num_gpus", "24"}}),
              Catch::Contains("impossible plan"));
-  // Interleaving whose chunks would differ in size: 22 layers on 8 stages.
-  CHECK_THAT(reason_of({{"layers", "22"}, {"tp", "1"}, {"pp", "8"}, {"dp", "2"},
+  // Interleaving without vp whose middle stages differ: 21 layers on 4 stages split 5, 6, 5, 5.
+  CHECK_THAT(reason_of({{"layers", "21"}, {"tp", "1"}, {"pp", "4"}, {"dp", "4"},
                         {"pipeline_schedule", "interleaved 1F1B, each layer a chunk"}}),
              Catch::Contains("chunks of unequal size"));
   CHECK(reason_of({}).empty());
+}
+
+TEST_CASE("PublicRun: interleaving without vp runs one layer per chunk") {
+  auto plan_of = [](const std::string& layers, const std::string& pp, const std::string& dp) {
+    auto row = llama_row();
+    set(row, "layers", layers);
+    set(row, "tp", "1");
+    set(row, "pp", pp);
+    set(row, "dp", dp);
+    set(row, "pipeline_schedule", "interleaved 1F1B, each transformer layer a chunk");
+    CsvTable table = one_row(row);
+    PublicRun run = read_public_run(table, table.records[0]);
+    INFO(run.reason);
+    REQUIRE(run.predictable());
+    return run;
+  };
+  // 22 layers on 8 stages: 2, 3 x 6, 2 (the ends carry embedding and loss); three chunks per
+  // stage, the ends' third chunk empty (the Zero Bubble paper's "max chunks" rows).
+  PublicRun uneven = plan_of("22", "8", "2");
+  CHECK(uneven.plan.vpp == 3);
+  CHECK(stage_layer_counts(uneven.plan, uneven.model) ==
+        std::vector<int64_t>{2, 3, 3, 3, 3, 3, 3, 2});
+  const ChunkLayout layout = chunk_layout(uneven.plan, uneven.model);
+  CHECK(layout.chunk_layers[0] == 1);   // Rank 0's first chunk: the embedding and layer 0.
+  CHECK(layout.chunk_layers[16] == 0);  // Rank 0's third chunk.
+  CHECK(layout.chunk_layers[23] == 0);  // The loss chunk, on rank 7.
+  CHECK(std::find(uneven.defaults.begin(), uneven.defaults.end(),
+                  "vp not stated for interleaved 1F1B: 3 chunks per stage (one layer each; a "
+                  "first or last stage with fewer layers leaves its last chunk empty)") !=
+        uneven.defaults.end());
+  // 32 layers on 4 stages: 8 each, eight chunks of one layer.
+  CHECK(plan_of("32", "4", "4").plan.vpp == 8);
 }
 
 TEST_CASE("Accuracy: MoE with expert parallelism, context parallelism, fp8, H200 and B200") {
