@@ -2,8 +2,11 @@
 // attention kernels measured on one H200 (tests/data/kernels/h200_attention.json,
 // tools/measure/attention.py): the datasheet's ceilings must stay within 15% of what
 // FlashAttention-2 and cuDNN fused attention ran at 16K tokens, and the cost model's attention efficiency
-// (ceiling x per-tile overhead) must follow every measured point from 2K to 16K.
+// (ceiling x per-tile overhead) must follow every measured point from 2K to 16K. The GEMM
+// datasheets of Hopper and Blackwell against OpenXLA's measured GEMM table
+// (tests/data/kernels/xla_gemm.json).
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -93,6 +96,52 @@ TEST_CASE("Measured kernels: attention efficiency follows the H200's curve over 
       previous_fwd = fwd;
       previous_bwd = bwd;
     }
+  }
+}
+
+// GEMM efficiency (datasheet x the tile and depth curves, cost_model.h; no in-step kernel_scale:
+// the table times GEMMs alone) against OpenXLA's measurements at 1e11-5.5e11 FLOP/2 per call:
+// sm_100 (B200) bf16 0.65-0.74 of peak and fp8 0.69-0.73, sm_90 bf16 0.77-0.81. Hopper's
+// datasheet gives 0.92x what the table measured; Blackwell's is put on the same scale
+// (gpu_catalog.cc kBlackwellKernels), so the three series agree within 1%; each point lies at
+// 0.84-0.96x (the cost model's curve is flatter in shape than the measurements). Before that
+// scaling (0.70 for both Blackwell fractions) the Blackwell series stood at 1.005x and 0.967x:
+// raising Blackwell's or Hopper's GEMMs alone fails here.
+TEST_CASE("Measured kernels: Hopper and Blackwell GEMM datasheets against OpenXLA's table") {
+  std::ifstream in(std::string(PPSIM_TEST_DATA) + "/kernels/xla_gemm.json");
+  REQUIRE(in.good());
+  const nlohmann::json points = nlohmann::json::parse(in).at("points");
+  EfficiencyTable kernels_alone;
+  kernels_alone.kernel_scale = 1;
+  const CostModel b200(*find_gpu("B200"), kernels_alone);
+  const CostModel h100(*find_gpu("H100-SXM-80GB"), kernels_alone);
+  double log_ratio_sum[3] = {0, 0, 0};  // B200 bf16, B200 fp8, sm_90 bf16.
+  int count[3] = {0, 0, 0};
+  for (const nlohmann::json& p : points) {
+    const bool blackwell = p.at("arch") == "sm_100";
+    const bool fp8 = p.at("precision") == "fp8";
+    const CostModel& model = blackwell ? b200 : h100;
+    const Precision precision = fp8 ? Precision::kFp8 : Precision::kBf16;
+    const GemmShape shape{p.at("m").get<double>(), p.at("n").get<double>(),
+                          p.at("k").get<double>(), p.at("batch").get<double>()};
+    const double measured = p.at("flops_per_s").get<double>() / model.peak(precision).flops;
+    const double ratio = model.gemm_efficiency(shape, precision, Fp8Recipe::kTensorwise) / measured;
+    INFO(p.dump());
+    CHECK(ratio > 0.82);
+    CHECK(ratio < 1.0);
+    const int series = blackwell ? (fp8 ? 1 : 0) : 2;
+    log_ratio_sum[series] += std::log(ratio);
+    ++count[series];
+  }
+  REQUIRE(count[0] == 5);
+  REQUIRE(count[1] == 5);
+  REQUIRE(count[2] == 5);
+  double mean_ratio[3];
+  for (int s = 0; s < 3; ++s) mean_ratio[s] = std::exp(log_ratio_sum[s] / count[s]);
+  // One scale for both generations: Hopper's datasheet over the table, 0.921.
+  for (int s = 0; s < 3; ++s) {
+    INFO("series " << s << ": datasheet / measured " << mean_ratio[s]);
+    CHECK(mean_ratio[s] == Approx(0.921).epsilon(0.01));
   }
 }
 
