@@ -21,6 +21,24 @@ std::optional<std::vector<int64_t>> balanced_split(int64_t layers, int64_t stage
   return counts;
 }
 
+std::optional<std::vector<int64_t>> chunked_split(int64_t layers, int64_t stages,
+                                                  int64_t granularity) {
+  if (std::optional<std::vector<int64_t>> even = balanced_split(layers, stages, granularity)) {
+    return even;
+  }
+  if (stages < 2) return std::nullopt;
+  // k = ceil(layers / (stages x granularity)) units per middle stage leaves each end at most k
+  // units; the lighter end must keep a layer and at least k - 1 units' layers.
+  const int64_t units = (layers + stages * granularity - 1) / (stages * granularity);
+  const int64_t ends = layers - (stages - 2) * units * granularity;
+  const int64_t lighter = ends / 2;
+  if (lighter < 1 || lighter < (units - 1) * granularity) return std::nullopt;
+  std::vector<int64_t> counts(stages, units * granularity);
+  counts.front() = lighter;
+  counts.back() = ends - lighter;
+  return counts;
+}
+
 std::optional<std::vector<int64_t>> trimmed_split(const std::vector<int64_t>& base,
                                                   int64_t trim_first, int64_t trim_last,
                                                   int64_t granularity, int64_t min_units) {

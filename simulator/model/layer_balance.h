@@ -20,7 +20,16 @@
 //   holds); the greedy then takes at most that many, which keeps it exact (taking the most a
 //   stage allows under T and its cap never hurts later stages), so the split minimises the
 //   bottleneck among the splits every stage's memory holds.
-// Every split returned has each stage a multiple of `granularity` and at least `min_units` units.
+// - chunked: the planner's base split for `granularity` chunks per stage. The balanced split
+//   where the layers come in whole units; otherwise Megatron's uneven ends
+//   (--decoder-first/last-pipeline-num-layers with interleaving, e.g. Llama 3.1 405B's 126 layers
+//   on 16 stages of 8 chunks: 7, 8 x 14, 7): the middle stages k units each, k the least that
+//   leaves the ends no more than a middle stage, and the two ends the rest, the last the larger
+//   half; only as balanced as whole units would be, each end within one unit of a middle stage
+//   (so not 2, 14, 14, 2 for 32 layers on 4 stages at 7 chunks). A stage whose layers do not fill its
+//   chunks evenly spreads them as chunk_layout.h does.
+// Every split returned but a chunked one with uneven ends has each stage a multiple of
+// `granularity` and at least `min_units` units.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +42,12 @@ namespace ppsim {
 // or there are fewer units than stages.
 std::optional<std::vector<int64_t>> balanced_split(int64_t layers, int64_t stages,
                                                    int64_t granularity);
+
+// REQUIRES: stages >= 1, granularity >= 1. nullopt when neither fits: the balanced split needs
+// whole units and at least one per stage; the uneven ends need stages >= 2, a unit for every
+// middle stage, a layer for each end and each end within one unit of a middle stage.
+std::optional<std::vector<int64_t>> chunked_split(int64_t layers, int64_t stages,
+                                                  int64_t granularity);
 
 // REQUIRES: base.size() >= 2 and every base entry a multiple of granularity. nullopt when an end
 // stage would drop below `min_units` units.

@@ -142,8 +142,11 @@ std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const Se
   if (shape.pp == 1) return {{}};
   int64_t granularity = chunks_per_rank(shape.schedule, shape.vpp);
   std::optional<std::vector<int64_t>> base =
-      balanced_split(model.num_layers, shape.pp, granularity);
+      chunked_split(model.num_layers, shape.pp, granularity);
   if (!base) return {};
+  // The time-balanced and trimmed splits move whole chunks-per-rank units, at least one per
+  // stage; a shape whose layers do not give every stage one keeps its uneven-ends split alone.
+  const bool whole_units = balanced_split(model.num_layers, shape.pp, granularity).has_value();
   Plan default_plan = shape;
   default_plan.stage_layers.clear();
   std::vector<int64_t> default_split = stage_layer_counts(default_plan, model);
@@ -154,7 +157,7 @@ std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const Se
   };
   add(*base);
   bool placed = !shape.placement.empty();
-  if (space.uneven_layers || placed) {
+  if ((space.uneven_layers || placed) && whole_units) {
     // Time-balanced: per stage, its GPU type's seconds per layer; the pipeline ends' extras on
     // the stages that hold the first and the last chunk.
     int64_t per_stage = shape.tp * shape.cp * shape.dp;
@@ -204,7 +207,7 @@ std::vector<std::vector<int64_t>> split_options(const ModelSpec& model, const Se
       if (auto split = time_balanced_split(stages, model.num_layers, granularity)) add(*split);
     }
   }
-  if (space.uneven_layers) {
+  if (space.uneven_layers && whole_units) {
     for (int64_t first = 0; first <= space.max_edge_trim; ++first) {
       for (int64_t last = 0; last <= space.max_edge_trim; ++last) {
         if (first == 0 && last == 0) continue;
@@ -343,7 +346,7 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
             // Validity of everything but the split, with the balanced split spelled out
             // (the default split need not divide into vpp chunks where an explicit one does).
             std::optional<std::vector<int64_t>> base =
-                balanced_split(model.num_layers, d.pp, chunks_per_rank(schedule, vpp));
+                chunked_split(model.num_layers, d.pp, chunks_per_rank(schedule, vpp));
             if (!base) continue;
             Plan probe = shape;
             probe.stage_layers = *base;

@@ -16,12 +16,16 @@
 //   mbs       divisors of gbs/dp up to SearchSpace::max_micro_batch_size;
 //   schedule  each of SearchSpace::schedules when pp > 1 (only 1f1b when pp == 1: one stage has no
 //             pipeline, every schedule does the same work, and 1F1B holds the fewest activations);
-//   vpp       interleaved-1f1b: divisors v of the layer count, 2 <= v <= max_vpp, each stage with
-//             at least v layers; zbv and dualpipev: 2; otherwise 1;
+//   vpp       interleaved-1f1b: 2 <= v <= max_vpp, divisors v of the layer count with each stage
+//             holding at least v layers, and the others where the middle stages can hold v
+//             layers each and the ends a layer (Megatron's uneven ends, chunked_split in
+//             layer_balance.h; 126 layers on pp 16 at v = 8: 7, 8 x 14, 7); zbv and dualpipev: 2;
+//             otherwise 1;
 //   placement one node group per stage on clusters with several groups (contiguous blocks of
 //             stages per group, every order of groups; SearchSpace::heterogeneous), or the
 //             cluster's order (empty);
-//   layers    balanced (layer_balance.h) in units of the chunks per rank; when uneven_layers
+//   layers    balanced (layer_balance.h) in units of the chunks per rank, or with uneven ends
+//             where the layers do not come in whole units (then that split alone); when uneven_layers
 //             or the stages are placed, also time-balanced (each stage's GPU type's per-layer
 //             seconds, the embedding on the first chunk's stage and the head on the last's),
 //             and when that split overflows a stage's GPU memory even with the space's

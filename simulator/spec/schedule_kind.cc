@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "simulator/spec/error.h"
 
 namespace ppsim {
@@ -109,7 +111,7 @@ std::vector<int64_t> chunk_count_options(ScheduleKind kind, int64_t layers, int6
   if (!is_interleaved(kind)) return {chunks_per_rank(kind, 1)};
   std::vector<int64_t> options;
   for (int64_t v = 2; v <= max_vpp; ++v) {
-    if (layers % v == 0 && layers / v >= pp) options.push_back(v);
+    if (v * std::max<int64_t>(pp - 2, 1) <= layers) options.push_back(v);
   }
   return options;
 }

@@ -103,8 +103,9 @@ int64_t default_chunks_per_rank(ScheduleKind kind);
 // (vpp == 1 is plain 1F1B), else 1.
 int64_t chunks_per_rank(ScheduleKind kind, int64_t vpp);
 // The chunk counts per rank worth trying for a model of `layers` layers on `pp` stages, with at
-// most `max_vpp` chunks: interleaved-1f1b every v in [2, max_vpp] that divides the layers with at
-// least pp chunks; V schedules 2; else 1.
+// most `max_vpp` chunks: interleaved-1f1b every v in [2, max_vpp] with a layer per chunk on the
+// middle stages (v * max(pp - 2, 1) <= layers; whether the layers split over the stages is
+// layer_balance.h chunked_split's to say); V schedules 2; else 1.
 std::vector<int64_t> chunk_count_options(ScheduleKind kind, int64_t layers, int64_t pp,
                                          int64_t max_vpp);
 // The rank holding chunk `chunk` of p*v under the schedule's placement. REQUIRES: 0 <= chunk < p*v.

@@ -32,6 +32,29 @@ TEST_CASE("LayerBalance: balanced split gives the remainder to the middle stages
   CHECK_FALSE(balanced_split(3, 4, 1));  // Fewer layers than stages.
 }
 
+TEST_CASE("LayerBalance: chunked split is balanced in whole units, else uneven ends") {
+  CHECK(*chunked_split(32, 4, 4) == Split{8, 8, 8, 8});       // Whole units: balanced_split.
+  CHECK(*chunked_split(126, 16, 2) == *balanced_split(126, 16, 2));
+  // Llama 3.1 405B at 8 chunks per rank (Meta's plan): 14 middle stages of 8, ends of 7.
+  CHECK(*chunked_split(126, 16, 8) ==
+        Split{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
+  // k = ceil(94 / 32) = 3 units of 4 per middle stage; 94 - 72 = 22 for the ends.
+  CHECK(*chunked_split(94, 8, 4) == Split{11, 12, 12, 12, 12, 12, 12, 11});
+  // DeepSeek-V3's 61 layers: the last stage takes the larger half of the ends' 13.
+  CHECK(*chunked_split(61, 8, 4) == Split{6, 8, 8, 8, 8, 8, 8, 7});
+  CHECK(*chunked_split(32, 4, 5) == Split{6, 10, 10, 6});
+  CHECK(*chunked_split(22, 8, 3) == Split{2, 3, 3, 3, 3, 3, 3, 2});  // Zero Bubble's rows.
+  CHECK(*chunked_split(47, 2, 4) == Split{23, 24});                   // Two stages: ends only.
+  // Whole units but fewer than the stages (63 of 2 layers on 64): the ends take one layer each.
+  Split deep(64, 2);
+  deep.front() = deep.back() = 1;
+  CHECK(*chunked_split(126, 64, 2) == deep);
+  CHECK_FALSE(chunked_split(32, 4, 6));   // Ends of 4 against middles of 12: over one unit.
+  CHECK_FALSE(chunked_split(32, 4, 7));   // 2, 14, 14, 2.
+  CHECK_FALSE(chunked_split(10, 8, 2));   // The middle stages alone need 12 layers.
+  CHECK_FALSE(chunked_split(5, 1, 2));    // One stage has no ends to shorten.
+}
+
 TEST_CASE("LayerBalance: trimming moves units off the ends to the smallest other stage") {
   Split base{8, 8, 8, 8};
   CHECK(*trimmed_split(base, 1, 0, 1) == Split{7, 9, 8, 8});

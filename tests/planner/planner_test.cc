@@ -149,6 +149,46 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (memory-tight, hom
   check_planner_matches(model, cluster, space, 5);
 }
 
+// Interleaving whose chunks do not divide the layers: a 30-layer Llama on 4 stages at 4 chunks
+// per rank runs Megatron's uneven ends (7, 8, 8, 7; layer_balance.h chunked_split), which the
+// search holds beside the whole-unit splits of 2 and 3 chunks, and its best plans are still
+// the exhaustive simulation's (the screen's memory and bounds checked on every plan).
+TEST_CASE("Planner: best plan equals an exhaustive simulation (interleaving with uneven ends)") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  model.num_layers = 30;
+  ClusterSpec cluster = testing::uniform_cluster("A100-SXM-40GB", 1, 4);
+  SearchSpace space;
+  space.global_batch_size = 8;
+  space.seq_length = 4096;
+  space.max_micro_batch_size = 1;
+  space.max_vpp = 4;
+  space.schedules = {ScheduleKind::kInterleaved1F1B};
+  PlanScreen screen(model, cluster, StepOptions{});
+  std::set<int64_t> chunk_counts;
+  for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
+    if (shape.pp != 4) continue;
+    chunk_counts.insert(shape.vpp);
+    if (shape.vpp == 4) {
+      CHECK(stage_layer_counts(shape, model) == std::vector<int64_t>{7, 8, 8, 7});
+    }
+  }
+  CHECK(chunk_counts == std::set<int64_t>{2, 3, 4});
+  check_planner_matches(model, cluster, space, 3);
+  // Whole units, but fewer than the stages: 6 layers on 4 stages at 2 chunks run 1, 2, 2, 1
+  // and are not handed to the time-balanced split, which needs a unit per stage.
+  ModelSpec shallow = model;
+  shallow.num_layers = 6;
+  space.uneven_layers = true;
+  PlanScreen shallow_screen(shallow, cluster, StepOptions{});
+  bool deep = false;
+  for (const Plan& shape : enumerate_shapes(shallow, cluster, space, shallow_screen)) {
+    if (shape.pp != 4 || shape.vpp != 2) continue;
+    deep = true;
+    CHECK(stage_layer_counts(shape, shallow) == std::vector<int64_t>{1, 2, 2, 1});
+  }
+  CHECK(deep);
+}
+
 // The tiny MoE model's search on four H100s: gbs 8, micro-batches up to 2, 1F1B only.
 SearchSpace tiny_moe_space() {
   SearchSpace space;

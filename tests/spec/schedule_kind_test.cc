@@ -78,9 +78,12 @@ TEST_CASE("ScheduleKind: placements by hand") {
   CHECK(chunks_per_rank(ScheduleKind::kGpipe, 4) == 1);
   CHECK(chunks_per_rank(ScheduleKind::kInterleaved1F1B, 4) == 4);
   CHECK(chunks_per_rank(ScheduleKind::kDualPipeV, 1) == 2);
-  // 32 layers on 4 stages, up to 8 chunks: v in {2, 4, 8} with at least 4 chunks of layers.
+  // 32 layers on 4 stages, up to 8 chunks: every v with a layer per chunk on the middle stages
+  // (the split is layer_balance.h's to find); 22 layers on 8 stages: v * 6 <= 22.
   CHECK(chunk_count_options(ScheduleKind::kInterleaved1F1B, 32, 4, 8) ==
-        std::vector<int64_t>{2, 4, 8});
+        std::vector<int64_t>{2, 3, 4, 5, 6, 7, 8});
+  CHECK(chunk_count_options(ScheduleKind::kInterleaved1F1B, 22, 8, 8) ==
+        std::vector<int64_t>{2, 3});
   CHECK(chunk_count_options(ScheduleKind::kZbv, 32, 4, 8) == std::vector<int64_t>{2});
 }
 
