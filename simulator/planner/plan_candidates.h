@@ -18,7 +18,7 @@
 //             pipeline, every schedule does the same work, and 1F1B holds the fewest activations);
 //   vpp       interleaved-1f1b: 2 <= v <= max_vpp, divisors v of the layer count with each stage
 //             holding at least v layers, and the others where the middle stages can hold v
-//             layers each and the ends a layer (Megatron's uneven ends, chunked_split in
+//             layers each and the ends a layer (uneven ends, chunked_split in
 //             layer_balance.h; 126 layers on pp 16 at v = 8: 7, 8 x 14, 7); zbv and dualpipev: 2;
 //             otherwise 1;
 //   placement one node group per stage on clusters with several groups (contiguous blocks of

@@ -150,7 +150,7 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (memory-tight, hom
 }
 
 // Interleaving whose chunks do not divide the layers: a 30-layer Llama on 4 stages at 4 chunks
-// per rank runs Megatron's uneven ends (7, 8, 8, 7; layer_balance.h chunked_split), which the
+// per rank runs uneven ends (7, 8, 8, 7; layer_balance.h chunked_split), which the
 // search holds beside the whole-unit splits of 2 and 3 chunks, and its best plans are still
 // the exhaustive simulation's (the screen's memory and bounds checked on every plan).
 TEST_CASE("Planner: best plan equals an exhaustive simulation (interleaving with uneven ends)") {
