@@ -22,13 +22,13 @@
 //   bottleneck among the splits every stage's memory holds.
 // - chunked: the planner's base split for `granularity` chunks per stage. The balanced split
 //   where the layers come in whole units; otherwise uneven ends, lighter first and last stages
-//   (e.g. Llama 3.1 405B's 126 layers on 16 stages of 8 chunks: 7, 8 x 14, 7). Megatron runs
-//   them with --pipeline-model-parallel-layout, which the exporter writes: its
-//   --decoder-first/last-pipeline-num-layers need counts divisible by the chunks per rank. the middle stages k units each, k the least that
-//   leaves the ends no more than a middle stage, and the two ends the rest, the last the larger
-//   half; only as balanced as whole units would be, each end within one unit of a middle stage
-//   (so not 2, 14, 14, 2 for 32 layers on 4 stages at 7 chunks). A stage whose layers do not fill its
-//   chunks evenly spreads them as chunk_layout.h does.
+//   (e.g. Llama 3.1 405B's 126 layers on 16 stages of 8 chunks: 7, 8 x 14, 7): the middle
+//   stages k units each, k the least that leaves the ends no more than a middle stage, and the
+//   two ends the rest, the last the larger half; only as balanced as whole units would be, each
+//   end within one unit of a middle stage (so not 2, 14, 14, 2 for 32 layers on 4 stages at 7
+//   chunks). A stage whose layers do not fill its chunks evenly spreads them as chunk_layout.h
+//   does. Megatron runs such splits with --pipeline-model-parallel-layout, which the exporter
+//   writes: its --decoder-first/last-pipeline-num-layers need counts divisible by the chunks.
 // Every split returned but a chunked one with uneven ends has each stage a multiple of
 // `granularity` and at least `min_units` units.
 #pragma once

@@ -25,9 +25,10 @@
 //             stages per group, every order of groups; SearchSpace::heterogeneous), or the
 //             cluster's order (empty);
 //   layers    balanced (layer_balance.h) in units of the chunks per rank, or with uneven ends
-//             where the layers do not come in whole units (then that split alone); when uneven_layers
-//             or the stages are placed, also time-balanced (each stage's GPU type's per-layer
-//             seconds, the embedding on the first chunk's stage and the head on the last's),
+//             where the layers do not come in whole units (then that split alone); when
+//             uneven_layers or the stages are placed, also time-balanced (each stage's GPU
+//             type's per-layer seconds, the embedding on the first chunk's stage and the head
+//             on the last's),
 //             and when that split overflows a stage's GPU memory even with the space's
 //             lightest-memory knobs, the time-balanced split within each stage's memory
 //             (memory_capped_split in plan_candidates.cc; layer_balance.h's max_layers);
