@@ -652,7 +652,22 @@ std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model
   const int64_t mtp_slots =
       plan.pp > 1 ? std::min(model.mtp_layers, std::max<int64_t>(0, model.num_layers / plan.pp - 1))
                   : 0;
-  const int64_t slots = model.num_layers + mtp_slots;
+  // Layers that do not divide the stages need an explicit split in Megatron (a pipeline layout or
+  // the first/last-stage flags); ppsim takes the balancing one, where each output head -- the
+  // loss's and each MTP layer's own -- also takes a slot on the last stage, as
+  // --account-for-loss-in-pipeline-split counts the loss as a layer. A head costs about a layer:
+  // DeepSeek-V3's 7,168 x 129,280 projection is 1.9 GFLOP a token against 1.3 for a layer.
+  // Megatron-Bridge's DeepSeek-V3 layouts are this split (61 layers on 16 stages: 4 beside the
+  // embedding, 4 x 14, 1 beside MTP and the loss; on 8: 8, 8 x 6, 5). Even splits stay even,
+  // Megatron's default.
+  const bool needs_layout = plan.pp > 1 && model.num_layers % plan.pp != 0;
+  int64_t head_slots = needs_layout ? 1 + mtp_slots : 0;
+  // Fewer head slots where the last stage would keep no decoder layer of its share.
+  while (head_slots > 0 &&
+         (model.num_layers + mtp_slots + head_slots) / plan.pp < mtp_slots + head_slots + 1) {
+    --head_slots;
+  }
+  const int64_t slots = model.num_layers + mtp_slots + head_slots;
   std::vector<int64_t> counts(plan.pp, slots / plan.pp);
   int64_t remainder = slots % plan.pp;
   // Extra layers go to the middle stages first: the first and last also carry embedding and loss.
@@ -661,7 +676,7 @@ std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model
   if (plan.pp > 1) order.push_back(plan.pp - 1);
   order.push_back(0);
   for (int64_t i = 0; i < remainder; ++i) counts[order[i % order.size()]] += 1;
-  counts.back() -= mtp_slots;
+  counts.back() -= mtp_slots + head_slots;
   return counts;
 }
 

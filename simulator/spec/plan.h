@@ -287,9 +287,11 @@ std::vector<int64_t> replica_microbatch_counts(const Plan& plan);
 bool has_unequal_shares(const Plan& plan);
 // Layers per pipeline stage: stage_layers when given; else first_stage_layers and
 // last_stage_layers (when given) with the middle stages splitting the rest evenly (the
-// remainder to the earliest middle stages); else an even split where the remainder goes to the
-// middle stages (the first and last carry embedding and loss). A stage's layers are divided
-// over its vpp chunks as evenly as possible (chunk_layout.h).
+// remainder to the earliest middle stages); else an even split of layer slots where the
+// remainder goes to the middle stages (the first and last carry embedding and loss), the last
+// stage's MTP layers taking slots and, when the layers do not divide the stages, each output
+// head one more (docs/moe.md "MTP, the heads and the default split"). A stage's layers are
+// divided over its vpp chunks as evenly as possible (chunk_layout.h).
 std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model);
 
 // Why the plan cannot run this model on this cluster, or nullopt when it can. Checks:

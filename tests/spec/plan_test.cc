@@ -195,30 +195,46 @@ TEST_CASE("Plan: balanced split gives the remainder to the middle stages") {
   CHECK(stage_layer_counts(plan, model) == std::vector<int64_t>{8, 8, 8, 8});
 }
 
-TEST_CASE("Plan: the default split gives the last stage's MTP layers slots of their own") {
+TEST_CASE("Plan: the default split gives the last stage's MTP layers and heads slots") {
   ModelSpec model = test_model();
   model.num_layers = 61;  // DeepSeek-V3: 61 layers and one MTP layer.
   model.mtp_layers = 1;
-  // 62 slots over 16 stages: 3 each, the 14 extra to the middle stages; the last stage's
-  // MTP layer takes one of its 3 slots (Megatron-Bridge's own pp 16 layout also keeps the
-  // last stage short: 1 decoder layer beside MTP and the loss).
+  // 61 layers do not divide 16 stages, so each head takes a slot too: 61 + MTP + its head +
+  // the loss's = 64 slots, 4 each; the last stage keeps 1 decoder layer beside MTP and the
+  // loss -- Megatron-Bridge's own pp 16 layout for DeepSeek-V3 (4 beside the embedding, 4 x 14,
+  // 1 beside MTP and the loss).
   Plan plan = parse_plan("pp=16,gbs=64", "x");
   std::vector<int64_t> expected(16, 4);
-  expected.front() = 3;
-  expected.back() = 2;
+  expected.back() = 1;
   CHECK(stage_layer_counts(plan, model) == expected);
-  // 62 over 2: 31 each, the last keeps 30 decoder layers.
+  // Its pp 8 layout: 8 beside the embedding, 8 x 6, 5 beside MTP and the loss.
+  CHECK(stage_layer_counts(parse_plan("pp=8,gbs=64", "x"), model) ==
+        std::vector<int64_t>{8, 8, 8, 8, 8, 8, 8, 5});
+  // 64 over 2: 32 each, the last keeps 29 decoder layers.
   CHECK(stage_layer_counts(parse_plan("pp=2,gbs=64", "x"), model) ==
-        std::vector<int64_t>{31, 30});
-  // Never below one decoder layer: 3 layers and 2 MTP layers on pp 3 stay one each.
+        std::vector<int64_t>{32, 29});
+  // Never below one decoder layer: 3 layers and 2 MTP layers on pp 3 stay one each (an even
+  // split: no head slots), and 5 layers on pp 4 give the loss no slot (6 slots would leave the
+  // last stage 1 - 1 = 0 decoder layers).
   model.num_layers = 3;
   model.mtp_layers = 2;
   CHECK(stage_layer_counts(parse_plan("pp=3,gbs=64", "x"), model) ==
         std::vector<int64_t>{1, 1, 1});
-  // Without MTP the split is the plain balanced one.
+  model.num_layers = 5;
+  model.mtp_layers = 0;
+  CHECK(stage_layer_counts(parse_plan("pp=4,gbs=64", "x"), model) ==
+        std::vector<int64_t>{1, 2, 1, 1});
+  // Without MTP the loss alone takes a slot where the split is uneven: 62 slots, 3 each and
+  // the 14 extra to the middle stages, the loss one of the last stage's 3.
   model.mtp_layers = 0;
   model.num_layers = 61;
-  CHECK(stage_layer_counts(plan, model)[15] == 3);
+  expected.assign(16, 4);
+  expected.front() = 3;
+  expected.back() = 2;
+  CHECK(stage_layer_counts(plan, model) == expected);
+  // An even split stays even (Megatron's default): 64 layers on 16 stages, 4 each.
+  model.num_layers = 64;
+  CHECK(stage_layer_counts(plan, model) == std::vector<int64_t>(16, 4));
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ PARALLEL_ARGS=(
   --moe-flex-dispatcher-backend deepep
   --sequence-parallel
   --tp-comm-overlap
-  --pipeline-model-parallel-layout "Et*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t|t|t*2|t*2|t*2|t*2|t*2|t*2|t,m,L"
+  --pipeline-model-parallel-layout "Et*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t|t*2|t*2|t*2|t*2|t*2|t*2|t*2|t,m,L"
 )
 
 # Batch, recompute, precision, optimizer sharding and overlap.
