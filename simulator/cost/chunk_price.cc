@@ -559,7 +559,7 @@ ChunkPrice ChunkPricer::chunk_from_layers(const CostModel& costs, const NodeGrou
     if (model_.mtp_layers > 0) add_mtp_layers(costs, group, head, price);
   }
   price.parameters = parameters(first_layer, layers, first_chunk, last_chunk);
-  if (plan_.zero_stage == 3 && plan_.dp * plan_.cp > 1) {
+  if (zero_stage_in_force(plan_) == 3 && plan_.dp * plan_.cp > 1) {
     zero3_exposure(group, layer_prices, first_layer, layers, first_chunk, last_chunk, ends, price);
   }
   // Framework per-microbatch dispatch (cost_model.h), once per forward and per backward.

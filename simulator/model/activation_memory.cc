@@ -49,6 +49,7 @@ ActivationConfig activation_config(const Plan& plan, const ModelSpec& model) {
     config.gemm_input_bytes = gemm_operand_bytes(plan.precision);
   }
   config.flash_attention = attention_kernel(plan) != AttentionKernel::kUnfused;
+  config.loss_working_bytes_per_logit = runtime_traits(plan.runtime).loss_working_bytes_per_logit;
   return config;
 }
 
@@ -198,7 +199,7 @@ double loss_activation_bytes(const ModelSpec& model, const ActivationConfig& con
 
 double loss_working_bytes(const ModelSpec& model, const ActivationConfig& config) {
   const double vocab = padded_vocab_size(model.vocab_size, config.tp);
-  return kActivationElementBytes * local_tokens(config) * vocab / config.tp;
+  return config.loss_working_bytes_per_logit * local_tokens(config) * vocab / config.tp;
 }
 
 }  // namespace ppsim

@@ -123,6 +123,10 @@ struct ActivationConfig {
   // quantized copy's 1 (fp8) or 0.5625 (nvfp4) where the runtime keeps that copy (header
   // "Precision"; RuntimeTraits::quantized_gemm_inputs).
   double gemm_input_bytes = kActivationElementBytes;
+  // Bytes per logit element the loss's backward works in beside the saved fp32 probabilities
+  // (RuntimeTraits::loss_working_bytes_per_logit: 2 for Megatron's fused cross entropy, 8 for
+  // torchtitan's cross_entropy on fp32 logits).
+  double loss_working_bytes_per_logit = kActivationElementBytes;
 };
 
 // The plan's activation settings (sequence length from effective_seq_length(); flash_attention
@@ -172,8 +176,9 @@ double embedding_activation_bytes(const ModelSpec& model, const ActivationConfig
 // 4sbh (/t with SP) plus the fp32 softmax 4·s·b·V/t (V padded as Megatron pads it for tp).
 double loss_activation_bytes(const ModelSpec& model, const ActivationConfig& config);
 
-// The bf16 logits (or their gradient) alongside the fp32 softmax, for one microbatch at a time:
-// 2·s·b·V/t.
+// What the loss works in alongside the saved fp32 softmax, for one microbatch at a time:
+// loss_working_bytes_per_logit·s·b·V/t (2: the bf16 logits or their gradient; 8 under
+// torchtitan: log_softmax's incoming and outgoing fp32 gradients).
 double loss_working_bytes(const ModelSpec& model, const ActivationConfig& config);
 
 }  // namespace ppsim

@@ -104,7 +104,7 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
 // formula the memory model and the planner's screen (plan_screen.h) share. Inline: the screen
 // calls it for every stage of every plan it screens.
 inline ParameterBytes parameter_bytes(const StageParameters& params, const Plan& plan) {
-  const int zero = plan.zero_stage;
+  const int zero = zero_stage_in_force(plan);
   auto sharded = [&](double bytes_per_param, bool shard) {
     return bytes_per_param * (shard ? sharded_parameters(params, plan) : params.total());
   };

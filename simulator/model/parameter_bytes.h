@@ -53,7 +53,8 @@ inline double sharded_parameters(const ParameterSplit& parameters, const Plan& p
 // The parameters a GPU updates: its distributed-optimizer shard under ZeRO >= 1, all of them
 // otherwise.
 inline double updated_parameters(const ParameterSplit& parameters, const Plan& plan) {
-  return plan.zero_stage >= 1 ? sharded_parameters(parameters, plan) : parameters.total();
+  return zero_stage_in_force(plan) >= 1 ? sharded_parameters(parameters, plan)
+                                        : parameters.total();
 }
 
 }  // namespace ppsim

@@ -619,7 +619,7 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
 
 const ShapeScreen::Clocks& ShapeScreen::clocks(const Plan& plan, bool replay) const {
   auto key = std::make_tuple(plan.sequence_parallel && plan.tp > 1, recompute_key(plan),
-                             plan.zero_stage == 3, plan.activation_offload_layers);
+                             zero_stage_in_force(plan) == 3, plan.activation_offload_layers);
   std::unique_ptr<Clocks>& entry = clocks_[key];
   if (!entry) entry = std::make_unique<Clocks>();
   Clocks& clocks = *entry;

@@ -594,6 +594,14 @@ bool grad_reduce_in_fp32_in_force(const Plan& plan) {
   return plan.grad_reduce_in_fp32.value_or(plan.precision != Precision::kFp16);
 }
 
+int zero_stage_in_force(const Plan& plan) {
+  if (plan.zero_stage == 3 && plan.pp > 1 &&
+      runtime_traits(plan.runtime).fsdp_unsharded_under_pp) {
+    return 1;
+  }
+  return plan.zero_stage;
+}
+
 bool tp_comm_overlap_in_force(const Plan& plan) {
   return plan.tp_comm_overlap.value_or(runtime_support(plan.runtime).tp_comm_overlap &&
                                        plan.tp > 1 && plan.sequence_parallel);

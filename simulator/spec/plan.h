@@ -264,6 +264,14 @@ AttentionKernel attention_kernel(const Plan& plan);
 // nvfp4 plans keep bf16 parameters, so fp32 gradients by default.
 bool grad_reduce_in_fp32_in_force(const Plan& plan);
 
+// The ZeRO stage the step runs as: zero_stage, except that FSDP (3) under pipeline parallelism
+// on a runtime that keeps each stage's parameters gathered and its gradients unsharded until the
+// last microbatch (RuntimeTraits::fsdp_unsharded_under_pp: torchtitan) runs as Megatron's
+// distributed optimizer (1): bf16 parameters and fp32 gradients whole on every GPU, fp32 master
+// weights and Adam states sharded, one gradient reduce-scatter and one parameter all-gather
+// per step instead of per microbatch. Memory, prices and the step's collectives read this; the
+// plan, its checks and its exports keep zero_stage.
+int zero_stage_in_force(const Plan& plan);
 // Whether the plan's tensor-parallel collectives run under its GEMMs: plan.tp_comm_overlap, else
 // on exactly where the runtime can (RuntimeSupport::tp_comm_overlap), tp > 1 and sequence
 // parallelism is on. Megatron-Core's default is on because the recipes its published runs

@@ -98,6 +98,21 @@ struct RuntimeTraits {
   // saves the high-precision input and casts again in the backward (torchao/float8/
   // float8_linear.py matmul_with_hp_or_float8_args). model/activation_memory.h.
   bool quantized_gemm_inputs = false;
+  // Under pipeline parallelism, ZeRO-3 (FSDP) keeps each stage's parameters gathered from the
+  // first forward to the last backward and its gradients unsharded, accumulated in fp32, until
+  // the last microbatch: torchtitan sets reshard_after_forward=False when pp is on
+  // (parallelize.py, "to avoid per-microbatch all-gathers") and torch.distributed.pipelining
+  // turns off FSDP2's gradient sync and reshard-after-backward for all but the last microbatch
+  // (stage.py backward_maybe_with_nosync), FSDP2 accumulating the unsharded gradient in its
+  // fp32 reduce_dtype (unsharded_accumulated_grad). The step then runs as Megatron's
+  // distributed optimizer does (plan.h zero_stage_in_force).
+  bool fsdp_unsharded_under_pp = false;
+  // Bytes per logit element the loss's backward holds beside the saved fp32 probabilities
+  // (activation_memory.h loss_working_bytes): Megatron's fused vocab-parallel cross entropy
+  // works in place on its saved fp32 softmax, one bf16 copy; torchtitan's
+  // cross_entropy(pred.float(), labels) keeps log_softmax's fp32 output and its backward holds
+  // the incoming and the outgoing fp32 gradient at once (4 + 4).
+  double loss_working_bytes_per_logit = 2;
   const char* source = "";  // Where the row's facts come from.
 };
 

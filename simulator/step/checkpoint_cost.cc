@@ -19,7 +19,11 @@ CheckpointCost checkpoint_cost(const ModelSpec& model, const ClusterSpec& cluste
   ChunkLayout layout = chunk_layout(plan, model);
   double copy_s = 0;
   for (const StageMemory& stage : memory.stages) {
-    double rank_bytes = stage.weights_bytes + stage.optimizer_bytes + stage.host_optimizer_bytes;
+    // FSDP under pipelining holds gathered bf16 copies (zero_stage_in_force, plan.h); what it
+    // saves are the fp32 shards and Adam states, the optimizer bytes.
+    const double saved_weights =
+        zero_stage_in_force(plan) == plan.zero_stage ? stage.weights_bytes : 0.0;
+    double rank_bytes = saved_weights + stage.optimizer_bytes + stage.host_optimizer_bytes;
     cost.bytes_per_rank = std::max(cost.bytes_per_rank, rank_bytes);
     StageParameters params = stage_parameters(model, plan, layout, stage.stage);
     const double stage_bytes =

@@ -47,7 +47,7 @@ std::string embedded_kinds(const Plan& plan, const ModelSpec& model) {
   if (plan.tp > 1) kinds.push_back("TP");
   if (model.is_moe() && plan.ep > 1) kinds.push_back("EP all-to-all");
   if (plan.cp > 1) kinds.push_back("CP ring");
-  if (plan.zero_stage == 3 && plan.dp * plan.cp > 1) kinds.push_back("ZeRO-3 gather");
+  if (zero_stage_in_force(plan) == 3 && plan.dp * plan.cp > 1) kinds.push_back("ZeRO-3 gather");
   return join_names(kinds, "+");
 }
 

@@ -81,7 +81,7 @@ StepProgram build_step_program(const Step& step, const ModelSpec& model) {
     CollectiveCall& call = program.collectives[group];
     const TaskInfo& info = lowered.info[ids.front()];
     call.kind = info.role == TaskInfo::Role::kParamGather ? Collective::kAllGather
-                : plan.zero_stage >= 1                   ? Collective::kReduceScatter
+                : zero_stage_in_force(plan) >= 1         ? Collective::kReduceScatter
                                                          : Collective::kAllReduce;
     call.bytes = step.task_bytes[ids.front()];
     for (TaskId id : ids) call.workers.push_back(lowered.info[id].worker);

@@ -17,7 +17,7 @@ namespace {
 // Parameters per gradient bucket of a chunk, as the plan's runtime buckets them (runtime.h).
 double bucket_parameters(const Plan& plan, const ChunkPrice& chunk) {
   return gradient_bucket_parameters(
-      plan.runtime, plan.dp, plan.zero_stage, gradient_bytes_per_param(plan),
+      plan.runtime, plan.dp, zero_stage_in_force(plan), gradient_bytes_per_param(plan),
       chunk.parameters.total() / static_cast<double>(std::max<int64_t>(1, chunk.layers)));
 }
 
@@ -103,7 +103,7 @@ std::vector<TaskId> UpdateTasks::bucket_ready_delays(TaskGraph& graph, std::vect
 // dp*cp group, routed experts' over the expert data-parallel group.
 void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
                                 int32_t chunk, TaskId last_weight_gradient) {
-  if (plan_.zero_stage == 3 || options_.ideal_links) return;
+  if (zero_stage_in_force(plan_) == 3 || options_.ideal_links) return;
   const ChunkPrice& cost = prices_.of(worker, chunk);
   const std::vector<GradientBucket> buckets = gradient_buckets(plan_, cost);
   if (std::none_of(buckets.begin(), buckets.end(), [&](const GradientBucket& b) {
@@ -112,7 +112,8 @@ void UpdateTasks::gradient_sync(TaskGraph& graph, std::vector<TaskInfo>& info, i
     return;
   const NodeGroup& group =
       cluster_.nodes[step_.layout.workers[step_.layout_worker[worker]].node_group];
-  Collective kind = plan_.zero_stage >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+  Collective kind =
+      zero_stage_in_force(plan_) >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
   std::vector<double> fractions;
   for (const GradientBucket& bucket : buckets) fractions.push_back(bucket.ready_fraction);
   std::vector<TaskId> ready =
@@ -168,8 +169,9 @@ void UpdateTasks::offload_gradients(TaskGraph& graph, std::vector<TaskInfo>& inf
   for (size_t k = 0; k < buckets.size(); ++k) {
     // The GPU offloads the gradients of the parameters it updates: its shard under ZeRO >= 1.
     const double shard_scale =
-        plan_.zero_stage >= 1 ? 1.0 / static_cast<double>(sync_group_size(buckets[k].expert))
-                              : 1.0;
+        zero_stage_in_force(plan_) >= 1
+            ? 1.0 / static_cast<double>(sync_group_size(buckets[k].expert))
+            : 1.0;
     double parameters = buckets[k].parameters * shard_scale;
     Task copy;
     copy.kind = TaskKind::kTransfer;
@@ -365,7 +367,8 @@ TaskId UpdateTasks::optimizer_step(TaskGraph& graph, std::vector<TaskInfo>& info
       offloaded_fraction(plan_) > 0 ? host_update(graph, info, worker, after, id) : -1;
   // The distributed optimizer's updated parameters are all-gathered (bf16): the dense ones over
   // dp*cp, then the routed experts' over their own group.
-  if (plan_.zero_stage >= 1 && plan_.zero_stage < 3 && !options_.ideal_links) {
+  const int zero = zero_stage_in_force(plan_);
+  if (zero >= 1 && zero < 3 && !options_.ideal_links) {
     for (bool expert : {false, true}) {
       const double gathered = expert ? parameters.expert : parameters.dense;
       if (sync_group_size(expert) <= 1 || gathered <= 0) continue;

@@ -134,6 +134,32 @@ TEST_CASE("ChunkPrice: ZeRO-3 shows the gather that outlasts a small chunk's com
   CHECK(sharded.bound.forward <= sharded.forward);
 }
 
+TEST_CASE("ChunkPrice: torchtitan's FSDP under pipelining gathers nothing per microbatch") {
+  // The case above, run by torchtitan: with pp its FSDP2 keeps the stage gathered and its
+  // gradients unsharded until the last microbatch (plan.h zero_stage_in_force), so a
+  // microbatch's passes pay no gather or scatter: the price of the ZeRO-1 plan. Without
+  // pipelining it gathers per pass as ZeRO-3 does.
+  ModelSpec model = testing::llama2_7b_shape();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 2);
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  CostModel costs(cluster.nodes.front().gpu, efficiency, nullptr);
+  auto price = [&](const std::string& text) {
+    const Plan plan = make_plan(text);  // The pricer keeps a reference.
+    ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+    return pricer.chunk(costs, cluster.nodes.front(), 1, 1, false, false);
+  };
+  const std::string shape = "tp=1,pp=2,dp=8,mbs=1,gbs=16,seq=128,runtime=torchtitan";
+  const ChunkPrice fsdp = price(shape + ",zero_stage=3");
+  const ChunkPrice zero1 = price(shape + ",zero_stage=1");
+  CHECK(fsdp.forward == zero1.forward);
+  CHECK(fsdp.backward_input == zero1.backward_input);
+  CHECK(fsdp.backward_weight == zero1.backward_weight);
+  CHECK(fsdp.forward_comm == zero1.forward_comm);
+  const std::string flat = "tp=1,pp=1,dp=16,mbs=1,gbs=16,seq=128,runtime=torchtitan";
+  CHECK(price(flat + ",zero_stage=3").forward > price(flat + ",zero_stage=1").forward);
+}
+
 TEST_CASE("ChunkPrice: ZeRO-3 gathers and scatters each layer, each paying its ring latency") {
   // At a sequence so short that compute is negligible, ZeRO-3's exposed forward is the sum over
   // the chunk's layers of one all-gather each (plus the overlap contention of the compute it

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "simulator/model/activation_memory.h"
+#include "simulator/model/model_stats.h"
 #include "simulator/spec/units.h"
 #include "tests/test_helpers.h"
 
@@ -496,16 +497,27 @@ TEST_CASE("MemoryModel: ZeRO stages shard weights, gradients and optimizer state
 TEST_CASE("MemoryModel: PyTorch FSDP's fp32 shards are the master weights (16 bytes/D, not 18)") {
   ModelSpec model = llama2_70b_shape();
   ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 32);
+  // pp 4 (stage 1 holds no embedding or loss); torchtitan's FSDP under pipelining is below.
   Plan plan = base_plan(8, 4, 8, 1, 512);
   plan.zero_stage = 3;
   const double n = stage_parameters(model, plan, 1).total();
-  for (Runtime runtime : {Runtime::kTorchtitan, Runtime::kPytorchFsdp}) {
-    INFO(runtime_name(runtime));
-    plan.runtime = runtime;
+  {
+    plan.runtime = Runtime::kPytorchFsdp;
     const StageMemory fsdp = estimate_memory(model, cluster, plan).stages[1];
     CHECK(fsdp.weights_bytes == Approx(4 * n / 8));     // fp32 shards.
     CHECK(fsdp.gradients_bytes == Approx(4 * n / 8));   // fp32 sharded gradients.
     CHECK(fsdp.optimizer_bytes == Approx(8 * n / 8));   // Adam m and v only.
+  }
+  {
+    // torchtitan without pipelining: the same shards (one stage, 32 ranks to shard over).
+    Plan titan = base_plan(8, 1, 32, 1, 512);
+    titan.zero_stage = 3;
+    titan.runtime = Runtime::kTorchtitan;
+    const double all = stage_parameters(model, titan, 0).total();
+    const StageMemory fsdp = estimate_memory(model, cluster, titan).stages[0];
+    CHECK(fsdp.weights_bytes == Approx(4 * all / 32));
+    CHECK(fsdp.gradients_bytes == Approx(4 * all / 32));
+    CHECK(fsdp.optimizer_bytes == Approx(8 * all / 32));
   }
   // DeepSpeed ZeRO-3 and Megatron keep bf16 weights beside an fp32 master: 18 bytes/D.
   plan.runtime = Runtime::kDeepSpeed;
@@ -517,6 +529,56 @@ TEST_CASE("MemoryModel: PyTorch FSDP's fp32 shards are the master weights (16 by
   plan.zero_stage = 1;
   const StageMemory zero1 = estimate_memory(model, cluster, plan).stages[1];
   CHECK(zero1.optimizer_bytes == Approx(12 * n / 8));
+}
+
+TEST_CASE("MemoryModel: torchtitan's FSDP under pipelining keeps a stage gathered, fp32 gradients") {
+  // reshard_after_forward=False with pp and no gradient sync before the last microbatch: the
+  // stage's bf16 parameters (2) and fp32 accumulated gradients (4) whole, the fp32 master
+  // shard and Adam (12/D) sharded -- Megatron's distributed optimizer, 6 + 12/D.
+  ModelSpec model = llama2_70b_shape();
+  ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 32);
+  Plan plan = base_plan(8, 4, 8, 1, 512);
+  plan.zero_stage = 3;
+  plan.runtime = Runtime::kTorchtitan;
+  CHECK(zero_stage_in_force(plan) == 1);
+  const double n = stage_parameters(model, plan, 1).total();
+  const StageMemory titan = estimate_memory(model, cluster, plan).stages[1];
+  CHECK(titan.weights_bytes == Approx(2 * n));
+  CHECK(titan.gradients_bytes == Approx(4 * n));
+  CHECK(titan.optimizer_bytes == Approx(12 * n / 8));
+  // No gathered-layer buffers: everything is gathered already.
+  CHECK(titan.transient_bytes == Approx(0));
+  // The same plan as Megatron's distributed optimizer, byte for byte.
+  Plan megatron = plan;
+  megatron.runtime = Runtime::kMegatronCore;
+  megatron.zero_stage = 1;
+  const StageMemory zero1 = estimate_memory(model, cluster, megatron).stages[1];
+  CHECK(titan.weights_bytes + titan.gradients_bytes + titan.optimizer_bytes ==
+        Approx(zero1.weights_bytes + zero1.gradients_bytes + zero1.optimizer_bytes));
+  // PyTorch FSDP (FSDP1, no torch.distributed.pipelining) and pp = 1 keep ZeRO-3.
+  plan.runtime = Runtime::kPytorchFsdp;
+  CHECK(zero_stage_in_force(plan) == 3);
+  plan.runtime = Runtime::kTorchtitan;
+  plan.pp = 1;
+  CHECK(zero_stage_in_force(plan) == 3);
+}
+
+TEST_CASE("MemoryModel: torchtitan's loss works in fp32 gradients, Megatron's in place") {
+  // torchtitan: cross_entropy(pred.float(), labels) saves log_softmax's fp32 output (4 bytes a
+  // logit, as Megatron's fused loss saves its softmax) and its backward holds the incoming and
+  // outgoing fp32 gradients (8); Megatron works in one bf16 copy (2).
+  ModelSpec model = llama2_70b_shape();
+  ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 8);
+  Plan plan = base_plan(8, 1, 1, 1, 1);
+  plan.recompute = Recompute::kFull;
+  const double logits = static_cast<double>(model.seq_length) *
+                        static_cast<double>(padded_vocab_size(model.vocab_size, 8)) / 8;  // sbV/t
+  const ActivationConfig megatron = activation_config(plan, model);
+  CHECK(loss_working_bytes(model, megatron) == Approx(2 * logits));
+  plan.runtime = Runtime::kTorchtitan;
+  const ActivationConfig titan = activation_config(plan, model);
+  CHECK(loss_working_bytes(model, titan) == Approx(8 * logits));
+  CHECK(loss_activation_bytes(model, titan) == Approx(loss_activation_bytes(model, megatron)));
 }
 
 TEST_CASE("MemoryModel: fp16 keeps 2-byte gradients, bf16 and fp8 fp32 ones (Megatron)") {

@@ -532,12 +532,12 @@ TEST_CASE("Planner: a pp = 1 plan that does not fit tries the fewest activation-
   off.smallest_fitting_activation_offload = false;
   CHECK(offloaded(off, shape).empty());
   // Only megatron-core offloads activations; --runtime any searches it under any runtime.
-  Plan titan = shape;
-  titan.runtime = Runtime::kTorchtitan;
-  CHECK(offloaded(space, titan).empty());
+  Plan deepspeed = shape;
+  deepspeed.runtime = Runtime::kDeepSpeed;
+  CHECK(offloaded(space, deepspeed).empty());
   SearchSpace any = space;
   any.runtime_limits = false;
-  CHECK(offloaded(any, titan).size() == 2);
+  CHECK(offloaded(any, deepspeed).size() == 2);
   // Megatron-Core offloads only with pp = 1.
   CHECK(offloaded(space, parse_plan("tp=1,pp=2,dp=4,mbs=2,gbs=16,seq=8192,schedule=1f1b",
                                     "pp2"))
