@@ -132,8 +132,11 @@ const Flavor* find_flavor(const ModelSpec& model) {
 
 // Data-parallel degrees: plain DDP only for pure data parallelism (torchtitan raises "DDP has
 // not supported > 1D parallelism" otherwise); else FSDP over dp_shard x cp (parallel_dims.py
-// fsdp_enabled), resharding after forward for ZeRO-3 only. Plans torchtitan cannot run (ZeRO-0
-// beside other parallelism, ZeRO-1) are refused before (runtime_plan_problem).
+// fsdp_enabled), resharding after forward for ZeRO-3 only. Under pipelining both ZeRO-2 and -3
+// write "default", which torchtitan resolves to no resharding with pp (parallelize.py "to avoid
+// per-microbatch all-gathers"): what ppsim simulates there (plan.h zero_stage_in_force). Plans
+// torchtitan cannot run (ZeRO-0 beside other parallelism, ZeRO-1) are refused before
+// (runtime_plan_problem).
 struct TitanDataParallel {
   int64_t replicate = 1;
   int64_t shard = 1;
@@ -148,7 +151,7 @@ TitanDataParallel titan_data_parallel(const Plan& plan) {
     return dp;
   }
   dp.shard = plan.dp;
-  dp.reshard = plan.zero_stage == 3 ? "always" : "never";
+  if (plan.pp == 1) dp.reshard = plan.zero_stage == 3 ? "always" : "never";
   return dp;
 }
 

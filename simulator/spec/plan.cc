@@ -595,7 +595,7 @@ bool grad_reduce_in_fp32_in_force(const Plan& plan) {
 }
 
 int zero_stage_in_force(const Plan& plan) {
-  if (plan.zero_stage == 3 && plan.pp > 1 &&
+  if (plan.zero_stage >= 2 && plan.pp > 1 &&
       runtime_traits(plan.runtime).fsdp_unsharded_under_pp) {
     return 1;
   }

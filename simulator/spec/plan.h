@@ -264,9 +264,10 @@ AttentionKernel attention_kernel(const Plan& plan);
 // nvfp4 plans keep bf16 parameters, so fp32 gradients by default.
 bool grad_reduce_in_fp32_in_force(const Plan& plan);
 
-// The ZeRO stage the step runs as: zero_stage, except that FSDP (3) under pipeline parallelism
-// on a runtime that keeps each stage's parameters gathered and its gradients unsharded until the
-// last microbatch (RuntimeTraits::fsdp_unsharded_under_pp: torchtitan) runs as Megatron's
+// The ZeRO stage the step runs as: zero_stage, except that FSDP (2 or 3) under pipeline
+// parallelism on a runtime that keeps each stage's parameters gathered and its gradients
+// unsharded until the last microbatch (RuntimeTraits::fsdp_unsharded_under_pp: torchtitan, whose
+// exporter then writes fsdp_reshard_after_forward = "default") runs as Megatron's
 // distributed optimizer (1): bf16 parameters and fp32 gradients whole on every GPU, fp32 master
 // weights and Adam states sharded, one gradient reduce-scatter and one parameter all-gather
 // per step instead of per microbatch. Memory, prices and the step's collectives read this; the

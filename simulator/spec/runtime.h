@@ -98,9 +98,9 @@ struct RuntimeTraits {
   // saves the high-precision input and casts again in the backward (torchao/float8/
   // float8_linear.py matmul_with_hp_or_float8_args). model/activation_memory.h.
   bool quantized_gemm_inputs = false;
-  // Under pipeline parallelism, ZeRO-3 (FSDP) keeps each stage's parameters gathered from the
-  // first forward to the last backward and its gradients unsharded, accumulated in fp32, until
-  // the last microbatch: torchtitan sets reshard_after_forward=False when pp is on
+  // Under pipeline parallelism, FSDP (ZeRO-2 or -3) keeps each stage's parameters gathered
+  // from the first forward to the last backward and its gradients unsharded, accumulated in
+  // fp32, until the last microbatch: torchtitan sets reshard_after_forward=False when pp is on
   // (parallelize.py, "to avoid per-microbatch all-gathers") and torch.distributed.pipelining
   // turns off FSDP2's gradient sync and reshard-after-backward for all but the last microbatch
   // (stage.py backward_maybe_with_nosync), FSDP2 accumulating the unsharded gradient in its

@@ -555,6 +555,11 @@ TEST_CASE("MemoryModel: torchtitan's FSDP under pipelining keeps a stage gathere
   const StageMemory zero1 = estimate_memory(model, cluster, megatron).stages[1];
   CHECK(titan.weights_bytes + titan.gradients_bytes + titan.optimizer_bytes ==
         Approx(zero1.weights_bytes + zero1.gradients_bytes + zero1.optimizer_bytes));
+  // ZeRO-2 under pipelining alike (no gradient sync before the last microbatch either).
+  plan.zero_stage = 2;
+  CHECK(zero_stage_in_force(plan) == 1);
+  CHECK(estimate_memory(model, cluster, plan).stages[1].gradients_bytes == Approx(4 * n));
+  plan.zero_stage = 3;
   // PyTorch FSDP (FSDP1, no torch.distributed.pipelining) and pp = 1 keep ZeRO-3.
   plan.runtime = Runtime::kPytorchFsdp;
   CHECK(zero_stage_in_force(plan) == 3);
