@@ -273,6 +273,7 @@ bool grad_reduce_in_fp32_in_force(const Plan& plan);
 // per step instead of per microbatch. Memory, prices and the step's collectives read this; the
 // plan, its checks and its exports keep zero_stage.
 int zero_stage_in_force(const Plan& plan);
+
 // Whether the plan's tensor-parallel collectives run under its GEMMs: plan.tp_comm_overlap, else
 // on exactly where the runtime can (RuntimeSupport::tp_comm_overlap), tp > 1 and sequence
 // parallelism is on. Megatron-Core's default is on because the recipes its published runs
