@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <utility>
 
 #include "simulator/model/layer_balance.h"
 #include "simulator/model/memory_model.h"
@@ -416,6 +418,9 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
   std::vector<bool> sp_values = shape.tp > 1 ? space.sequence_parallel : std::vector<bool>{false};
   for (const auto& [recompute, modules] : recompute_settings(space)) {
     for (bool sp : sp_values) {
+      // (ZeRO stage as it runs, offload) already listed: torchtitan under pipelining runs
+      // ZeRO-2 and -3 alike (plan.h zero_stage_in_force), so the second is not simulated again.
+      std::set<std::pair<int, double>> listed;
       for (int zero : space.zero_stages) {
         for (double offload : space.offload_fractions) {
           Plan plan = shape;
@@ -426,6 +431,7 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
           plan.offload_optimizer = offload > 0;
           plan.offload_fraction = offload > 0 ? offload : 1.0;
           if (space.runtime_limits && runtime_knob_problem(plan)) continue;
+          if (!listed.emplace(zero_stage_in_force(plan), offload).second) continue;
           variants.push_back(std::move(plan));
         }
       }

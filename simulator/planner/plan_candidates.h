@@ -38,7 +38,8 @@
 // With SearchSpace::runtime_limits, shapes and knobs the runtime cannot run are left out
 // (runtime_shape_problem, runtime_knob_problem).
 // Knobs, per shape: recompute, sequence_parallel (tp > 1 only), zero_stage, optimizer offload
-// fraction (0 = none), each over the values SearchSpace lists; on pp = 1 shapes that do not fit,
+// fraction (0 = none), each over the values SearchSpace lists (a ZeRO stage that runs as an
+// earlier one, plan.h zero_stage_in_force, left out); on pp = 1 shapes that do not fit,
 // also the fewest activation-offloaded layers that fit (SearchSpace
 // ::smallest_fitting_activation_offload).
 // Order: shapes by (tp, cp, pp, ep, dispatcher, mbs, schedule, vpp, placement, split) as listed

@@ -468,6 +468,27 @@ TEST_CASE("Planner: nothing fits names the closest plan") {
   CHECK(result.closest->memory.over_bytes == least);
 }
 
+// torchtitan under pipelining runs ZeRO-2 and ZeRO-3 alike (plan.h zero_stage_in_force): the
+// search lists one of them, where without pipelining it lists both.
+TEST_CASE("Planner: knob variants skip a ZeRO stage that runs as one already listed") {
+  SearchSpace space;
+  space.zero_stages = {2, 3};
+  space.offload_fractions = {0};
+  space.recompute = {Recompute::kNone};
+  space.sequence_parallel = {false};
+  auto zero_stages = [&space](const std::string& text) {
+    std::vector<int> stages;
+    for (const Plan& plan : knob_variants(parse_plan(text, "shape"), space)) {
+      stages.push_back(plan.zero_stage);
+    }
+    return stages;
+  };
+  CHECK(zero_stages("tp=1,pp=2,dp=4,mbs=1,gbs=16,runtime=torchtitan") == std::vector<int>{2});
+  CHECK(zero_stages("tp=1,pp=1,dp=8,mbs=1,gbs=16,runtime=torchtitan") == std::vector<int>{2, 3});
+  space.runtime_limits = false;
+  CHECK(zero_stages("tp=1,pp=2,dp=4,mbs=1,gbs=16") == std::vector<int>{2, 3});
+}
+
 // Llama-3-8B's activation-offload spaces: 16 sequences of 8K, ZeRO-1 or 3, no optimizer offload.
 SearchSpace offload_test_space() {
   SearchSpace space;
