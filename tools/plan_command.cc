@@ -523,7 +523,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                    "over a simpler one to rank above it (docs/plan.md)")
       ->capture_default_str();
   command->add_option("--attention", options->attention,
-                      "Attention kernel, if not the runtime's: unfused, flash2, fused");
+                      "Attention kernel, if not the runtime's: unfused, flash2, fused, triton");
   command
       ->add_option("--moe-dispatcher", options->moe_dispatchers,
                    "MoE token dispatcher of every plan with ep > 1: alltoall (default), deepep, "

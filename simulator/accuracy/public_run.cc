@@ -863,6 +863,11 @@ void read_runtime(Framework framework, const std::string& framework_text, Plan& 
     plan.runtime = Runtime::kTorchtitan;
   } else if (framework == Framework::kLlmFoundry || contains(value, "fsdp")) {
     plan.runtime = Runtime::kPytorchFsdp;
+    if (contains(value, "triton")) {
+      // llm-foundry's attn_impl: triton (its benchmark driver's default, docs/runtimes.md).
+      plan.attention = AttentionKernel::kTriton;
+      defaults.push_back("attention: Triton FlashAttention (named in the framework text)");
+    }
   } else if (core) {
     plan.runtime = Runtime::kMegatronCore;
   } else if (framework == Framework::kMegatron) {

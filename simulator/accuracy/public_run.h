@@ -38,9 +38,10 @@
 //     runtime    the plan key `runtime` (spec/runtime.h), which carries the attention kernel
 //                and host overheads: Megatron-Core, NeMo, Megatron-Bridge or Transformer
 //                Engine named -> megatron-core; DeepSpeed -> deepspeed; torchtitan ->
-//                torchtitan; llm-foundry/Composer or another FSDP text -> pytorch-fsdp; other
-//                Megatron-LM texts (and forks such as the Zero Bubble repo) -> megatron-lm
-//                (unfused core attention; attention=flash2 when the text names flash);
+//                torchtitan; llm-foundry/Composer or another FSDP text -> pytorch-fsdp
+//                (attention=triton when the text names Triton); other Megatron-LM texts (and
+//                forks such as the Zero Bubble repo) -> megatron-lm (unfused core attention;
+//                attention=flash2 when the text names flash);
 //                unknown -> megatron-core, noted. So a row simulates exactly as `ppsim
 //                simulate` does with the same plan (tests/accuracy/accuracy_test.cc).
 //     zero       torchtitan and llm-foundry shard with FSDP (ZeRO-3) when the column is

@@ -143,9 +143,15 @@ double CostModel::attention_efficiency(const AttentionShape& shape, bool backwar
   const EfficiencyTable& e = efficiency_;
   double tiles = shape.batch_heads * shape.q_tokens / e.attention_q_tile;
   const KernelDatasheet& k = gpu_.kernels;
-  double kernel = attention_ == AttentionKernel::kFlash2 ? (backward ? k.flash2_bwd : k.flash2_fwd)
-                                                         : (backward ? k.fused_bwd : k.fused_fwd);
-  const double family = attention_ == AttentionKernel::kFlash2 ? e.flash2_scale : 1.0;
+  // The Triton port is priced against FlashAttention-2's datasheet by its published ratio
+  // alone: flash2_scale is fitted on rows that call flash-attn 2 (header).
+  const bool flash2_datasheet =
+      attention_ == AttentionKernel::kFlash2 || attention_ == AttentionKernel::kTriton;
+  double kernel = flash2_datasheet ? (backward ? k.flash2_bwd : k.flash2_fwd)
+                                   : (backward ? k.fused_bwd : k.fused_fwd);
+  const double family = attention_ == AttentionKernel::kFlash2   ? e.flash2_scale
+                        : attention_ == AttentionKernel::kTriton ? kTritonOverFlash2
+                                                                 : 1.0;
   double depth = 1;  // A shape without keys_per_call (built by hand) takes the ceiling.
   if (shape.keys_per_call > 0) {
     depth = saturate(shape.keys_per_call / e.attention_kv_block,

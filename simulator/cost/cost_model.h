@@ -16,6 +16,7 @@
 //     tiles      = batch_heads * q_tokens / attention_q_tile
 //     blocks     = keys_per_call / attention_kv_block       key blocks one query tile sweeps
 //     efficiency = [flash2_scale for flash2] * kernels.<kernel>_fwd|_bwd
+//                  (triton: flash2_scale * kTritonOverFlash2 * kernels.flash2_fwd|_bwd)
 //                  * tiles / (tiles + gemm_half_tiles)
 //                  * blocks / (blocks + attention_tile_overhead_fwd|_bwd)
 //     (kernels.* are the long-sequence ceilings; the last factor is why attention is slower at
@@ -96,6 +97,17 @@ enum class CostSource {
   kProfile,   // A measured profile entry (ppsim profile), interpolated (profile.h).
 };
 
+// FlashAttention-1's algorithm in pre-MLIR Triton (AttentionKernel::kTriton) against
+// FlashAttention-2's datasheet on the same GPU, forward and backward alike. Published, not
+// fitted: the FlashAttention-2 paper (Dao 2023, arXiv 2307.08691, abstract) puts
+// FlashAttention at 25-40% of the A100's peak and FlashAttention-2 at 50-73%; the datasheet
+// holds long-sequence ceilings, so the ceilings' ratio, 40 / 73. The Triton port's own header
+// (flash-attn flash_attn_triton.py, as llm-foundry copies it) finds it "overall slightly
+// slower" than FlashAttention's CUDA kernels (forward faster, backward slower). Only
+// llm-foundry's MPT tables ran it among the published rows, so fitting it would make a
+// per-source constant; flash2_scale, fitted on flash-attn 2 rows, does not apply to it.
+inline constexpr double kTritonOverFlash2 = 0.55;
+
 // Every constant of the roofline that is not a property of one GPU, in one place so a
 // profile or a calibration on published runs can replace it. A GPU's own ceilings (large-GEMM
 // and attention-kernel fractions of its peak) are its KernelDatasheet (gpu_catalog.h, from
@@ -117,8 +129,8 @@ struct EfficiencyTable {
   // kernels: FlashAttention-3's published long-sequence ceilings, docs/accuracy.md). Fitted,
   // bound [0.6, 1.1].
   double kernel_scale = 0.8348;
-  // FlashAttention-2 as the eager runtimes call it (flash-attn 2, SDPA's flash backend, Triton
-  // ports: GQA, mixed head dims, padding, and the step's interference), against its benchmark
+  // FlashAttention-2 as the eager runtimes call it (flash-attn 2, SDPA's flash backend: GQA,
+  // mixed head dims, padding, and the step's interference), against its benchmark
   // table: applied to flash2 only, the kernel family the rows it is fitted on use, so it
   // cannot leak into the fused kernels of megatron-core (which keep their datasheet). Fitted,
   // bound [0.4, 1.2].

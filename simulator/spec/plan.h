@@ -15,9 +15,9 @@
 // ("stage_layers=9:10:10:3"):
 //   tp=8,pp=4,dp=8,mbs=1,gbs=512,schedule=interleaved-1f1b,vpp=2,precision=fp8
 // "runtime" (megatron-core, megatron-lm, deepspeed, torchtitan, pytorch-fsdp; runtime.h) names
-// the code base that runs the plan; "attention" (unfused, flash2, fused) overrides the kernel
-// that runtime runs by default. "training" (JSON only; training_spec.h) is the run the plan is
-// asked to finish: tokens, a batch ramp, the checkpoint interval (docs/time-to-train.md).
+// the code base that runs the plan; "attention" (unfused, flash2, fused, triton) overrides the
+// kernel that runtime runs by default. "training" (JSON only; training_spec.h) is the run the
+// plan is asked to finish: tokens, a batch ramp, the checkpoint interval (docs/time-to-train.md).
 #pragma once
 
 #include <cstdint>

@@ -98,7 +98,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      2,
      "PyTorch FSDP (FSDP1 FlatParameter; MosaicML Composer/llm-foundry, HF Accelerate): eager "
-     "modules, flash-attn 2 or Triton flash attention (llm-foundry attn_impl flash/triton); no "
+     "modules, flash-attn 2 (attention=triton for llm-foundry's attn_impl: triton); no "
      "launcher file ppsim writes; fp8 through Transformer Engine (llm-foundry amp_fp8: te.Linear "
      "under fp8_autocast)"},
 }};
@@ -195,7 +195,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
 }};
 
 
-constexpr std::array<const char*, 3> kAttentionNames = {"unfused", "flash2", "fused"};
+constexpr std::array<const char*, 4> kAttentionNames = {"unfused", "flash2", "fused", "triton"};
 
 }  // namespace
 

@@ -57,10 +57,13 @@ inline constexpr Runtime kDefaultRuntime = Runtime::kMegatronCore;
 enum class AttentionKernel {
   kUnfused,  // Megatron-LM's core attention: QK^T and PV batched GEMMs over the full s x s
              // scores, a fused scale-mask-softmax and a dropout, all saved for backward.
-  kFlash2,   // FlashAttention-2 (flash-attn 2.x, PyTorch SDPA's flash backend, Triton ports):
+  kFlash2,   // FlashAttention-2 (flash-attn 2.x, PyTorch SDPA's flash backend):
              // written for Ampere's mma.sync, so it reaches a smaller share of Hopper/Blackwell.
   kFused,    // The GPU generation's own fused kernel through Transformer Engine: cuDNN fused
              // attention / FlashAttention-3 on Hopper, cuDNN on Blackwell, FA2 on Ampere.
+  kTriton,   // FlashAttention-1's algorithm in pre-MLIR Triton (flash-attn's flash_attn_triton.py,
+             // copied into llm-foundry as attn_impl: triton for ALiBi's bias): 0.55 of
+             // FlashAttention-2's datasheet (cost_model.h kTritonOverFlash2).
 };
 
 // Host (CPU) time an eager PyTorch runtime spends per kernel it launches: the Python module
@@ -201,7 +204,7 @@ const RuntimeSupport& runtime_support(Runtime runtime);
 
 // The checks of a plan against this table: runtime_support.h.
 
-std::string attention_kernel_name(AttentionKernel kernel);  // "unfused", "flash2", "fused"
+std::string attention_kernel_name(AttentionKernel kernel);  // "unfused", "flash2", ...
 const std::vector<std::string>& attention_kernel_names();
 std::optional<AttentionKernel> find_attention_kernel(const std::string& name);
 

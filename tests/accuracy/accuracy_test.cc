@@ -262,6 +262,14 @@ TEST_CASE("PublicRun: schedule, recompute, sharding and precision texts") {
   CHECK(plan_of({{"framework", "Megatron-DeepSpeed"}}).runtime == Runtime::kDeepSpeed);
   CHECK(plan_of({{"framework", "MosaicML Composer + llm-foundry (PyTorch FSDP)"}}).runtime ==
         Runtime::kPytorchFsdp);
+  // An FSDP text keeps the runtime's flash-attn 2 unless it names the Triton kernel
+  // (llm-foundry's attn_impl: triton).
+  CHECK(attention_kernel(plan_of({{"framework", "MosaicML Composer + llm-foundry (PyTorch "
+                                                "FSDP)"}})) == AttentionKernel::kFlash2);
+  CHECK(attention_kernel(plan_of({{"framework", "llm-foundry (attn_impl: triton)"}})) ==
+        AttentionKernel::kTriton);
+  CHECK(attention_kernel(plan_of({{"framework", "HF Accelerate (PyTorch FSDP)"}})) ==
+        AttentionKernel::kFlash2);
   CHECK(plan_of({{"precision", "amp_fp8 (FSDP mixed-precision mode DEFAULT)"}}).precision ==
         Precision::kFp8);
   CHECK(plan_of({{"precision", "fp16 mixed (loss-scale 8192)"}}).precision == Precision::kFp16);

@@ -402,6 +402,34 @@ TEST_CASE("CostModel: attention runs at the flash-attention efficiency") {
   CHECK(cost.w.seconds == 0);
 }
 
+// The Triton port (attention=triton) runs at kTritonOverFlash2 = 0.55 of FlashAttention-2's
+// datasheet, with the same per-tile curve, and flash2_scale (fitted on flash-attn 2 rows) leaves
+// it alone. Hand-computed at s = 4096: 16 key blocks against 1.7 of forward tile overhead.
+TEST_CASE("CostModel: the Triton FlashAttention port runs at 0.55 of FlashAttention-2") {
+  GpuSpec gpu = h100();
+  gpu.kernels.flash2_fwd = 0.4;
+  gpu.kernels.flash2_bwd = 0.3;
+  gpu.kernels.fused_fwd = 0.9;
+  gpu.kernels.fused_bwd = 0.9;
+  EfficiencyTable table = ideal();
+  table.attention_tile_overhead_fwd = 1.7;
+  table.flash2_scale = 0.7;
+  const CostModel triton(gpu, table, nullptr, kDefaultRuntime, AttentionKernel::kTriton);
+  const CostModel flash2(gpu, table, nullptr, kDefaultRuntime, AttentionKernel::kFlash2);
+  Op op = op_named(layer_ops(llama2_7b_shape(), shape_of(1, 4096), 0), "attention_core");
+  CHECK(kTritonOverFlash2 == 0.55);
+  CHECK(triton.attention_efficiency(op.attention, false) == Approx(0.55 * 0.4 * 16 / 17.7));
+  CHECK(triton.attention_efficiency(op.attention, true) == Approx(0.55 * 0.3));
+  CHECK(flash2.attention_efficiency(op.attention, true) == Approx(0.7 * 0.3));
+  table.flash2_scale = 1.1;
+  const CostModel triton_refit(gpu, table, nullptr, kDefaultRuntime, AttentionKernel::kTriton);
+  CHECK(triton_refit.attention_efficiency(op.attention, true) == Approx(0.55 * 0.3));
+  // Slower than FlashAttention-2 in a step's forward, so the step takes longer.
+  const double triton_fwd = triton.op_cost(op).fwd.seconds;
+  CHECK(triton_fwd == Approx(op.flops_fwd / (0.55 * 0.4 * 16 / 17.7 * tflops_to_flops(989))));
+  CHECK(triton_fwd > flash2.op_cost(op).fwd.seconds);
+}
+
 // Hand-computed: a query tile of causal attention over s = 4096 sweeps s/2 = 2048 keys, 16
 // blocks of 128, and pays 1.7 blocks (forward) or 3.9 (backward) of per-tile work; under cp 2
 // the ring splits those keys over 2 calls (8 blocks each); a 512-token window stays in one call.

@@ -38,6 +38,11 @@ TEST_CASE("Runtime: the plan key in JSON and inline, with the attention override
   CHECK(plan_to_inline(plan) ==
         "tp=1,pp=1,dp=1,mbs=1,gbs=8,schedule=1f1b,runtime=megatron-lm,"
         "attention=flash2");
+  plan = parse_plan("gbs=8,runtime=pytorch-fsdp,attention=triton", "test");
+  CHECK(attention_kernel(plan) == AttentionKernel::kTriton);
+  CHECK(plan_to_inline(plan).find(",attention=triton") != std::string::npos);
+  CHECK(find_attention_kernel("triton") == AttentionKernel::kTriton);
+  CHECK(attention_kernel_names().size() == 4);
   Plan back = parse_plan(plan_to_json(plan), "round trip");
   CHECK(back.runtime == plan.runtime);
   CHECK(back.attention == plan.attention);
