@@ -13,16 +13,21 @@ CheckpointCost checkpoint_cost(const ModelSpec& model, const ClusterSpec& cluste
   CheckpointCost cost;
   cost.async = cluster.reliability.async_checkpoint;
   MemoryReport memory = estimate_gpu_memory(model, cluster, plan);
-  const bool fp32_shards = plan.zero_stage >= 3 && runtime_traits(plan.runtime).fsdp_fp32_shards;
+  // PyTorch FSDP keeps its parameters as fp32 shards under ZeRO-2 and -3 alike (FSDP1's
+  // SHARD_GRAD_OP and FULL_SHARD, FSDP2 under either reshard policy), and those shards with
+  // Adam's moments are the state it saves; Megatron and DeepSpeed save bf16 weights beside the
+  // optimizer's fp32 master copy.
+  const bool fp32_shards = plan.zero_stage >= 2 && runtime_traits(plan.runtime).fsdp_fp32_shards;
   const double per_param = fp32_shards ? kFsdpShardBytesPerParam + kAdamMomentsBytesPerParam
                                        : kWeightBytesPerParam + kOptimizerBytesPerParam;
   ChunkLayout layout = chunk_layout(plan, model);
   double copy_s = 0;
   for (const StageMemory& stage : memory.stages) {
-    // FSDP under pipelining holds gathered bf16 copies (zero_stage_in_force, plan.h); what it
-    // saves are the fp32 shards and Adam states, the optimizer bytes.
+    // Below ZeRO-3 in force (ZeRO-2, or under pipelining: zero_stage_in_force, plan.h) FSDP's
+    // weights are gathered bf16 copies; the memory model counts its fp32 shards with the
+    // optimizer bytes (2 + 12/D is 2 + 4/D + 8/D), so the optimizer bytes are what it saves.
     const double saved_weights =
-        zero_stage_in_force(plan) == plan.zero_stage ? stage.weights_bytes : 0.0;
+        fp32_shards && zero_stage_in_force(plan) < 3 ? 0.0 : stage.weights_bytes;
     double rank_bytes = saved_weights + stage.optimizer_bytes + stage.host_optimizer_bytes;
     cost.bytes_per_rank = std::max(cost.bytes_per_rank, rank_bytes);
     StageParameters params = stage_parameters(model, plan, layout, stage.stage);

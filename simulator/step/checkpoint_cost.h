@@ -8,7 +8,8 @@
 //   bytes_total     the checkpoint's size on storage, each byte once: per pipeline rank
 //                   (w + o) x (tp x dense + ep x etp x expert parameters per GPU), with w, o the
 //                   weight and optimizer bytes per parameter (2 + 12 under mixed-precision Adam;
-//                   4 + 8 for FSDP's fp32 shards). Data-parallel copies are written once, as
+//                   4 + 8 for FSDP's fp32 shards, ZeRO-2 and -3: the gathered bf16 copies are
+//                   not saved). Data-parallel copies are written once, as
 //                   Megatron-Core's distributed checkpoint does (torch_dist with fully parallel
 //                   save spreads the replicated tensors over the data-parallel ranks);
 //                   tp-replicated norms and biases are counted on each tp rank (a few MB).

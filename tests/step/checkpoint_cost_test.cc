@@ -53,6 +53,36 @@ TEST_CASE("Checkpoint cost of llama3-8b, ZeRO-1 over 8 GPUs of one node (hand or
   CHECK(replicated.bytes_total == Approx(cost.bytes_total).epsilon(1e-12));
 }
 
+// FSDP saves its fp32 shards and Adam's moments, 4 + 8 = 12 bytes per parameter, under ZeRO-2
+// as under ZeRO-3 and under pipelining (where torchtitan holds gathered bf16 copies and
+// unsharded gradients, plan.h zero_stage_in_force): the bf16 copies are not saved. Per rank
+// over 8 data-parallel GPUs, 12P / 8 = 1.5P; Megatron's ZeRO-1 saves 14P (above).
+TEST_CASE("Checkpoint cost of FSDP runtimes: fp32 shards and Adam moments, 12 bytes a parameter") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100-1");
+  const double p = count_parameters(model).total;
+  for (const char* runtime : {"torchtitan", "pytorch-fsdp"}) {
+    for (const char* zero : {"2", "3"}) {
+      INFO(runtime << " zero_stage " << zero);
+      Plan plan = parse_plan(std::string("tp=1,pp=1,dp=8,mbs=1,gbs=64,zero_stage=") + zero +
+                                 ",runtime=" + runtime,
+                             "test");
+      CheckpointCost cost = cost_of(model, cluster, plan);
+      CHECK(cost.bytes_total == Approx(12 * p).epsilon(1e-12));
+      CHECK(cost.bytes_per_rank == Approx(1.5 * p).epsilon(1e-12));
+    }
+  }
+  // Pipelined torchtitan (ZeRO-1 in force): the two stages' shards add up to the same 12P.
+  Plan pipelined = parse_plan("tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=3,runtime=torchtitan",
+                              "test");
+  CheckpointCost cost = cost_of(model, cluster, pipelined);
+  CHECK(cost.bytes_total == Approx(12 * p).epsilon(1e-12));
+  MemoryReport memory = estimate_memory(model, cluster, pipelined);
+  double largest = 0;
+  for (const StageMemory& stage : memory.stages) largest = std::max(largest, stage.optimizer_bytes);
+  CHECK(cost.bytes_per_rank == largest);
+}
+
 TEST_CASE("Checkpoint cost: the aggregate bandwidth caps many writers; async blocks for the copy") {
   ModelSpec model = load_model_spec("llama3-8b");
   ClusterSpec cluster = load_cluster_spec("dgx-h100:200");  // 200 x 25 GB/s = 5 TB/s > 2 TB/s.
