@@ -16,7 +16,7 @@
 //     tiles      = batch_heads * q_tokens / attention_q_tile
 //     blocks     = keys_per_call / attention_kv_block       key blocks one query tile sweeps
 //     efficiency = [flash2_scale for flash2] * kernels.<kernel>_fwd|_bwd
-//                  (triton: flash2_scale * kTritonOverFlash2 * kernels.flash2_fwd|_bwd)
+//                  (triton: kTritonOverFlash2 * kernels.flash2_fwd|_bwd, no flash2_scale)
 //                  * tiles / (tiles + gemm_half_tiles)
 //                  * blocks / (blocks + attention_tile_overhead_fwd|_bwd)
 //     (kernels.* are the long-sequence ceilings; the last factor is why attention is slower at
