@@ -71,6 +71,8 @@ ValidationRun run_validation(const ModelSpec& model, const ClusterSpec& cluster,
   options.efficiency.overheads(plan.runtime).microbatch_overhead_s = 0;
   options.efficiency.overheads(plan.runtime).step_overhead_s = 0;
   options.profile = request.profile;
+  // The executor runs the profiler's attention kernel in place of the plan's.
+  options.profile_attention_stand_in = true;
   ClusterSpec predicted_cluster = cluster;
   std::string prediction;
   double tensor_bytes = static_cast<double>(plan.micro_batch_size) *

@@ -91,12 +91,15 @@ CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency)
 }
 
 CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency, const ProfileTable* profile,
-                     Runtime runtime, std::optional<AttentionKernel> attention)
+                     Runtime runtime, std::optional<AttentionKernel> attention,
+                     bool attention_stand_in)
     : CostModel(std::move(gpu), efficiency) {
   profile_ = profile;
   runtime_ = runtime;
   kernel_gap_ = efficiency_.overheads(runtime).kernel_gap_s;
   attention_ = attention.value_or(runtime_traits(runtime).attention);
+  profile_attention_impls_ =
+      profile_attention_impls(attention_stand_in ? AttentionKernel::kUnfused : attention_);
 }
 
 void CostModel::apply_profile(const Op& op, const GemmShape& gemm, bool backward, double flops,
@@ -109,7 +112,8 @@ void CostModel::apply_profile(const Op& op, const GemmShape& gemm, bool backward
       break;
     case OpClass::kAttention:
       if (flops > 0) {
-        measured = profile_->attention(op.precision, backward, op.attention.head_dim, flops);
+        measured = profile_->attention(op.precision, backward, op.attention.head_dim, flops,
+                                       profile_attention_impls_);
       }
       break;
     case OpClass::kMemoryBound:
@@ -222,15 +226,15 @@ OpCost CostModel::op_cost(const Op& op) const {
     case OpClass::kAttention:
       if (attention_ == AttentionKernel::kUnfused) {
         cost = unfused_attention(op);
-        break;
+      } else {
+        cost.fwd = pass(op, op.flops_fwd, op.bytes_fwd, op.kernels_fwd,
+                        attention_efficiency(op.attention, false));
+        cost.b = pass(op, op.flops_b, op.bytes_b, op.kernels_b,
+                      attention_efficiency(op.attention, true));
+        cost.w = pass(op, op.flops_w, op.bytes_w, op.kernels_w,
+                      attention_efficiency(op.attention, true));
+        cost.note = peak(op.precision).note;
       }
-      cost.fwd = pass(op, op.flops_fwd, op.bytes_fwd, op.kernels_fwd,
-                      attention_efficiency(op.attention, false));
-      cost.b =
-          pass(op, op.flops_b, op.bytes_b, op.kernels_b, attention_efficiency(op.attention, true));
-      cost.w =
-          pass(op, op.flops_w, op.bytes_w, op.kernels_w, attention_efficiency(op.attention, true));
-      cost.note = peak(op.precision).note;
       apply_profile(op, {}, false, op.flops_fwd, op.bytes_fwd, op.kernels_fwd, cost.fwd);
       apply_profile(op, {}, true, op.flops_b, op.bytes_b, op.kernels_b, cost.b);
       apply_profile(op, {}, true, op.flops_w, op.bytes_w, op.kernels_w, cost.w);

@@ -248,10 +248,15 @@ class CostModel {
   explicit CostModel(GpuSpec gpu, EfficiencyTable efficiency = {});
   // The same, with measured times from `profile` (null: roofline only, as above), for a step
   // run by `runtime` (its kernel gap) with attention kernel `attention` (the runtime's when
-  // nullopt; plan.h attention_kernel). REQUIRES: `profile` outlives the CostModel.
+  // nullopt; plan.h attention_kernel). The profile prices attention only from samples of that
+  // kernel (profile.h profile_attention_impls), else the roofline keeps it; with
+  // `attention_stand_in` (validate, whose executor runs the profiler's unfused attention in
+  // place of the plan's kernel) the unfused kernel's samples price it whatever the kernel.
+  // REQUIRES: `profile` outlives the CostModel.
   CostModel(GpuSpec gpu, EfficiencyTable efficiency, const ProfileTable* profile,
             Runtime runtime = kDefaultRuntime,
-            std::optional<AttentionKernel> attention = std::nullopt);
+            std::optional<AttentionKernel> attention = std::nullopt,
+            bool attention_stand_in = false);
 
   const GpuSpec& gpu() const { return gpu_; }
   const EfficiencyTable& efficiency() const { return efficiency_; }
@@ -297,6 +302,8 @@ class CostModel {
   const ProfileTable* profile_ = nullptr;  // Not owned; null without a profile.
   Runtime runtime_ = kDefaultRuntime;
   AttentionKernel attention_ = AttentionKernel::kFused;
+  // The profile attention impls that price attention passes (constructor); string literals.
+  std::vector<std::string_view> profile_attention_impls_;
   double kernel_gap_ = 0;
 };
 

@@ -25,6 +25,10 @@ void add_provenance_json(nlohmann::ordered_json& json, const CostProvenance& pro
                         {"profile", provenance.profile_comm},
                         {"extrapolated", provenance.extrapolated_comm}};
   json["unprofiled_gpus"] = provenance.unprofiled_gpus;
+  json["unprofiled_attention"] =
+      provenance.unprofiled_attention.empty()
+          ? nlohmann::ordered_json(nullptr)
+          : nlohmann::ordered_json(provenance.unprofiled_attention);
 }
 
 std::string provenance_text(const CostProvenance& provenance) {
@@ -40,6 +44,12 @@ std::string provenance_text(const CostProvenance& provenance) {
                      provenance.extrapolated_comm, provenance.modelled_comm);
   std::string warning = unprofiled_gpus_warning(provenance);
   if (!warning.empty()) out += "# warning: " + warning + "\n";
+  if (!provenance.unprofiled_attention.empty()) {
+    out += fmt::format("# warning: the profile did not measure this plan's attention kernel "
+                       "({}); its attention passes keep the datasheet roofline "
+                       "(docs/profile.md)\n",
+                       provenance.unprofiled_attention);
+  }
   if (provenance.extrapolated_passes > 0) {
     out += fmt::format("# warning: {} op passes lie outside the profile's measured range "
                        "(extrapolated; profile more shapes to cover them)\n",

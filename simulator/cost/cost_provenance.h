@@ -10,6 +10,9 @@
 //                        counts the profile passes outside the measured range
 //   comm_costs           {modelled, profile, extrapolated}: collectives and transfers by source
 //   unprofiled_gpus      GPU types of the plan the profile does not apply to (roofline kept)
+//   unprofiled_attention the plan's attention kernel when the profile measured attention but
+//                        not that kernel (profile.h profile_attention_impls): its passes keep
+//                        the roofline; null otherwise
 #pragma once
 
 #include <cstdint>
@@ -39,6 +42,9 @@ struct CostProvenance {
   int64_t extrapolated_comm = 0;   // Of the profile ones, outside the measured sizes.
   // GPU types of the plan the profile does not apply to (they keep the roofline), sorted.
   std::vector<std::string> unprofiled_gpus;
+  // The plan's attention kernel (runtime.h name) when the profile measured attention, but not
+  // with that kernel, so its passes keep the roofline; "" otherwise.
+  std::string unprofiled_attention;
 
   // "profile" when any pass or collective came from the profile, else "roofline".
   CostSource source() const {

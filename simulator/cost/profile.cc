@@ -135,6 +135,19 @@ double dtype_bytes(std::string_view dtype) {
   return 2;
 }
 
+std::vector<std::string_view> profile_attention_impls(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kUnfused:
+      return {"gemm_softmax", "eigen"};
+    case AttentionKernel::kFused:
+      return {"cudnn_sdpa"};
+    case AttentionKernel::kFlash2:
+    case AttentionKernel::kTriton:
+      return {};
+  }
+  return {};
+}
+
 double GemmSample::bytes() const { return dtype_bytes(dtype) * (m * k + k * n + m * n) * batch; }
 
 double AlphaBetaFit::seconds(double bytes) const {

@@ -53,6 +53,7 @@
 #include "simulator/model/layer_ops.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/runtime.h"
 
 namespace ppsim {
 
@@ -109,6 +110,14 @@ struct AttentionSample {
 
   double bytes() const { return dtype_bytes(dtype) * 4 * batch_heads * seq_len * head_dim; }
 };
+
+// The attention "impl" values that measure a plan's attention kernel (runtime.h): unfused
+// attention is what "gemm_softmax" (CUDA: batched QK^T, a softmax kernel, batched PV) and
+// "eigen" (CPU: the same products per head) time; Transformer Engine's fused kernel is cuDNN's,
+// "cudnn_sdpa". FlashAttention-2 and the Triton kernel have no profiler measurement: none.
+// A profile's attention prices only the kernel it measured, since the kernels differ several
+// fold at long sequences (the unfused one moves the s x s scores through memory).
+std::vector<std::string_view> profile_attention_impls(AttentionKernel kernel);
 
 struct MemorySample {
   std::string kernel;  // "copy", "norm" (row RMS norm), "elementwise" (a*b+c).

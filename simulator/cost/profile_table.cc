@@ -92,8 +92,8 @@ ProfileTable::ProfileTable(Profile profile) : profile_(std::move(profile)) {
         times.size() == 1 ? times[0] : std::exp(log_sum / static_cast<double>(times.size()));
   }
   for (const AttentionSample& s : profile_.attention) {
-    add(attention_, series_key(s.dtype, s.backward ? "bwd" : "fwd", s.head_dim), s.flops,
-        s.seconds);
+    add(attention_, s.impl + ":" + series_key(s.dtype, s.backward ? "bwd" : "fwd", s.head_dim),
+        s.flops, s.seconds);
   }
   for (const MemorySample& s : profile_.memory) add(memory_, s.kernel, s.bytes, s.seconds);
   for (const HostTransferSample& s : profile_.host_transfer) {
@@ -172,31 +172,43 @@ std::optional<ProfileEstimate> ProfileTable::gemm(Precision precision,
   return e;
 }
 
-std::optional<ProfileEstimate> ProfileTable::attention(Precision precision, bool backward,
-                                                       double head_dim, double flops) const {
+std::optional<ProfileEstimate> ProfileTable::attention(
+    Precision precision, bool backward, double head_dim, double flops,
+    const std::vector<std::string_view>& impls) const {
   std::string pass = backward ? "bwd" : "fwd";
   std::vector<std::string> dtypes = {precision == Precision::kFp16 ? "fp16" : "bf16",
                                      precision == Precision::kFp16 ? "bf16" : "fp16", "fp32"};
-  for (const std::string& dtype : dtypes) {
-    // The nearest measured head size of this dtype and pass (in log distance).
-    const Series* best = nullptr;
-    double best_dim = 0;
-    for (const AttentionSample& a : profile_.attention) {
-      if (a.dtype != dtype || a.backward != backward) continue;
-      if (!best ||
-          std::abs(std::log(a.head_dim / head_dim)) < std::abs(std::log(best_dim / head_dim))) {
-        best = find(attention_, series_key(dtype, pass, a.head_dim));
-        best_dim = a.head_dim;
+  for (std::string_view impl : impls) {
+    for (const std::string& dtype : dtypes) {
+      // The nearest measured head size of this impl, dtype and pass (in log distance).
+      const Series* best = nullptr;
+      double best_dim = 0;
+      for (const AttentionSample& a : profile_.attention) {
+        if (a.impl != impl || a.dtype != dtype || a.backward != backward) continue;
+        if (!best ||
+            std::abs(std::log(a.head_dim / head_dim)) < std::abs(std::log(best_dim / head_dim))) {
+          best = find(attention_, a.impl + ":" + series_key(dtype, pass, a.head_dim));
+          best_dim = a.head_dim;
+        }
       }
-    }
-    if (best) {
-      ProfileEstimate e = best->at(flops);
-      e.extrapolated = e.extrapolated || best_dim != head_dim;
-      if (dtype == "fp32") e.note = "profile has no 16-bit attention: fp32 table used";
-      return e;
+      if (best) {
+        ProfileEstimate e = best->at(flops);
+        e.extrapolated = e.extrapolated || best_dim != head_dim;
+        if (dtype == "fp32") e.note = "profile has no 16-bit attention: fp32 table used";
+        return e;
+      }
     }
   }
   return std::nullopt;
+}
+
+bool ProfileTable::has_attention(const std::vector<std::string_view>& impls) const {
+  for (const AttentionSample& a : profile_.attention) {
+    for (std::string_view impl : impls) {
+      if (a.impl == impl) return true;
+    }
+  }
+  return false;
 }
 
 std::optional<ProfileEstimate> ProfileTable::memory(std::string_view kernel, double bytes) const {

@@ -2,7 +2,7 @@
 // profile (profile.h has the format), and how a command finds the profile that applies.
 //
 // Lookup (ProfileTable): measured tables win; fits only extrapolate collectives.
-//   A series (one GEMM dtype, one attention (dtype, pass, head_dim), one memory kernel, one
+//   A series (one GEMM dtype, one attention (impl, dtype, pass, head_dim), one memory kernel, one
 //   transfer direction, one collective group shape) is sorted by x = FLOPs or bytes; points of
 //   equal x merge to their geometric-mean time. Between two points log(time) is linear in
 //   log(x): exact at measured points and monotone between them. Below the smallest x the time
@@ -48,10 +48,15 @@ class ProfileTable {
   std::optional<ProfileEstimate> gemm(Precision precision, const GemmShape& shape) const;
   // Whether gemm() would answer this shape from its own measurement (not interpolated).
   bool measured_gemm_shape(Precision precision, const GemmShape& shape) const;
-  // One attention pass of `flops` (layer_ops.h counting) at this head size; the nearest measured
-  // head size stands in for a missing one (extrapolated).
+  // One attention pass of `flops` (layer_ops.h counting) at this head size, from the samples
+  // of the given impls (profile.h profile_attention_impls; the first measured one wins); the
+  // nearest measured head size stands in for a missing one (extrapolated). nullopt when the
+  // profile measured none of `impls`.
   std::optional<ProfileEstimate> attention(Precision precision, bool backward, double head_dim,
-                                           double flops) const;
+                                           double flops,
+                                           const std::vector<std::string_view>& impls) const;
+  // Whether the profile measured attention with any of `impls`.
+  bool has_attention(const std::vector<std::string_view>& impls) const;
   // A memory-bound kernel moving `bytes`; "norm" and "elementwise" fall back to "copy".
   std::optional<ProfileEstimate> memory(std::string_view kernel, double bytes) const;
   // An Adam step touching `bytes` (34 per parameter) from the measured "adam" kernel only;
@@ -92,7 +97,7 @@ class ProfileTable {
   Profile profile_;
   std::vector<Keyed> gemm_;  // Key: dtype.
   std::map<GemmShapeKey, double> gemm_shapes_;
-  std::vector<Keyed> attention_;   // Key: dtype/pass/head_dim.
+  std::vector<Keyed> attention_;   // Key: impl:dtype/pass/head_dim.
   std::vector<Keyed> memory_;      // Key: kernel.
   std::vector<Keyed> transfer_;    // Key: h2d | d2h.
   std::vector<Keyed> collective_;  // Key: op/n/g.

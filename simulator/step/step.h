@@ -47,6 +47,10 @@ struct StepOptions {
   // roofline and alpha-beta only. Not owned; must outlive build_step.
   const ProfileTable* profile = nullptr;
   std::string profile_path;  // The file `profile` came from, for reports. "" without one.
+  // The profile's unfused attention (gemm_softmax, eigen) prices every attention pass whatever
+  // the plan's kernel: `ppsim validate`, whose executor runs the profiler's kernel in its place
+  // (cost_model.h). Otherwise a profile prices only the kernel it measured.
+  bool profile_attention_stand_in = false;
   // build_step refuses (InputError naming --max-tasks/--max-memory) a step whose estimated
   // work exceeds this (work_estimate.h). Default: the documented budget.
   WorkBudget budget;

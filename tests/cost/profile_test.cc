@@ -306,17 +306,80 @@ TEST_CASE("CostModel: an attached profile wins over the roofline, op by op") {
   CHECK(with.fwd.source == CostSource::kProfile);
   CHECK(with.fwd.seconds == Approx(p.gemm[2].seconds + roofline.kernel_gap()));
   CHECK_FALSE(with.fwd.extrapolated);
-  // A whole layer: every op class has a table, so every op comes from the profile.
+  // A whole layer: every op class has a table, so every op comes from the profile, once the
+  // plan runs the attention kernel the profile measured (unfused: gemm_softmax). Under the
+  // default runtime's fused kernel, which it did not measure, attention keeps the roofline.
   OpShape shape;
   shape.seq_length = 4096;
   shape.tp = 8;
-  LayerCost layer = profiled.layer_cost(testing::llama2_70b_shape(), shape, 0);
+  CostModel unfused(gpu, {}, &table, kDefaultRuntime, AttentionKernel::kUnfused);
+  LayerCost layer = unfused.layer_cost(testing::llama2_70b_shape(), shape, 0);
   CHECK(layer.roofline_ops == 0);
   CHECK(layer.profile_ops > 0);
+  LayerCost fused = profiled.layer_cost(testing::llama2_70b_shape(), shape, 0);
+  CHECK(fused.roofline_ops == 1);  // attention_core.
+  CHECK(fused.profile_ops == layer.profile_ops - 1);
   // Without a profile nothing changes.
   LayerCost plain = CostModel(gpu).layer_cost(testing::llama2_70b_shape(), shape, 0);
   CHECK(plain.profile_ops == 0);
   CHECK(plain.extrapolated_ops == 0);
+}
+
+// The causal attention call of sample_profile's samples (64 heads x 4,096 tokens, d 128).
+Op sampled_attention() {
+  Op op;
+  op.name = "attention_core";
+  op.op_class = OpClass::kAttention;
+  op.attention = {64, 4096, 4096, 128, 2048};
+  op.flops_fwd = 2.0 * 64 * 4096.0 * 4096 * 128;
+  op.flops_b = 2.5 * op.flops_fwd;
+  op.bytes_fwd = op.bytes_b = 4 * 2.0 * 64 * 4096 * 128;
+  op.kernels_fwd = op.kernels_b = 1;
+  return op;
+}
+
+TEST_CASE("CostModel: a profile prices attention only with the kernel it measured") {
+  Profile p = sample_profile();  // gemm_softmax: 1 ms forward, 3 ms backward.
+  GpuSpec gpu = *find_gpu("H100-SXM-80GB");
+  const Op op = sampled_attention();
+  auto with = [&](const ProfileTable& table, AttentionKernel kernel, bool stand_in = false) {
+    return CostModel(gpu, {}, &table, kDefaultRuntime, kernel, stand_in).op_cost(op);
+  };
+  auto roofline = [&](AttentionKernel kernel) {
+    return CostModel(gpu, {}, nullptr, kDefaultRuntime, kernel).op_cost(op);
+  };
+  ProfileTable table(p);
+  const double gap = CostModel(gpu).kernel_gap();
+  // Unfused attention is what gemm_softmax measures.
+  OpCost unfused = with(table, AttentionKernel::kUnfused);
+  CHECK(unfused.fwd.source == CostSource::kProfile);
+  CHECK(unfused.fwd.seconds == Approx(1e-3 + gap));
+  CHECK(unfused.b.seconds == Approx(3e-3 + gap));
+  // The flash kernels were not measured: their datasheet roofline, to the bit.
+  for (AttentionKernel kernel :
+       {AttentionKernel::kFused, AttentionKernel::kFlash2, AttentionKernel::kTriton}) {
+    OpCost cost = with(table, kernel);
+    CHECK(cost.fwd.source == CostSource::kRoofline);
+    CHECK(cost.fwd.seconds == roofline(kernel).fwd.seconds);
+    CHECK(cost.b.seconds == roofline(kernel).b.seconds);
+    CHECK(cost.fwd.seconds < roofline(AttentionKernel::kUnfused).fwd.seconds);
+  }
+  // validate's stand-in: the executor runs the profiler's kernel whatever the plan names.
+  OpCost stand_in = with(table, AttentionKernel::kFused, true);
+  CHECK(stand_in.fwd.source == CostSource::kProfile);
+  CHECK(stand_in.fwd.seconds == Approx(1e-3 + gap));
+  // A cuDNN sample prices the fused kernel, and only it.
+  Profile both = p;
+  both.attention.push_back(
+      {"bf16", false, "cudnn_sdpa", 64, 4096, 128, true, op.flops_fwd, 0.25e-3});
+  ProfileTable both_table(both);
+  CHECK(with(both_table, AttentionKernel::kFused).fwd.seconds == Approx(0.25e-3 + gap));
+  CHECK(with(both_table, AttentionKernel::kUnfused).fwd.seconds == Approx(1e-3 + gap));
+  CHECK(with(both_table, AttentionKernel::kFlash2).fwd.source == CostSource::kRoofline);
+  // The lookup itself.
+  CHECK(table.has_attention(profile_attention_impls(AttentionKernel::kUnfused)));
+  CHECK_FALSE(table.has_attention(profile_attention_impls(AttentionKernel::kFused)));
+  CHECK_FALSE(table.attention(Precision::kBf16, false, 128, op.flops_fwd, {}).has_value());
 }
 
 // configs/profiles/h200-sxm-quick.json was measured by `ppsim profile` on one H200 SXM

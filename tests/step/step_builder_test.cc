@@ -325,7 +325,8 @@ TEST_CASE("Step: with a profile, an F task lasts the sum of its measured passes"
   options.ideal_links = true;
   options.profile = &table;
   options.profile_path = "synthetic.json";
-  Simulated s = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", options);
+  // The profile measured unfused attention (eigen), so the plan runs that kernel.
+  Simulated s = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4,attention=unfused", options);
   // The forward of the whole model (one stage): per op with forward kernels, its class's
   // measured time plus one launch gap per kernel (cost_model.h), then the framework's
   // per-microbatch dispatch once (step_builder.h).
@@ -356,6 +357,21 @@ TEST_CASE("Step: with a profile, an F task lasts the sum of its measured passes"
   CHECK(s.step.provenance.roofline_passes == 0);
   CHECK(s.step.provenance.profile_passes > 0);
   CHECK(s.step.provenance.extrapolated_passes == s.step.provenance.profile_passes);
+  CHECK(s.step.provenance.unprofiled_attention.empty());
+  // Under the runtime's fused kernel, which the profile did not measure, the two attention
+  // ops' forward and input-gradient passes (no weight gradient) keep the roofline and the report names the kernel; validate's stand-in
+  // (its executor runs the profiler's kernel) prices them from the profile again.
+  Simulated fused = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", options);
+  CHECK(fused.step.provenance.roofline_passes == 2 * 2);
+  CHECK(fused.step.provenance.profile_passes == s.step.provenance.profile_passes - 2 * 2);
+  CHECK(fused.step.provenance.unprofiled_attention == "fused");
+  CHECK(mean_duration(fused, 0, ActionKind::kForward) < mean_duration(s, 0, ActionKind::kForward));
+  options.profile_attention_stand_in = true;
+  Simulated stand_in = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", options);
+  CHECK(stand_in.step.provenance.roofline_passes == 0);
+  CHECK(stand_in.step.provenance.unprofiled_attention.empty());
+  CHECK(mean_duration(stand_in, 0, ActionKind::kForward) ==
+        Approx(mean_duration(s, 0, ActionKind::kForward)).epsilon(1e-9));
   // Without the profile the roofline prices the same task differently.
   Simulated roofline = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", StepOptions{});
   CHECK(roofline.step.provenance.source() == CostSource::kRoofline);

@@ -151,7 +151,22 @@ TEST_CASE("CLI simulate --profile: measured costs replace the roofline and the r
   CHECK(b["cost_source"] == "profile");
   CHECK(b["profile"] == cpu_profile());
   CHECK(b["cost_passes"]["profile"].get<int64_t>() > 0);
-  CHECK(b["cost_passes"]["roofline"] == 0);
+  // The CPU profile measured unfused attention (eigen); the plan runs megatron-core's fused
+  // kernel, so its attention passes alone keep the roofline, and the report names the kernel.
+  CHECK(a["unprofiled_attention"].is_null());
+  CHECK(b["unprofiled_attention"] == "fused");
+  CHECK(b["cost_passes"]["roofline"].get<int64_t>() > 0);
+  auto unfused = run_ppsim("simulate --model llama3-8b --cluster dgx-h100-1 --plan "
+                           "tp=2,pp=2,dp=2,mbs=1,gbs=16,attention=unfused --json --profile " +
+                           cpu_profile());
+  INFO(unfused.err);
+  REQUIRE(unfused.exit_code == 0);
+  nlohmann::json c = nlohmann::json::parse(unfused.out);
+  CHECK(c["cost_passes"]["roofline"] == 0);
+  CHECK(c["unprofiled_attention"].is_null());
+  // Its attention passes (forward and input gradient) are the roofline ones with the fused kernel.
+  CHECK(b["cost_passes"]["roofline"].get<int64_t>() ==
+        c["cost_passes"]["profile"].get<int64_t>() - b["cost_passes"]["profile"].get<int64_t>());
   // The CPU measured small GEMMs only: the model's GEMM passes lie beyond them, while its
   // memory-bound passes fall inside the quick ladder (16 KiB - 32 MiB arrays).
   CHECK(b["cost_passes"]["extrapolated"].get<int64_t>() > 0);
@@ -163,6 +178,8 @@ TEST_CASE("CLI simulate --profile: measured costs replace the roofline and the r
                         cpu_profile());
   CHECK_THAT(text.out, Catch::Contains("# costs    profile (profile " + cpu_profile()));
   CHECK_THAT(text.out, Catch::Contains("lie outside the profile's measured range"));
+  CHECK_THAT(text.out, Catch::Contains("the profile did not measure this plan's attention "
+                                       "kernel (fused)"));
 }
 
 TEST_CASE("CLI simulate: a cluster's relative profile path is read from the cluster's folder") {
