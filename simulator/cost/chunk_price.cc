@@ -1,6 +1,7 @@
 #include "simulator/cost/chunk_price.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "simulator/cost/collective_timing.h"
 #include "simulator/cost/profile_table.h"
@@ -51,6 +52,11 @@ ChunkPricer::ChunkPricer(const ModelSpec& model, const Plan& plan,
   head_parameters_ = counts.output_layer > 0 ? counts.output_layer : counts.embedding;
   mtp_parameters_ = counts.mtp;
   final_norm_parameters_ = counts.final_norm;
+  if (plan.recompute == Recompute::kFull && plan.recompute_num_layers > 0) {
+    plain_plan_ = std::make_shared<const Plan>(without_recompute(plan));
+    plain_ = std::make_shared<const ChunkPricer>(model, *plain_plan_, efficiency, collective,
+                                                 profile, ideal_links);
+  }
 }
 
 int64_t ChunkPricer::dp_ranks_per_node(const NodeGroup& group) const {
@@ -393,11 +399,11 @@ ParameterSplit ChunkPricer::parameters(int64_t first_layer, int64_t layers, bool
 LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
                               const TensorParallelPrice& tp, int64_t index,
                               LayerPriceMemo& memo) const {
-  const ModelSpec::LayerKind kind = model_.layer_kind(index);
+  const LayerPriceKey key{model_.layer_kind(index), plan_.recompute != Recompute::kNone};
   for (const auto& [known, price] : memo) {
-    if (known == kind) return price;
+    if (known == key) return price;
   }
-  memo.emplace_back(kind, layer(costs, group, tp, index));
+  memo.emplace_back(key, layer(costs, group, tp, index));
   return memo.back().second;
 }
 
@@ -407,10 +413,19 @@ ChunkPrice ChunkPricer::chunk(const CostModel& costs, const NodeGroup& group, in
   CommCounts tp_comm;
   const TensorParallelPrice tp = tensor_parallel(group, tp_comm);
   LayerPriceMemo own;
+  LayerPriceMemo& prices_made = memo != nullptr ? *memo : own;
+  std::optional<TensorParallelPrice> plain_tp;  // The plain pricer's (no recompute) TP price.
   std::vector<LayerPrice> prices;
   prices.reserve(layers);
   for (int64_t index = first_layer; index < first_layer + layers; ++index) {
-    prices.push_back(layer(costs, group, tp, index, memo != nullptr ? *memo : own));
+    if (plain_ && !layer_recomputed(plan_, index - first_layer)) {
+      // Its collectives are this chunk's too: counted once, above.
+      CommCounts counted_above;
+      if (!plain_tp) plain_tp = plain_->tensor_parallel(group, counted_above);
+      prices.push_back(plain_->layer(costs, group, *plain_tp, index, prices_made));
+    } else {
+      prices.push_back(layer(costs, group, tp, index, prices_made));
+    }
   }
   ChunkPrice price =
       chunk_from_layers(costs, group, prices.data(), first_layer, layers, first_chunk, last_chunk);

@@ -76,6 +76,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -157,9 +158,15 @@ struct LayerPrice {
   CommCounts comm;                // The EP and CP collectives priced.
 };
 
-// Layer prices already made, by layer kind (ModelSpec::LayerKind), for one pricer on one GPU
-// group: layers of one kind price alike, so a model's repeated layers are priced once.
-using LayerPriceMemo = std::vector<std::pair<ModelSpec::LayerKind, LayerPrice>>;
+// Layer prices already made, by layer kind (ModelSpec::LayerKind) and whether the layer
+// re-runs its forward (a plan's layers past recompute_num_layers do not), for one pricer on one
+// GPU group: layers of one kind price alike, so a model's repeated layers are priced once.
+struct LayerPriceKey {
+  ModelSpec::LayerKind kind;
+  bool recomputed = false;
+  bool operator==(const LayerPriceKey&) const = default;
+};
+using LayerPriceMemo = std::vector<std::pair<LayerPriceKey, LayerPrice>>;
 
 struct ChunkPrice {
   int64_t first_layer = 0;
@@ -214,14 +221,16 @@ class ChunkPricer {
                    int64_t layer, LayerPriceMemo& memo) const;
 
   // Layers [first_layer, first_layer + layers), with the embedding when `first_chunk` and the
-  // head when `last_chunk`, on `group`'s GPUs.
+  // head when `last_chunk`, on `group`'s GPUs; under partial full recompute
+  // (plan.recompute_num_layers) the chunk's layers past the first N as without recompute.
   // `memo`: the group's layer prices across calls (null: this call's own).
   ChunkPrice chunk(const CostModel& costs, const NodeGroup& group, int64_t first_layer,
                    int64_t layers, bool first_chunk, bool last_chunk,
                    LayerPriceMemo* memo = nullptr) const;
 
   // The same from layer prices already made (layer_prices[i] is layer first_layer + i), for
-  // callers that price each layer once and sum many chunks (the planner's screen).
+  // callers that price each layer once and sum many chunks (the planner's screen, whose plans
+  // recompute every layer or none).
   ChunkPrice chunk_from_layers(const CostModel& costs, const NodeGroup& group,
                                const LayerPrice* layer_prices, int64_t first_layer, int64_t layers,
                                bool first_chunk, bool last_chunk) const;
@@ -268,6 +277,10 @@ class ChunkPricer {
   OpShape shape_;
   ActivationConfig activations_;
   int32_t microbatches_;
+  // Under partial full recompute, the plan without recompute and its pricer, for the layers
+  // past recompute_num_layers in each chunk; null otherwise. Shared so the pricer copies.
+  std::shared_ptr<const Plan> plain_plan_;
+  std::shared_ptr<const ChunkPricer> plain_;
   double tokens_;                 // Per microbatch per context-parallel rank.
   double embedding_parameters_;   // Token (and learned position) embedding, whole.
   double head_parameters_;        // Output layer, or the tied embedding on the last chunk.

@@ -69,10 +69,16 @@ LauncherOutput export_deepspeed(const ModelSpec& model, const ClusterSpec& clust
         "DeepSpeed has no selective (attention-only) recompute setting; it must come from the "
         "model code (Megatron-DeepSpeed --recompute-granularity selective)");
   } else if (plan.recompute == Recompute::kFull && plan.pp == 1) {
-    // With a PipelineModule, "pipeline": {"activation_checkpoint_interval": 1} below does it.
+    // With a PipelineModule, "pipeline": {"activation_checkpoint_interval": 1} below does it
+    // (partial recompute under pipelining is refused: runtime_shape_problem).
     notes.push_back(
-        "full recompute: wrap each transformer layer in deepspeed.checkpointing.checkpoint (the "
-        "config has no switch for it without a PipelineModule)");
+        plan.recompute_num_layers > 0
+            ? fmt::format("full recompute of the first {} transformer layers: wrap each of them "
+                          "in deepspeed.checkpointing.checkpoint (the config has no switch for "
+                          "it without a PipelineModule)",
+                          plan.recompute_num_layers)
+            : "full recompute: wrap each transformer layer in deepspeed.checkpointing.checkpoint "
+              "(the config has no switch for it without a PipelineModule)");
   }
   if (plan.precision == Precision::kFp8) {
     warnings.push_back(

@@ -328,6 +328,11 @@ LauncherOutput export_megatron(const ModelSpec& model, const ClusterSpec& cluste
       training_args.push_back(
           {"--recompute-modules", recompute_modules_text(plan.recompute_modules, " ")});
     }
+  } else if (plan.recompute == Recompute::kFull && plan.recompute_num_layers > 0) {
+    // The first N layers of each pipeline chunk, one checkpoint each (transformer_block.py).
+    training_args.push_back({"--recompute-granularity", "full"});
+    training_args.push_back({"--recompute-method", "block"});
+    training_args.push_back({"--recompute-num-layers", std::to_string(plan.recompute_num_layers)});
   } else if (plan.recompute == Recompute::kFull) {
     training_args.push_back({"--recompute-granularity", "full"});
     training_args.push_back({"--recompute-method", "uniform"});

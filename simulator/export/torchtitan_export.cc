@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "simulator/model/chunk_layout.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/gpu_catalog.h"
+#include "simulator/spec/runtime_support.h"
 
 namespace ppsim {
 
@@ -252,9 +254,14 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   }
   const int64_t local_batch =
       plan.pp > 1 ? plan.global_batch_size / plan.dp : plan.micro_batch_size;
-  const std::string mode = plan.recompute == Recompute::kFull        ? "full"
-                           : plan.recompute == Recompute::kSelective ? "selective"
-                                                                     : "none";
+  // Partial full recompute is torchtitan's layer-level selective checkpointing: every k-th
+  // block (runtime_shape_problem has refused the plans it cannot express); every block (k 1,
+  // or no partial recompute) is plain full recompute.
+  const int64_t ac_every = torchtitan_ac_frequency(plan, model).value_or(1);
+  const bool layer_ac = plan.recompute == Recompute::kFull && ac_every > 1;
+  const std::string mode = plan.recompute == Recompute::kFull && !layer_ac ? "full"
+                           : plan.recompute != Recompute::kNone              ? "selective"
+                                                                             : "none";
   const std::string file = launcher_file_name(LauncherFormat::kTorchTitan);
 
   std::string& text = out.text;
@@ -391,6 +398,7 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   text += "\n[activation_checkpoint]\n";
   text += "mode = " + toml_string(mode) + "\n";
   if (plan.recompute == Recompute::kSelective) text += "selective_ac_option = \"op\"\n";
+  if (layer_ac) text += fmt::format("selective_ac_option = \"{}\"\n", ac_every);
 
   if (plan.precision == Precision::kFp8) {
     text += "\n[quantize.linear." + quantizer + "]\n";

@@ -143,6 +143,8 @@ MemoryReport estimate_gpu_memory(const ModelSpec& model, const ClusterSpec& clus
   PPSIM_CHECK((plan.tp * plan.dp * plan.cp) % (plan.ep * plan.expert_tp()) == 0,
               "etp*ep divides tp*dp*cp");
   const ActivationConfig config = activation_config(plan, model);
+  // Past recompute_num_layers in a chunk, layers keep their activations (plan.h).
+  const ActivationConfig plain_config = activation_config(without_recompute(plan), model);
   const ChunkLayout layout = chunk_layout(plan, model);
   const int64_t chunks = layout.chunks_per_rank;
   const int64_t microbatches = num_microbatches(plan);
@@ -183,10 +185,13 @@ MemoryReport estimate_gpu_memory(const ModelSpec& model, const ClusterSpec& clus
       std::vector<double> layer_bytes;
       for (int64_t index = first; index < first + layout.chunk_layers[rank_chunks[chunk]];
            ++index) {
-        layer_bytes.push_back(layer_activation_bytes(model, config, index).total());
+        const bool recomputed = layer_recomputed(plan, index - first);
+        const ActivationConfig& layer_config =
+            plan.recompute == Recompute::kFull && !recomputed ? plain_config : config;
+        layer_bytes.push_back(layer_activation_bytes(model, layer_config, index).total());
         bytes += layer_bytes.back();
         recompute_working =
-            std::max(recompute_working, recompute_working_bytes(model, config, index));
+            std::max(recompute_working, recompute_working_bytes(model, layer_config, index));
       }
       if (plan.activation_offload_layers > first) {
         // Bytes only: the copies' times are the chunk pricer's (model/activation_offload.h).

@@ -287,6 +287,9 @@ const CostModel& PlanScreen::group_cost_model(int64_t group, const Plan& plan) c
 }
 
 ChunkPricer PlanScreen::chunk_pricer(const Plan& plan) const {
+  // The screen prices each layer once for every split (chunk_from_layers); a layer's price
+  // under partial recompute depends on its place in its chunk, and the search never makes one.
+  PPSIM_CHECK(plan.recompute_num_layers == 0, "the planner's screen prices whole-layer recompute");
   return ChunkPricer(model_, plan, options_.efficiency, options_.collective, options_.profile,
                      options_.ideal_links);
 }
@@ -322,6 +325,7 @@ std::shared_ptr<const ScheduleProfile> PlanScreen::schedule_profile(ScheduleKind
 }
 
 std::shared_ptr<const PlanScreen::LayerBytes> PlanScreen::layer_bytes(const Plan& plan) const {
+  PPSIM_CHECK(plan.recompute_num_layers == 0, "the planner's screen prices whole-layer recompute");
   auto key = std::make_tuple(
       plan.tp, plan.cp, plan.micro_batch_size, effective_seq_length(plan, model_), plan.ep,
       plan.sequence_parallel && plan.tp > 1, recompute_key(plan), runtime_key(plan));

@@ -115,6 +115,18 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
       plan.recompute_modules |= recompute_module_bit(*module);
     }
   }
+  if (std::optional<int64_t> layers =
+          reader.optional_int("recompute_num_layers", 1, kMaxPlanDegree)) {
+    if (plan.recompute != Recompute::kFull && (recompute || plan.recompute_modules != 0)) {
+      reader.fail("recompute_num_layers",
+                  fmt::format("recompute_num_layers chooses how many layers of each pipeline "
+                              "chunk full recompute re-runs, and recompute is {} (give "
+                              "recompute=full, or leave recompute out)",
+                              recompute_name(plan.recompute)));
+    }
+    plan.recompute = Recompute::kFull;
+    plan.recompute_num_layers = *layers;
+  }
   plan.sequence_parallel = reader.optional_bool("sequence_parallel").value_or(false);
   plan.zero_stage = static_cast<int>(reader.optional_int("zero_stage", 0, 3).value_or(0));
   std::optional<bool> offload = reader.optional_bool("offload_optimizer");
@@ -406,6 +418,26 @@ std::optional<Fp8Recipe> find_fp8_recipe(const std::string& name) {
   return static_cast<Fp8Recipe>(it - kFp8RecipeNames.begin());
 }
 
+bool layer_recomputed(const Plan& plan, int64_t position) {
+  switch (plan.recompute) {
+    case Recompute::kNone:
+      return false;
+    case Recompute::kSelective:
+      return true;
+    case Recompute::kFull:
+      return plan.recompute_num_layers == 0 || position < plan.recompute_num_layers;
+  }
+  return false;
+}
+
+Plan without_recompute(const Plan& plan) {
+  Plan none = plan;
+  none.recompute = Recompute::kNone;
+  none.recompute_modules = 0;
+  none.recompute_num_layers = 0;
+  return none;
+}
+
 bool recomputes_moe_act_or_layernorm(const Plan& plan) {
   const RecomputeModules modules = recompute_module_bit(RecomputeModule::kMoeAct) |
                                    recompute_module_bit(RecomputeModule::kLayernorm);
@@ -509,6 +541,7 @@ std::string plan_to_json(const Plan& plan) {
   if (plan.recompute == Recompute::kSelective && plan.recompute_modules != 0) {
     json["recompute_modules"] = recompute_module_list(plan.recompute_modules);
   }
+  if (plan.recompute_num_layers > 0) json["recompute_num_layers"] = plan.recompute_num_layers;
   json["sequence_parallel"] = plan.sequence_parallel;
   json["zero_stage"] = plan.zero_stage;
   json["offload_optimizer"] = plan.offload_optimizer;
@@ -551,6 +584,9 @@ std::string plan_to_inline(const Plan& plan) {
   if (plan.recompute != Recompute::kNone) text += ",recompute=" + recompute_name(plan.recompute);
   if (plan.recompute == Recompute::kSelective && plan.recompute_modules != 0) {
     text += ",recompute_modules=" + recompute_modules_text(plan.recompute_modules, ":");
+  }
+  if (plan.recompute_num_layers > 0) {
+    text += fmt::format(",recompute_num_layers={}", plan.recompute_num_layers);
   }
   if (plan.sequence_parallel) text += ",sequence_parallel=true";
   if (plan.zero_stage != 0) text += fmt::format(",zero_stage={}", plan.zero_stage);
@@ -863,6 +899,11 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
             recompute_modules_problem(plan.recompute_modules, model)) {
       return problem;
     }
+  }
+  if (plan.recompute_num_layers > model.num_layers) {
+    return fmt::format("recompute_num_layers={} is more than {}'s {} layers (it counts the "
+                       "layers of each pipeline chunk that full recompute re-runs)",
+                       plan.recompute_num_layers, model.name, model.num_layers);
   }
   if (plan.etp > 0 && !model.is_moe()) {
     return fmt::format("etp={} but {} has no experts (etp splits expert MLPs)", plan.etp,

@@ -3,6 +3,7 @@
 // JSON (configs/plans/*.json; DESIGN.md "Specs"):
 //   {"tp","pp","dp","cp","ep","vpp","micro_batch_size","global_batch_size","seq_length"?,
 //    "schedule","recompute":"none|selective|full","recompute_modules":[...]?,
+//    "recompute_num_layers"?,
 //    "sequence_parallel","zero_stage":0-3,
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8|nvfp4","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
@@ -127,6 +128,12 @@ struct Plan {
   // recompute_modules=moe_act:layernorm; giving it alone means recompute=selective.
   // recomputed_modules() gives the set in force under every recompute setting.
   RecomputeModules recompute_modules = 0;
+  // Under full recompute, the layers re-run in each pipeline chunk (virtual stage): its first N
+  // (Megatron-Core --recompute-method block --recompute-num-layers N); the others keep their
+  // activations as without recompute. 0 = every layer (Megatron's uniform method, one layer
+  // per checkpoint), the default; giving it alone means recompute=full. layer_recomputed() says
+  // which layers re-run.
+  int64_t recompute_num_layers = 0;
   bool sequence_parallel = false;  // Megatron sequence parallelism (needs tp > 1). Default false.
   int zero_stage = 0;      // 0 none, 1 optimizer states (Megatron distributed optimizer),
                            // 2 + gradients, 3 + parameters (FSDP). Default 0.
@@ -220,6 +227,13 @@ std::optional<MoeDispatcher> find_moe_dispatcher(const std::string& name);
 std::string fp8_recipe_name(Fp8Recipe recipe);
 const std::vector<std::string>& fp8_recipe_names();
 std::optional<Fp8Recipe> find_fp8_recipe(const std::string& name);
+// Whether the layer at `position` (0-based) in its pipeline chunk re-runs its forward in the
+// backward: under full recompute every layer, or the first recompute_num_layers of each chunk;
+// under selective every layer (its modules); never without recompute.
+bool layer_recomputed(const Plan& plan, int64_t position);
+// The plan without recompute: how the layers past recompute_num_layers in a chunk run.
+Plan without_recompute(const Plan& plan);
+
 // Whether selective recompute re-runs moe_act or layernorm (whose outputs the forward then
 // discards), which Megatron-Core refuses under delayed fp8 scaling (transformer_config.py).
 bool recomputes_moe_act_or_layernorm(const Plan& plan);

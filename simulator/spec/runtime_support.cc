@@ -99,7 +99,34 @@ std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSp
     const std::string why = moe_overlap_refusal(plan, model.mtp_layers, /*knobs=*/false);
     if (!why.empty()) return refuse("MoE all-to-all overlap (moe_a2a_overlap) " + why);
   }
+  if (plan.recompute_num_layers > 0) {
+    const std::string partial =
+        fmt::format("full recompute of {} layers per pipeline chunk (recompute_num_layers)",
+                    plan.recompute_num_layers);
+    if (plan.runtime == Runtime::kTorchtitan && !torchtitan_ac_frequency(plan, model)) {
+      return refuse(partial + ", which is not every k-th layer of equal chunks (torchtitan's "
+                              "selective_ac_option = k)");
+    }
+    if (plan.runtime == Runtime::kDeepSpeed && plan.pp > 1) {
+      return refuse(partial + " under pipeline parallelism (its PipelineModule checkpoints "
+                              "every layer, activation_checkpoint_interval)");
+    }
+  }
   return std::nullopt;
+}
+
+std::optional<int64_t> torchtitan_ac_frequency(const Plan& plan, const ModelSpec& model) {
+  if (plan.recompute_num_layers <= 0) return std::nullopt;
+  const std::vector<int64_t> stages = stage_layer_counts(plan, model);
+  const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
+  const int64_t stage = stages.front();
+  const bool equal = std::all_of(stages.begin(), stages.end(),
+                                 [stage](int64_t layers) { return layers == stage; });
+  if (!equal || stage % chunks != 0) return std::nullopt;
+  const int64_t chunk = stage / chunks;
+  if (chunk <= plan.recompute_num_layers) return 1;  // Every block: full recompute.
+  if (chunk % plan.recompute_num_layers != 0) return std::nullopt;
+  return chunk / plan.recompute_num_layers;
 }
 
 std::optional<std::string> runtime_knob_problem(const Plan& plan) {

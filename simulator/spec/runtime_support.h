@@ -17,7 +17,8 @@ namespace ppsim {
 
 // Why `plan` cannot run on its runtime (plan.runtime), naming the feature and the runtime, or
 // nullopt. runtime_shape_problem checks what decides a plan's shape (tp, pp, schedule, vpp, cp,
-// ep, etp, layer split, and moe_a2a_overlap's schedule, virtual-stage and MTP conditions);
+// ep, etp, layer split, moe_a2a_overlap's schedule, virtual-stage and MTP conditions, and
+// partial full recompute against the layer split);
 // runtime_knob_problem the knobs the planner varies per shape (ZeRO, offload, sequence
 // parallelism, precision, tp_comm_overlap, cuda_graphs, moe_a2a_overlap beside recompute);
 // runtime_plan_problem both and the MoE dispatcher.
@@ -26,6 +27,11 @@ namespace ppsim {
 std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSpec& model);
 std::optional<std::string> runtime_knob_problem(const Plan& plan);
 std::optional<std::string> runtime_plan_problem(const Plan& plan, const ModelSpec& model);
+// torchtitan's layer-level selective checkpointing (selective_ac_option = k) checkpoints every
+// k-th transformer block of a rank: the k that re-runs recompute_num_layers of each pipeline
+// chunk, when every chunk has the same layer count and N divides it (1 when N covers the
+// chunk); else nullopt.
+std::optional<int64_t> torchtitan_ac_frequency(const Plan& plan, const ModelSpec& model);
 // Why `runtime` cannot overlap MoE all-to-alls with compute in any plan (Megatron-Core's
 // --overlap-moe-expert-parallel-comm; torchtitan's inside DualPipeV), in the same words, or
 // nullopt. `plan --moe-a2a-overlap on` asks it before searching; which plans of a runtime that

@@ -36,6 +36,8 @@ StepProgram build_step_program(const Step& step, const ModelSpec& model) {
 
   // The chunks' ops, over the layout StepCosts prices (chunk_layout.h).
   OpShape shape = op_shape(plan, model);
+  // Past recompute_num_layers in a chunk, layers run without recompute (plan.h).
+  const OpShape plain_shape = op_shape(without_recompute(plan), model);
   const ChunkLayout layout = chunk_layout(plan, model);
   PPSIM_CHECK(layout.num_chunks() == schedule.num_chunks());
   for (int32_t c = 0; c < schedule.num_chunks(); ++c) {
@@ -43,7 +45,8 @@ StepProgram build_step_program(const Step& step, const ModelSpec& model) {
     if (c == 0) append(ops, embedding_ops(model, shape));
     const int64_t first = layout.chunk_first_layer[c];
     for (int64_t layer = first; layer < first + layout.chunk_layers[c]; ++layer) {
-      append(ops, layer_ops(model, shape, layer));
+      const bool plain = plan.recompute == Recompute::kFull && !layer_recomputed(plan, layer - first);
+      append(ops, layer_ops(model, plain ? plain_shape : shape, layer));
     }
     if (c == layout.loss_chunk()) append(ops, head_ops(model, shape));
     program.chunk_ops.push_back(std::move(ops));

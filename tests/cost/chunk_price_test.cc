@@ -739,6 +739,45 @@ void check_same_price(const LayerPrice& a, const LayerPrice& b) {
   CHECK(a.comm.profile == b.comm.profile);
 }
 
+TEST_CASE("ChunkPrice: partial full recompute re-runs the first N layers of each chunk") {
+  // Llama-2-7B, 16 layers per chunk on tp 2 with SP: recompute_num_layers=N re-runs N layers'
+  // forwards (and their TP collectives) and keeps the other 16 - N layers' activations, so
+  // every partial term lies on the line from no recompute (N = 0 of 16) to full (16 of 16).
+  ModelSpec model = testing::llama2_7b_shape();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1);
+  const NodeGroup& group = cluster.nodes.front();
+  EfficiencyTable efficiency;
+  CollectiveEfficiency collective;
+  CostModel costs(group.gpu, efficiency, nullptr);
+  auto price = [&](const std::string& recompute) {
+    const Plan plan =
+        make_plan("tp=2,pp=2,dp=2,mbs=1,gbs=16,sequence_parallel=true" + recompute);
+    REQUIRE_FALSE(plan_problem(plan, model, cluster));
+    ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+    return pricer.chunk(costs, group, 16, 16, false, false);
+  };
+  const ChunkPrice none = price("");
+  const ChunkPrice full = price(",recompute=full");
+  REQUIRE(full.backward_input > none.backward_input);
+  REQUIRE(full.activation_bytes < none.activation_bytes);
+  for (int64_t n : {1, 5, 15}) {
+    INFO("recompute_num_layers=" << n);
+    const ChunkPrice partial = price(fmt::format(",recompute_num_layers={}", n));
+    const double share = n / 16.0;
+    CHECK(partial.forward == Approx(none.forward).epsilon(1e-12));
+    CHECK(partial.backward_weight == Approx(none.backward_weight).epsilon(1e-12));
+    CHECK(partial.backward_input - none.backward_input ==
+          Approx(share * (full.backward_input - none.backward_input)).epsilon(1e-9));
+    CHECK(partial.activation_bytes - full.activation_bytes ==
+          Approx((1 - share) * (none.activation_bytes - full.activation_bytes)).epsilon(1e-9));
+    CHECK(partial.bound.backward_input <= partial.backward_input);
+  }
+  // N at or beyond the chunk's layers is full recompute.
+  const ChunkPrice all = price(",recompute_num_layers=16");
+  CHECK(all.backward_input == full.backward_input);
+  CHECK(all.activation_bytes == full.activation_bytes);
+}
+
 TEST_CASE("ChunkPrice: layers of one kind price alike, so each kind is priced once (zoo)") {
   // The pricer keeps one price per ModelSpec::LayerKind: a layer's price must depend on its
   // index only through the kind. Every zoo model (dense, MoE with dense first layers, sliding

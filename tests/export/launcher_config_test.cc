@@ -1026,6 +1026,52 @@ TEST_CASE("Megatron export: activation offloading as --cpu-offloading-num-layers
             .count("--cpu-offloading-num-layers") == 0);
 }
 
+TEST_CASE("Exports: partial full recompute (recompute_num_layers) as each launcher spells it") {
+  const std::string plan = "tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=2,recompute_num_layers=8";
+  // Megatron: the block method over the first N layers of each chunk.
+  std::string megatron =
+      export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                    "tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=1,recompute_num_layers=8")
+          .text;
+  check_megatron_flags(megatron);
+  auto training = args_of(megatron, "TRAINING_ARGS");
+  CHECK(training.at("--recompute-granularity") == "full");
+  CHECK(training.at("--recompute-method") == "block");
+  CHECK(training.at("--recompute-num-layers") == "8");
+  auto whole = args_of(export_inline(LauncherFormat::kMegatron, "llama3-8b", "dgx-h100-1",
+                                     "tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=1,recompute=full")
+                           .text,
+                       "TRAINING_ARGS");
+  CHECK(whole.at("--recompute-method") == "uniform");
+  CHECK(whole.at("--recompute-num-layers") == "1");
+  // torchtitan: 8 of each 16-layer chunk is every second block, its layer-level selective AC.
+  auto tables = parse_toml(
+      export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1", plan).text);
+  CHECK(tables["activation_checkpoint"]["mode"] == "selective");
+  CHECK(tables["activation_checkpoint"]["selective_ac_option"] == "2");
+  auto full = parse_toml(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
+                                       "tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=2,recompute=full")
+                             .text);
+  CHECK(full["activation_checkpoint"]["mode"] == "full");
+  CHECK_FALSE(full["activation_checkpoint"].contains("selective_ac_option"));
+  auto covering = parse_toml(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
+                                           "tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=2,"
+                                           "recompute_num_layers=16")
+                                 .text);
+  CHECK(covering["activation_checkpoint"]["mode"] == "full");  // 16 of 16: every block.
+  CHECK_THROWS_WITH(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
+                                  "tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=2,"
+                                  "recompute_num_layers=5"),
+                    Catch::Contains("not every k-th layer of equal chunks"));
+  // DeepSpeed without a pipeline: a note on which layers to wrap.
+  LauncherOutput deepspeed =
+      export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1",
+                    "tp=1,pp=1,dp=8,mbs=1,gbs=64,zero_stage=3,recompute_num_layers=6");
+  CHECK(std::any_of(deepspeed.notes.begin(), deepspeed.notes.end(), [](const std::string& n) {
+    return n.find("full recompute of the first 6 transformer layers") != std::string::npos;
+  }));
+}
+
 TEST_CASE("DeepSpeed export: batch, ZeRO and what the pipeline engine rejects") {
   SECTION("pure data parallel, ZeRO-3 with offload") {
     LauncherOutput output = export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1",

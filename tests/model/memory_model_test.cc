@@ -440,6 +440,26 @@ TEST_CASE("MemoryModel: full recompute keeps 2sbh/t per layer per microbatch in 
   CHECK(stage0.transient_bytes == Approx(one_layer - 2 * s * h / t));
 }
 
+TEST_CASE("MemoryModel: partial full recompute keeps the other layers' activations whole") {
+  // The test above with recompute_num_layers=2 (Megatron's block method): of each stage's 6
+  // layers, 2 keep their input (2sbh/t) and 4 everything (flash, SP: 34sbh/t + 4as/t).
+  ModelSpec model = gpt3_175b_shape();
+  ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 128);
+  Plan plan = base_plan(8, 16, 8, 1, 1536);
+  plan.sequence_parallel = true;
+  plan.recompute = Recompute::kFull;
+  plan.recompute_num_layers = 2;
+  MemoryReport report = estimate_memory(model, cluster, plan);
+  const StageMemory& stage0 = report.stages[0];
+  const double s = 2048, h = 12288, t = 8, a = 96;
+  const double input = 2 * s * h / t;
+  const double whole = s * h * 34 / t + 4 * a * s / t;
+  CHECK(stage0.activations_per_microbatch_bytes == Approx(2 * input + 4 * whole + 3162112.0));
+  CHECK(report.stages[7].activations_bytes == Approx(9 * (2 * input + 4 * whole)));
+  // The backward still rebuilds one recomputed layer at a time.
+  CHECK(stage0.transient_bytes == Approx(whole - input));
+}
+
 TEST_CASE("MemoryModel: the last stage holds the loss, and a tied embedding copy") {
   ModelSpec model = gpt3_175b_shape();  // Tied embeddings.
   ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 16);

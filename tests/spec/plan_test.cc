@@ -424,6 +424,52 @@ TEST_CASE("Plan: cuda_graphs parses, round-trips and follows Megatron-Core's gra
   CHECK(problem("dp=4,ep=4,gbs=8,cuda_graphs=layers", moe, cluster).empty());
 }
 
+TEST_CASE("Plan: recompute_num_layers parses, implies full, round-trips and is checked") {
+  // Given alone it means full recompute of the first N layers of each chunk.
+  Plan plan = parse_plan("pp=2,dp=4,gbs=8,recompute_num_layers=5", "--plan");
+  CHECK(plan.recompute == Recompute::kFull);
+  CHECK(plan.recompute_num_layers == 5);
+  CHECK(parse_plan("pp=2,dp=4,gbs=8,recompute=full,recompute_num_layers=5", "--plan")
+            .recompute_num_layers == 5);
+  CHECK(parse_plan(R"({"pp": 2, "dp": 4, "gbs": 8, "recompute_num_layers": 5})", "p.json")
+            .recompute_num_layers == 5);
+  CHECK(plan_to_inline(plan).find(",recompute=full,recompute_num_layers=5") != std::string::npos);
+  CHECK(plan_to_json(plan).find(R"("recompute_num_layers":5)") != std::string::npos);
+  CHECK(parse_plan(plan_to_inline(plan), "inline").recompute_num_layers == 5);
+  CHECK(parse_plan(plan_to_json(plan), "json").recompute_num_layers == 5);
+  // Default: every layer (not written).
+  Plan full = parse_plan("pp=2,dp=4,gbs=8,recompute=full", "--plan");
+  CHECK(full.recompute_num_layers == 0);
+  CHECK(plan_to_json(full).find("recompute_num_layers") == std::string::npos);
+  // Which layers re-run: the first N of a chunk under it; every one under plain full or
+  // selective recompute; none without.
+  CHECK(layer_recomputed(plan, 0));
+  CHECK(layer_recomputed(plan, 4));
+  CHECK_FALSE(layer_recomputed(plan, 5));
+  CHECK(layer_recomputed(full, 15));
+  CHECK(layer_recomputed(parse_plan("dp=8,gbs=8,recompute=selective", "--plan"), 31));
+  CHECK_FALSE(layer_recomputed(parse_plan("dp=8,gbs=8", "--plan"), 0));
+  Plan plain = without_recompute(plan);
+  CHECK(plain.recompute == Recompute::kNone);
+  CHECK(plain.recompute_num_layers == 0);
+  CHECK(plain.pp == 2);
+  // Errors: another recompute, recompute_modules beside it, below 1, beyond the model.
+  CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute=selective,recompute_num_layers=2", "--plan"),
+                    Catch::Contains("/recompute_num_layers") &&
+                        Catch::Contains("recompute is selective (give recompute=full"));
+  CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute=none,recompute_num_layers=2", "--plan"),
+                    Catch::Contains("recompute is none"));
+  CHECK_THROWS_WITH(
+      parse_plan("dp=8,gbs=8,recompute_modules=mlp,recompute_num_layers=2", "--plan"),
+      Catch::Contains("/recompute_num_layers"));
+  CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute_num_layers=0", "--plan"),
+                    Catch::Contains("/recompute_num_layers"));
+  CHECK(problem("dp=4,gbs=8,recompute_num_layers=32").empty());
+  CHECK(problem("dp=4,gbs=8,recompute_num_layers=33") ==
+        "recompute_num_layers=33 is more than m's 32 layers (it counts the layers of each "
+        "pipeline chunk that full recompute re-runs)");
+}
+
 TEST_CASE("Plan: recompute_modules parses, implies selective, round-trips and is checked") {
   auto bit = recompute_module_bit;
   // Megatron's default under selective: core_attn alone.

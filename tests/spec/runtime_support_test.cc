@@ -143,6 +143,42 @@ TEST_CASE("Runtime support: activation offloading is Megatron-Core's, without re
             .empty());
 }
 
+TEST_CASE("Runtime support: partial full recompute as each runtime can express it") {
+  // Megatron's block method runs any N; torchtitan's layer-level selective checkpointing every
+  // k-th block (32 layers, pp 2: chunks of 16, so N = 8 is k = 2 and N = 5 has no k);
+  // DeepSpeed's pipeline checkpoints every layer or none.
+  CHECK(runtime_refusal("pp=2,dp=4,gbs=16,recompute_num_layers=5", "llama3-8b").empty());
+  CHECK(runtime_refusal("pp=2,dp=4,gbs=16,zero_stage=2,recompute_num_layers=8,"
+                        "runtime=torchtitan",
+                        "llama3-8b")
+            .empty());
+  CHECK(runtime_refusal("pp=2,dp=4,gbs=16,zero_stage=2,recompute_num_layers=5,"
+                        "runtime=torchtitan",
+                        "llama3-8b") ==
+        "runtime torchtitan cannot run full recompute of 5 layers per pipeline chunk "
+        "(recompute_num_layers), which is not every k-th layer of equal chunks (torchtitan's "
+        "selective_ac_option = k) (its capabilities: docs/export.md \"What each runtime runs\"); "
+        "choose a plan it runs, or another runtime");
+  CHECK(torchtitan_ac_frequency(parse_plan("pp=2,dp=4,gbs=16,recompute_num_layers=8", "t"),
+                                load_model_spec("llama3-8b")) == 2);
+  CHECK(torchtitan_ac_frequency(parse_plan("pp=2,dp=4,gbs=16,recompute_num_layers=4,"
+                                           "schedule=interleaved-1f1b,vpp=2",
+                                           "t"),
+                                load_model_spec("llama3-8b")) == 2);
+  CHECK(torchtitan_ac_frequency(parse_plan("pp=2,dp=4,gbs=16,recompute_num_layers=20", "t"),
+                                load_model_spec("llama3-8b")) == 1);
+  CHECK_FALSE(torchtitan_ac_frequency(parse_plan("pp=2,dp=4,gbs=16,recompute=full", "t"),
+                                      load_model_spec("llama3-8b")));
+  CHECK(runtime_refusal("dp=8,gbs=16,zero_stage=1,recompute_num_layers=5,runtime=deepspeed",
+                        "llama3-8b")
+            .empty());
+  CHECK(runtime_refusal("pp=2,dp=4,gbs=16,zero_stage=1,recompute_num_layers=5,"
+                        "runtime=deepspeed",
+                        "llama3-8b")
+            .find("under pipeline parallelism (its PipelineModule checkpoints every layer") !=
+        std::string::npos);
+}
+
 TEST_CASE("Runtime support: only megatron-core overlaps TP communication with its GEMMs") {
   CHECK(runtime_support(Runtime::kMegatronCore).tp_comm_overlap);
   for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan,
