@@ -185,9 +185,8 @@ MemoryReport estimate_gpu_memory(const ModelSpec& model, const ClusterSpec& clus
       std::vector<double> layer_bytes;
       for (int64_t index = first; index < first + layout.chunk_layers[rank_chunks[chunk]];
            ++index) {
-        const bool recomputed = layer_recomputed(plan, index - first);
         const ActivationConfig& layer_config =
-            plan.recompute == Recompute::kFull && !recomputed ? plain_config : config;
+            layer_recomputed(plan, index - first) ? config : plain_config;
         layer_bytes.push_back(layer_activation_bytes(model, layer_config, index).total());
         bytes += layer_bytes.back();
         recompute_working =

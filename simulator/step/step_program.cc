@@ -45,8 +45,8 @@ StepProgram build_step_program(const Step& step, const ModelSpec& model) {
     if (c == 0) append(ops, embedding_ops(model, shape));
     const int64_t first = layout.chunk_first_layer[c];
     for (int64_t layer = first; layer < first + layout.chunk_layers[c]; ++layer) {
-      const bool plain = plan.recompute == Recompute::kFull && !layer_recomputed(plan, layer - first);
-      append(ops, layer_ops(model, plain ? plain_shape : shape, layer));
+      append(ops, layer_ops(model, layer_recomputed(plan, layer - first) ? shape : plain_shape,
+                            layer));
     }
     if (c == layout.loss_chunk()) append(ops, head_ops(model, shape));
     program.chunk_ops.push_back(std::move(ops));

@@ -1054,10 +1054,10 @@ TEST_CASE("Exports: partial full recompute (recompute_num_layers) as each launch
                              .text);
   CHECK(full["activation_checkpoint"]["mode"] == "full");
   CHECK_FALSE(full["activation_checkpoint"].contains("selective_ac_option"));
-  auto covering = parse_toml(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
-                                           "tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=2,"
-                                           "recompute_num_layers=16")
-                                 .text);
+  auto covering =
+      parse_toml(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
+                               "tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=2,recompute_num_layers=16")
+                     .text);
   CHECK(covering["activation_checkpoint"]["mode"] == "full");  // 16 of 16: every block.
   CHECK_THROWS_WITH(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
                                   "tp=1,pp=2,dp=4,mbs=1,gbs=64,zero_stage=2,"

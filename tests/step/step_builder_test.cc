@@ -359,8 +359,9 @@ TEST_CASE("Step: with a profile, an F task lasts the sum of its measured passes"
   CHECK(s.step.provenance.extrapolated_passes == s.step.provenance.profile_passes);
   CHECK(s.step.provenance.unprofiled_attention.empty());
   // Under the runtime's fused kernel, which the profile did not measure, the two attention
-  // ops' forward and input-gradient passes (no weight gradient) keep the roofline and the report names the kernel; validate's stand-in
-  // (its executor runs the profiler's kernel) prices them from the profile again.
+  // ops' forward and input-gradient passes (no weight gradient) keep the roofline and the
+  // report names the kernel; validate's stand-in (its executor runs the profiler's kernel)
+  // prices them from the profile again.
   Simulated fused = run(model, cluster, "tp=1,pp=1,dp=1,mbs=1,gbs=4", options);
   CHECK(fused.step.provenance.roofline_passes == 2 * 2);
   CHECK(fused.step.provenance.profile_passes == s.step.provenance.profile_passes - 2 * 2);

@@ -164,7 +164,7 @@ TEST_CASE("CLI simulate --profile: measured costs replace the roofline and the r
   nlohmann::json c = nlohmann::json::parse(unfused.out);
   CHECK(c["cost_passes"]["roofline"] == 0);
   CHECK(c["unprofiled_attention"].is_null());
-  // Its attention passes (forward and input gradient) are the roofline ones with the fused kernel.
+  // Its attention passes (forward, input gradient) are the roofline ones under the fused kernel.
   CHECK(b["cost_passes"]["roofline"].get<int64_t>() ==
         c["cost_passes"]["profile"].get<int64_t>() - b["cost_passes"]["profile"].get<int64_t>());
   // The CPU measured small GEMMs only: the model's GEMM passes lie beyond them, while its
