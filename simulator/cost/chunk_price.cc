@@ -414,14 +414,14 @@ ChunkPrice ChunkPricer::chunk(const CostModel& costs, const NodeGroup& group, in
   const TensorParallelPrice tp = tensor_parallel(group, tp_comm);
   LayerPriceMemo own;
   LayerPriceMemo& prices_made = memo != nullptr ? *memo : own;
-  std::optional<TensorParallelPrice> plain_tp;  // The plain pricer's (no recompute) TP price.
+  // The plain pricer's (no recompute) TP price; its collectives are tp_comm's, not counted again.
+  std::optional<TensorParallelPrice> plain_tp;
+  CommCounts plain_tp_comm;
   std::vector<LayerPrice> prices;
   prices.reserve(layers);
   for (int64_t index = first_layer; index < first_layer + layers; ++index) {
     if (plain_ && !layer_recomputed(plan_, index - first_layer)) {
-      // Its collectives are this chunk's too: counted once, above.
-      CommCounts counted_above;
-      if (!plain_tp) plain_tp = plain_->tensor_parallel(group, counted_above);
+      if (!plain_tp) plain_tp = plain_->tensor_parallel(group, plain_tp_comm);
       prices.push_back(plain_->layer(costs, group, *plain_tp, index, prices_made));
     } else {
       prices.push_back(layer(costs, group, tp, index, prices_made));

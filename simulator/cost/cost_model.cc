@@ -102,6 +102,11 @@ CostModel::CostModel(GpuSpec gpu, EfficiencyTable efficiency, const ProfileTable
       profile_attention_impls(attention_stand_in ? AttentionKernel::kUnfused : attention_);
 }
 
+bool CostModel::attention_unprofiled() const {
+  return profile_ != nullptr && !profile_->profile().attention.empty() &&
+         !profile_->has_attention(profile_attention_impls_);
+}
+
 void CostModel::apply_profile(const Op& op, const GemmShape& gemm, bool backward, double flops,
                               double bytes, int kernels, PassCost& cost) const {
   if (!profile_ || kernels == 0) return;

@@ -263,6 +263,9 @@ class CostModel {
   const ProfileTable* profile() const { return profile_; }
   Runtime runtime() const { return runtime_; }
   AttentionKernel attention_kernel() const { return attention_; }
+  // Whether its profile measured attention, but not with the impls that price this kernel
+  // (constructor): its attention passes keep the roofline.
+  bool attention_unprofiled() const;
   // Seconds each kernel launch adds: the runtime's kernel gap.
   double kernel_gap() const { return kernel_gap_; }
 

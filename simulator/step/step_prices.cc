@@ -55,11 +55,10 @@ ChunkPrice StepPrices::price(int32_t group_index, int32_t chunk) {
                                                       step_.plan.runtime, step_.plan.attention,
                                                       options_.profile_attention_stand_in))
                    .first;
-  }
-  const ProfileTable* profile = model_it->second.profile();
-  if (profile && !options_.profile_attention_stand_in && !profile->profile().attention.empty() &&
-      !profile->has_attention(profile_attention_impls(model_it->second.attention_kernel()))) {
-    provenance_.unprofiled_attention = attention_kernel_name(model_it->second.attention_kernel());
+    if (model_it->second.attention_unprofiled()) {
+      provenance_.unprofiled_attention =
+          attention_kernel_name(model_it->second.attention_kernel());
+    }
   }
   ChunkPrice price =
       pricer_.chunk(model_it->second, group, layout_.chunk_first_layer[chunk],

@@ -376,6 +376,15 @@ TEST_CASE("CostModel: a profile prices attention only with the kernel it measure
   CHECK(with(both_table, AttentionKernel::kFused).fwd.seconds == Approx(0.25e-3 + gap));
   CHECK(with(both_table, AttentionKernel::kUnfused).fwd.seconds == Approx(1e-3 + gap));
   CHECK(with(both_table, AttentionKernel::kFlash2).fwd.source == CostSource::kRoofline);
+  // What the reports say: the fused kernel's attention was not profiled, the unfused one's (and
+  // the stand-in's) was; without a profile there is nothing to say.
+  auto unprofiled = [&](const ProfileTable* profile, AttentionKernel kernel, bool stand_in) {
+    return CostModel(gpu, {}, profile, kDefaultRuntime, kernel, stand_in).attention_unprofiled();
+  };
+  CHECK(unprofiled(&table, AttentionKernel::kFused, false));
+  CHECK_FALSE(unprofiled(&table, AttentionKernel::kUnfused, false));
+  CHECK_FALSE(unprofiled(&table, AttentionKernel::kFused, true));
+  CHECK_FALSE(unprofiled(nullptr, AttentionKernel::kFused, false));
   // The lookup itself.
   CHECK(table.has_attention(profile_attention_impls(AttentionKernel::kUnfused)));
   CHECK_FALSE(table.has_attention(profile_attention_impls(AttentionKernel::kFused)));
