@@ -48,6 +48,7 @@ struct Options {
   std::string precision = "bf16";
   std::optional<bool> grad_reduce_in_fp32;     // --grad-reduce-in-fp32 (absent: the default).
   std::string activation_offload = "auto";     // --activation-offload auto|off.
+  std::string partial_recompute = "auto";      // --partial-recompute auto|off.
   std::string fp8_recipe;                      // --fp8-recipe (empty: the runtime's).
   std::vector<std::string> recompute_modules;  // --recompute-modules (empty: the defaults).
   bool homogeneous_only = false;
@@ -369,6 +370,12 @@ int run_plan(const Options& options) {
                                     {"auto", "off"}));
   }
   planner.space.smallest_fitting_activation_offload = options.activation_offload == "auto";
+  if (options.partial_recompute != "auto" && options.partial_recompute != "off") {
+    throw InputError("--partial-recompute", "",
+                     unknown_choice("partial recompute setting", options.partial_recompute,
+                                    {"auto", "off"}));
+  }
+  planner.space.smallest_fitting_partial_recompute = options.partial_recompute == "auto";
   if (!options.recompute_modules.empty()) {
     // parse_plan validates the names (with "did you mean") and sets their bits.
     const RecomputeModules modules =
@@ -554,6 +561,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                       "auto (default): a pp=1 plan that does not fit without recompute also "
                       "tries the fewest layers whose activations go to host memory "
                       "(activation_offload_layers; megatron-core); off: never");
+  command->add_option("--partial-recompute", options->partial_recompute,
+                      "auto (default): a plan that fits only with full recompute also tries "
+                      "the fewest layers per pipeline chunk to recompute "
+                      "(recompute_num_layers, docs/recompute.md); off: never");
   command
       ->add_option("--recompute-modules", options->recompute_modules,
                    "What every selective-recompute plan re-runs (repeat or comma-separate): "

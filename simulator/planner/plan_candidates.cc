@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -530,6 +531,44 @@ void add_smallest_fitting_activation_offloads(const Plan& shape, const ModelSpec
   }
 }
 
+// SearchSpace::smallest_fitting_partial_recompute (header): per fitting variant that recomputes
+// every layer and would not fit without recompute, the fewest layers per chunk that fit.
+void add_smallest_fitting_partial_recomputes(const ModelSpec& model, const SearchSpace& space,
+                                             const ShapeScreen& screen,
+                                             std::vector<Plan>& variants) {
+  const std::vector<int64_t>& chunk_layers = screen.chunk_layers();
+  const int64_t largest = *std::max_element(chunk_layers.begin(), chunk_layers.end());
+  if (largest < 2) return;  // One layer per chunk: partial is full.
+  const size_t listed = variants.size();
+  for (size_t i = 0; i < listed; ++i) {
+    const Plan base = variants[i];  // A copy: variants grows below.
+    if (base.recompute != Recompute::kFull || base.recompute_num_layers > 0) continue;
+    if (!screen.memory(base).fits || screen.memory(without_recompute(base)).fits) continue;
+    std::vector<Plan> runnable;  // By N, increasing: the partial plans the runtime runs.
+    for (int64_t layers = 1; layers < largest; ++layers) {
+      Plan plan = base;
+      plan.recompute_num_layers = layers;
+      if (space.runtime_limits &&
+          (runtime_shape_problem(plan, model) || runtime_knob_problem(plan))) {
+        continue;
+      }
+      runnable.push_back(std::move(plan));
+    }
+    if (runnable.empty() || !screen.memory(runnable.back()).fits) continue;
+    size_t fits = runnable.size() - 1;  // GPU memory falls as N grows: bisect for the fewest.
+    size_t over = 0;
+    if (screen.memory(runnable.front()).fits) {
+      fits = 0;
+    } else {
+      while (fits - over > 1) {
+        const size_t mid = over + (fits - over) / 2;
+        (screen.memory(runnable[mid]).fits ? fits : over) = mid;
+      }
+    }
+    variants.push_back(std::move(runnable[fits]));
+  }
+}
+
 }  // namespace
 
 std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
@@ -538,6 +577,9 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
   if (space.smallest_fitting_offload) add_smallest_fitting_offloads(shape, space, screen, variants);
   if (space.smallest_fitting_activation_offload) {
     add_smallest_fitting_activation_offloads(shape, screen.model(), space, screen, variants);
+  }
+  if (space.smallest_fitting_partial_recompute) {
+    add_smallest_fitting_partial_recomputes(screen.model(), space, screen, variants);
   }
   return variants;
 }
@@ -565,7 +607,11 @@ bool canonical_before(const Plan& a, const Plan& b) {
   if (int c = compare_lists(a.stage_layers, b.stage_layers)) return c < 0;
   if (int c = compare_lists(a.placement, b.placement)) return c < 0;
   auto knobs = [](const Plan& p) {
-    return std::make_tuple(static_cast<int>(p.recompute), p.recompute_modules,
+    // Fewer recomputed layers first, full of every layer last: a dominating twin (planner.h)
+    // comes first on a tie.
+    const int64_t recomputed_layers =
+        p.recompute_num_layers > 0 ? p.recompute_num_layers : std::numeric_limits<int64_t>::max();
+    return std::make_tuple(static_cast<int>(p.recompute), p.recompute_modules, recomputed_layers,
                            p.sequence_parallel, p.zero_stage, offloaded_fraction(p),
                            p.activation_offload_layers, static_cast<int>(p.precision));
   };

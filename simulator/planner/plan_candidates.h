@@ -139,6 +139,13 @@ struct SearchSpace {
   // Only where the runtime offloads activations (megatron-core) unless runtime_limits is off
   // (`plan --activation-offload off` turns it off).
   bool smallest_fitting_activation_offload = true;
+  // Also try, per listed variant with full recompute (every layer) that fits while the same
+  // plan without recompute does not: the fewest layers per pipeline chunk to recompute
+  // (Plan::recompute_num_layers, Megatron-Core's block method) for which it fits, which is the
+  // fastest such plan (each layer recomputed costs its forward again). Only where the runtime
+  // runs that N unless runtime_limits is off (torchtitan: every k-th layer of equal chunks;
+  // DeepSpeed: no pipeline). `plan --partial-recompute off` turns it off.
+  bool smallest_fitting_partial_recompute = true;
   bool uneven_layers = true;  // Time-balanced and end-trimmed layer splits besides balanced.
   int64_t max_edge_trim = 2;  // Units moved off the first / last stage, at most.
   // Clusters of several node groups: choose a group per stage and balance layers by each stage's
@@ -173,7 +180,12 @@ inline constexpr int64_t kOffloadFractionSteps = 20;
 // space.smallest_fitting_activation_offload and pp = 1) for each listed variant without
 // recompute that does not fit, in order: the smallest activation_offload_layers N in
 // [1, layers) whose plan fits, found by bisection (GPU memory falls as N grows; host memory,
-// which grows, is checked on the N found). REQUIRES: `screen` is the shape's screen.
+// which grows, is checked on the N found); then (when space.smallest_fitting_partial_recompute)
+// for each variant so far with full recompute of every layer that fits and whose plan without
+// recompute does not, in order: the smallest recompute_num_layers N below the largest chunk's
+// layer count whose plan fits, found by bisection over the N the runtime runs (saved bytes fall
+// as N grows; the recompute working set is one layer's from N = 1 on). REQUIRES: `screen` is
+// the shape's screen.
 std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space,
                                 const ShapeScreen& screen);
 
@@ -185,8 +197,9 @@ std::vector<Plan> enumerate_plans(const ModelSpec& model, const ClusterSpec& clu
 // A total order on plans used to break exact ties: by tp, pp, dp, cp, ep, etp, MoE dispatcher
 // (alltoall, deepep, hybridep), MoE all-to-all overlap (off first), mbs, schedule, vpp,
 // stage_layers (empty first, then lexicographic), placement (likewise), recompute (none first),
-// recompute modules, sequence_parallel (false first), zero_stage, offload fraction (0 first),
-// activation-offloaded layers (0 first), precision.
+// recompute modules, recompute_num_layers (fewest first, every layer last), sequence_parallel
+// (false first), zero_stage, offload fraction (0 first), activation-offloaded layers (0 first),
+// precision.
 bool canonical_before(const Plan& a, const Plan& b);
 
 }  // namespace ppsim

@@ -75,6 +75,29 @@ int runtime_key(const Plan& plan) {
   return key * 2 + (plan.moe_a2a_overlap ? 1 : 0);
 }
 
+// Under partial full recompute (Plan::recompute_num_layers) a chunk's first N layers run as
+// under full recompute and the rest as without: the two whole-layer settings the screen prices
+// per layer, read per chunk. `recomputed` is the plan with every layer recomputed, `plain` the
+// plan without recompute (the same as `recomputed` when the plan is not partial).
+struct LayerSettings {
+  Plan recomputed, plain;
+  bool partial = false;
+  // Layers [first, first + count) of a chunk: how many of them (from the first) recompute.
+  int64_t recomputed_count(const Plan& plan, int64_t count) const {
+    if (!partial) return count;
+    return std::min(count, plan.recompute_num_layers);
+  }
+};
+
+LayerSettings layer_settings(const Plan& plan) {
+  LayerSettings settings;
+  settings.partial = plan.recompute == Recompute::kFull && plan.recompute_num_layers > 0;
+  settings.recomputed = plan;
+  settings.recomputed.recompute_num_layers = 0;
+  settings.plain = settings.partial ? without_recompute(plan) : settings.recomputed;
+  return settings;
+}
+
 void add_pareto(std::vector<std::vector<int32_t>>& set, const std::vector<int32_t>& x) {
   auto dominates = [](const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
     for (size_t i = 0; i < a.size(); ++i) {
@@ -287,9 +310,6 @@ const CostModel& PlanScreen::group_cost_model(int64_t group, const Plan& plan) c
 }
 
 ChunkPricer PlanScreen::chunk_pricer(const Plan& plan) const {
-  // The screen prices each layer once for every split (chunk_from_layers); a layer's price
-  // under partial recompute depends on its place in its chunk, and the search never makes one.
-  PPSIM_CHECK(plan.recompute_num_layers == 0, "the planner's screen prices whole-layer recompute");
   return ChunkPricer(model_, plan, options_.efficiency, options_.collective, options_.profile,
                      options_.ideal_links);
 }
@@ -325,7 +345,8 @@ std::shared_ptr<const ScheduleProfile> PlanScreen::schedule_profile(ScheduleKind
 }
 
 std::shared_ptr<const PlanScreen::LayerBytes> PlanScreen::layer_bytes(const Plan& plan) const {
-  PPSIM_CHECK(plan.recompute_num_layers == 0, "the planner's screen prices whole-layer recompute");
+  // Every layer alike: a partial plan is read from its recomputed and plain layers' (ShapeScreen).
+  PPSIM_CHECK(plan.recompute_num_layers == 0, "layer bytes of a whole-layer recompute setting");
   auto key = std::make_tuple(
       plan.tp, plan.cp, plan.micro_batch_size, effective_seq_length(plan, model_), plan.ep,
       plan.sequence_parallel && plan.tp > 1, recompute_key(plan), runtime_key(plan));
@@ -373,6 +394,7 @@ std::shared_ptr<const PlanScreen::Placement> PlanScreen::placement(const Plan& p
 
 std::shared_ptr<const LayerSeconds> PlanScreen::layer_seconds(const Plan& plan,
                                                               int64_t group) const {
+  PPSIM_CHECK(plan.recompute_num_layers == 0, "layer seconds of a whole-layer recompute setting");
   auto key = std::make_tuple(group, plan.tp, plan.cp, plan.micro_batch_size,
                              effective_seq_length(plan, model_), plan.ep, plan.expert_tp(),
                              plan.sequence_parallel && plan.tp > 1, recompute_key(plan),
@@ -417,7 +439,7 @@ double PlanScreen::busy_bound(const Plan& plan) const {
   return ShapeScreen(*this, plan).busy_bound(plan);
 }
 
-// Per (sequence_parallel, recompute, activation offload) of a shape.
+// Per (sequence_parallel, recompute and its layers, activation offload) of a shape.
 struct ShapeScreen::Activations {
   std::vector<double> rank_peak;        // Activation peak per rank.
   std::vector<double> stage_transient;  // Recompute working set + loss working bytes.
@@ -487,22 +509,34 @@ bool ShapeScreen::deadlocks() const { return profile_->deadlocks; }
 
 const ShapeScreen::Activations& ShapeScreen::activations(const Plan& plan) const {
   bool sp = plan.sequence_parallel && plan.tp > 1;
-  auto key = std::make_tuple(sp, recompute_key(plan), plan.activation_offload_layers);
+  auto key = std::make_tuple(sp, recompute_key(plan), plan.recompute_num_layers,
+                             plan.activation_offload_layers);
   auto it = activations_.find(key);
   if (it != activations_.end()) return *it->second;
-  std::shared_ptr<const PlanScreen::LayerBytes> bytes = screen_.layer_bytes(plan);
+  const LayerSettings settings = layer_settings(plan);
+  std::shared_ptr<const PlanScreen::LayerBytes> bytes = screen_.layer_bytes(settings.recomputed);
+  std::shared_ptr<const PlanScreen::LayerBytes> plain_bytes =
+      settings.partial ? screen_.layer_bytes(settings.plain) : bytes;
   const ScheduleProfile& profile = *profile_;
   int32_t chunks = static_cast<int32_t>(chunk_first_.size());
   std::vector<double> alloc(chunks), stash(chunks), host(chunks);
+  // Per layer: the bytes of the setting it runs under (its place in its chunk).
+  std::vector<const PlanScreen::LayerBytes*> layer_source(
+      static_cast<size_t>(screen_.model().num_layers), bytes.get());
   for (int32_t c = 0; c < chunks; ++c) {
     int64_t a = chunk_first_[c], b = a + chunk_layers_[c];
-    alloc[c] = bytes->saved_prefix[b] - bytes->saved_prefix[a];
-    stash[c] = bytes->stash_prefix[b] - bytes->stash_prefix[a];
+    int64_t split = a + settings.recomputed_count(plan, chunk_layers_[c]);
+    for (int64_t layer = split; layer < b; ++layer) layer_source[layer] = plain_bytes.get();
+    alloc[c] = bytes->saved_prefix[split] - bytes->saved_prefix[a] +
+               plain_bytes->saved_prefix[b] - plain_bytes->saved_prefix[split];
+    stash[c] = bytes->stash_prefix[split] - bytes->stash_prefix[a] +
+               plain_bytes->stash_prefix[b] - plain_bytes->stash_prefix[split];
     if (plan.activation_offload_layers > a) {
       // The memory model's offloaded bytes (memory_model.cc) of the chunk's first layers.
       std::vector<double> layer_saved;
       for (int64_t layer = a; layer < b; ++layer) {
-        layer_saved.push_back(bytes->saved_prefix[layer + 1] - bytes->saved_prefix[layer]);
+        const PlanScreen::LayerBytes& source = *layer_source[layer];
+        layer_saved.push_back(source.saved_prefix[layer + 1] - source.saved_prefix[layer]);
       }
       const ActivationOffload offload = offloaded_activation_bytes(
           layer_saved, std::min(b - a, plan.activation_offload_layers - a));
@@ -532,7 +566,7 @@ const ShapeScreen::Activations& ShapeScreen::activations(const Plan& plan) const
     double working = 0;
     for (int32_t c : locals) {
       for (int64_t layer = chunk_first_[c]; layer < chunk_first_[c] + chunk_layers_[c]; ++layer) {
-        working = std::max(working, bytes->recompute_working[layer]);
+        working = std::max(working, layer_source[layer]->recompute_working[layer]);
       }
     }
     if (r == loss_rank) working += bytes->loss_working;
@@ -585,20 +619,35 @@ std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
   const ChunkPricer pricer = screen_.chunk_pricer(plan);
   int32_t chunks = static_cast<int32_t>(chunk_first_.size());
   std::vector<PassSeconds> chunk(chunks);
-  std::map<int64_t, std::shared_ptr<const LayerSeconds>> by_group;
+  const LayerSettings settings = layer_settings(plan);
+  // Per group: the layers' seconds recomputed and plain (the same under whole-layer settings).
+  std::map<int64_t, std::pair<std::shared_ptr<const LayerSeconds>,
+                              std::shared_ptr<const LayerSeconds>>>
+      by_group;
+  std::vector<LayerPrice> mixed;  // A partial chunk's layer prices, in order.
   for (int32_t c = 0; c < chunks; ++c) {
     int64_t group = stage_group_[profile.chunk_rank[c]];
     auto it = by_group.find(group);
-    if (it == by_group.end())
-      it = by_group.emplace(group, screen_.layer_seconds(plan, group)).first;
+    if (it == by_group.end()) {
+      auto recomputed = screen_.layer_seconds(settings.recomputed, group);
+      auto plain = settings.partial ? screen_.layer_seconds(settings.plain, group) : recomputed;
+      it = by_group.emplace(group, std::make_pair(recomputed, plain)).first;
+    }
     // The chunk's price from its layers' (priced once per shape and group); its bound.
-    const LayerSeconds& seconds = *it->second;
-    chunk[c] =
-        pricer
-            .chunk_from_layers(screen_.group_cost_model(group, plan),
-                               screen_.cluster().nodes[group], &seconds.prices[chunk_first_[c]],
-                               chunk_first_[c], chunk_layers_[c], c == 0, c == chunks - 1)
-            .bound;
+    const int64_t first = chunk_first_[c], layers = chunk_layers_[c];
+    const LayerPrice* prices = &it->second.first->prices[first];
+    if (settings.partial) {
+      const int64_t recomputed = settings.recomputed_count(plan, layers);
+      mixed.assign(prices, prices + recomputed);
+      mixed.insert(mixed.end(), &it->second.second->prices[first + recomputed],
+                   &it->second.second->prices[first + layers]);
+      prices = mixed.data();
+    }
+    chunk[c] = pricer
+                   .chunk_from_layers(screen_.group_cost_model(group, plan),
+                                      screen_.cluster().nodes[group], prices, first, layers,
+                                      c == 0, c == chunks - 1)
+                   .bound;
   }
   return chunk;
 }
@@ -623,7 +672,8 @@ double ShapeScreen::optimizer_seconds(const Plan& plan, int32_t rank) const {
 
 const ShapeScreen::Clocks& ShapeScreen::clocks(const Plan& plan, bool replay) const {
   auto key = std::make_tuple(plan.sequence_parallel && plan.tp > 1, recompute_key(plan),
-                             zero_stage_in_force(plan) == 3, plan.activation_offload_layers);
+                             plan.recompute_num_layers, zero_stage_in_force(plan) == 3,
+                             plan.activation_offload_layers);
   std::unique_ptr<Clocks>& entry = clocks_[key];
   if (!entry) entry = std::make_unique<Clocks>();
   Clocks& clocks = *entry;

@@ -7,8 +7,10 @@
 //   + max over the rank's compute order of the activations alive right after each F,
 // because every F allocates its chunk's bytes when it starts and its B (or I and W) frees them
 // when it ends, on the rank's one compute stream (step_builder.h, task_graph.h). The per-chunk
-// bytes are those of step_builder.h: the chunk's layer_activation_bytes (less what its
-// activation-offloaded layers send to the host, activation_offload.h), plus the embedding's
+// bytes are those of step_builder.h: the chunk's layer_activation_bytes (under partial full
+// recompute, Plan::recompute_num_layers, its first N layers' as recomputed and the rest's as
+// without recompute; less what its activation-offloaded layers send to the host,
+// activation_offload.h), plus the embedding's
 // on chunk 0 and the loss's on the last chunk; a split backward keeps each layer's
 // norm_and_gemm_inputs from I to W. The walk over the order is done once per (schedule, p, m, v)
 // and kept as each rank's Pareto-maximal occupancy vectors (full and stashed chunk-microbatches
@@ -121,6 +123,8 @@ class PlanScreen {
   const CostModel& group_cost_model(int64_t group, const Plan& plan) const;
 
   // Per-layer seconds of `plan`'s shape on node group `group` (for layer balancing).
+  // REQUIRES: plan.recompute_num_layers == 0 (every layer alike; ShapeScreen reads a partial
+  // plan's chunks from the recomputed and the plain setting's layers).
   std::shared_ptr<const LayerSeconds> layer_seconds(const Plan& plan, int64_t group) const;
 
   // The cached walk of a schedule (internal to plan_screen.cc and ShapeScreen).
@@ -195,6 +199,8 @@ class ShapeScreen {
   bool deadlocks() const;
 
   const ModelSpec& model() const { return screen_.model(); }
+  // Layers of each pipeline chunk (forward order).
+  const std::vector<int64_t>& chunk_layers() const { return chunk_layers_; }
 
   // REQUIRES (both): `plan` equals the shape but for the knobs, and is valid;
   // step_time_bound also REQUIRES !deadlocks().
@@ -206,14 +212,14 @@ class ShapeScreen {
   double busy_bound(const Plan& plan) const;
 
  private:
-  struct Activations;  // Per (sequence_parallel, recompute, activation offload).
+  struct Activations;  // Per (sequence_parallel, recompute and its layers, activation offload).
   const Activations& activations(const Plan& plan) const;
   // Per chunk seconds of F, B-input, W on its rank's GPU type, with ZeRO-3's exposed excess.
   std::vector<PassSeconds> chunk_seconds(const Plan& plan) const;
   // The optimizer step of `rank` (after its last compute task), as update_tasks.cc sets it.
   double optimizer_seconds(const Plan& plan, int32_t rank) const;
-  // Per (sequence_parallel, recompute, ZeRO-3, activation offload): chunk seconds and the
-  // ranks' compute ends.
+  // Per (sequence_parallel, recompute and its layers, ZeRO-3, activation offload): chunk
+  // seconds and the ranks' compute ends.
   struct Clocks {
     std::vector<PassSeconds> chunk;
     double chain = 0;            // One microbatch forward and back through every chunk.
@@ -235,10 +241,13 @@ class ShapeScreen {
   // The shape's placement (PlanScreen::placement), fetched on first use.
   const PlanScreen::Placement& placement() const;
   mutable std::shared_ptr<const PlanScreen::Placement> placement_;
-  // Keyed by (sequence parallel, recompute, activation_offload_layers).
-  mutable std::map<std::tuple<bool, int, int64_t>, std::unique_ptr<Activations>> activations_;
-  // Keyed by (sequence parallel, recompute, ZeRO-3, activation_offload_layers).
-  mutable std::map<std::tuple<bool, int, bool, int64_t>, std::unique_ptr<Clocks>> clocks_;
+  // Keyed by (sequence parallel, recompute, recompute_num_layers, activation_offload_layers).
+  mutable std::map<std::tuple<bool, int, int64_t, int64_t>, std::unique_ptr<Activations>>
+      activations_;
+  // Keyed by (sequence parallel, recompute, recompute_num_layers, ZeRO-3,
+  // activation_offload_layers).
+  mutable std::map<std::tuple<bool, int, int64_t, bool, int64_t>, std::unique_ptr<Clocks>>
+      clocks_;
 };
 
 }  // namespace ppsim

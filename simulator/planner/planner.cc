@@ -221,6 +221,24 @@ std::tuple<double, int64_t, int, int, int64_t> plan_complexity(const Plan& plan)
           static_cast<int>(plan.recompute), schedule, chunks};
 }
 
+namespace {
+
+// How y's recompute compares with x's: -1 when y re-runs strictly less of every layer's forward
+// (none < selective < full; a partial full recompute of N layers per chunk < one of M > N <
+// full of every layer), 0 for the same setting, 1 otherwise (more, or neither: selective
+// against partial full recompute).
+int compare_recompute(const Plan& y, const Plan& x) {
+  if (y.recompute == x.recompute && y.recompute_num_layers == x.recompute_num_layers) return 0;
+  const bool y_partial = y.recompute == Recompute::kFull && y.recompute_num_layers > 0;
+  const bool x_partial = x.recompute == Recompute::kFull && x.recompute_num_layers > 0;
+  if (y_partial && x_partial) return y.recompute_num_layers < x.recompute_num_layers ? -1 : 1;
+  if (y_partial) return x.recompute == Recompute::kFull ? -1 : 1;
+  if (x_partial) return y.recompute == Recompute::kNone ? -1 : 1;
+  return y.recompute < x.recompute ? -1 : 1;
+}
+
+}  // namespace
+
 std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<Plan>& twins,
                                               const std::vector<bool>& fits) {
   PPSIM_CHECK(twins.size() == fits.size());
@@ -233,11 +251,12 @@ std::optional<Dominance> find_dominating_twin(const Plan& x, const std::vector<P
                    (one_rank && y.zero_stage == 0);
     // Offload is no rule (planner.h): only twins with the same offload fraction and
     // activation-offloaded layers compare.
-    if (!zero_ok || y.recompute > x.recompute || offloaded_fraction(y) != offloaded_fraction(x) ||
+    const int recompute = compare_recompute(y, x);
+    if (!zero_ok || recompute > 0 || offloaded_fraction(y) != offloaded_fraction(x) ||
         y.activation_offload_layers != x.activation_offload_layers)
       continue;
-    if (y.zero_stage == x.zero_stage && y.recompute == x.recompute) continue;  // x itself.
-    const char* rule = y.recompute < x.recompute ? kRuleRecompute
+    if (y.zero_stage == x.zero_stage && recompute == 0) continue;  // x itself.
+    const char* rule = recompute < 0 ? kRuleRecompute
                        : one_rank                ? kRuleOneRank
                                                  : kRuleZero2;
     return Dominance{i, rule};

@@ -21,8 +21,10 @@
 // sequence parallelism) exists that the simulator cannot rank behind X: every task of Y lasts
 // no longer than X's and Y's graph is X's, so Y's step is no slower (the makespan is a longest
 // path, non-decreasing in task durations), and Y comes first in canonical order on a tie.
-//   lighter recompute     Y has less recompute (none < selective < full): recompute only adds
-//                         forward work (and, for full, its TP collectives) inside backward tasks;
+//   lighter recompute     Y has less recompute (none < selective < full; full of N layers per
+//                         chunk < of M > N < of every layer; selective and partial full do
+//                         not compare): recompute only adds forward work (and, for full, its
+//                         TP collectives) inside backward tasks;
 //   ZeRO-2 = ZeRO-1 time  Y is ZeRO-1 and X ZeRO-2: the simulator runs both the same way
 //                         (reduce-scatter, sharded update, parameter all-gather); ZeRO-2 only
 //                         changes memory;

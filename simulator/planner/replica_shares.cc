@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "simulator/model/chunk_layout.h"
 #include "simulator/model/worker_layout.h"
 #include "simulator/spec/error.h"
 
@@ -13,21 +14,30 @@ std::vector<double> replica_throughputs(const PlanScreen& screen, const Plan& pl
   Plan equal = plan;
   equal.replica_microbatches.clear();
   WorkerLayout layout = build_worker_layout(equal, screen.cluster());
-  std::vector<int64_t> layers = stage_layer_counts(equal, screen.model());
+  const ChunkLayout chunks = chunk_layout(equal, screen.model());
+  // Layers recomputed and plain: a chunk's layers past recompute_num_layers run without.
+  Plan recomputed = equal;
+  recomputed.recompute_num_layers = 0;
+  const Plan plain = equal.recompute_num_layers > 0 ? without_recompute(equal) : recomputed;
   std::vector<double> throughput;
   for (int32_t d = 0; d < layout.replicas; ++d) {
     double slowest = 0;
-    int64_t first = 0;
     for (int32_t r = 0; r < layout.stages; ++r) {
-      std::shared_ptr<const LayerSeconds> seconds =
-          screen.layer_seconds(equal, layout.at(d, r).node_group);
+      const int64_t group = layout.at(d, r).node_group;
+      std::shared_ptr<const LayerSeconds> seconds = screen.layer_seconds(recomputed, group);
+      std::shared_ptr<const LayerSeconds> plain_seconds =
+          equal.recompute_num_layers > 0 ? screen.layer_seconds(plain, group) : seconds;
       double stage = 0;
-      for (int64_t l = first; l < first + layers[r]; ++l) stage += seconds->layers[l].total();
+      for (int64_t c : chunks.rank_chunks(r)) {
+        for (int64_t i = 0; i < chunks.chunk_layers[c]; ++i) {
+          const LayerSeconds& source = layer_recomputed(equal, i) ? *seconds : *plain_seconds;
+          stage += source.layers[chunks.chunk_first_layer[c] + i].total();
+        }
+      }
       // With interleaving the first chunk sits on stage 0 and the last on stage pp-1.
       if (r == 0) stage += seconds->embedding.total();
       if (r == layout.stages - 1) stage += seconds->head.total();
       slowest = std::max(slowest, stage);
-      first += layers[r];
     }
     PPSIM_CHECK(slowest > 0, "a replica without work");
     throughput.push_back(1 / slowest);

@@ -592,6 +592,139 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (activation offloa
   check_planner_matches(model, cluster, space, 5);
 }
 
+// The knob variants of `shape` under `space`, screened by `screen`, that recompute the first N
+// layers of each chunk only.
+std::vector<Plan> partial_recompute_variants(const PlanScreen& screen, const SearchSpace& space,
+                                             const Plan& shape) {
+  ShapeScreen shape_screen(screen, shape);
+  std::vector<Plan> found;
+  for (const Plan& plan : knob_variants(shape, space, shape_screen)) {
+    if (plan.recompute_num_layers > 0) found.push_back(plan);
+  }
+  return found;
+}
+
+// Llama-3-8B at 8K on eight H100s, pp 2 x dp 4, micro-batch 2, ZeRO-1: 16 layers per stage, the
+// plan needs 106.9 GiB without recompute and 50.9 GiB with full recompute of every layer;
+// by the memory model (estimate_memory, which the screen does not call) recomputing the first
+// N layers of each stage peaks at 87.8 (N = 5), 83.6 (6), 79.3 (7) and 75.0 GiB (8) of the
+// 79.65 GiB GPU. The partial variant must be the fewest layers that fit: 8 under the default
+// 5% margin (75.67 GiB), 7 against the whole GPU, and under torchtitan, which recomputes every
+// k-th layer (N divides 16), 8 against the whole GPU.
+TEST_CASE("Planner: a plan that fits only with full recompute tries the fewest recomputed layers") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:1");
+  SearchSpace space = offload_test_space();
+  space.zero_stages = {1};
+  space.recompute = {Recompute::kNone, Recompute::kFull};
+  space.smallest_fitting_activation_offload = false;
+  const Plan shape = parse_plan("tp=1,pp=2,dp=4,mbs=2,gbs=16,seq=8192,schedule=1f1b", "shape");
+  auto fewest_by_memory_model = [&](const Plan& plan, double margin) {
+    for (int64_t layers = 1;; ++layers) {
+      Plan probe = plan;
+      probe.recompute_num_layers = layers;
+      const MemoryReport report = estimate_memory(model, cluster, probe);
+      if (report.peak_bytes <= report.stages[0].capacity_bytes * (1 - margin)) return layers;
+    }
+  };
+  for (double margin : {space.memory_margin, 0.0}) {
+    SearchSpace searched = space;
+    searched.memory_margin = margin;
+    PlanScreen screen(model, cluster, StepOptions{}, margin);
+    std::vector<Plan> found = partial_recompute_variants(screen, searched, shape);
+    REQUIRE(found.size() == 1);
+    INFO(plan_to_inline(found[0]));
+    CHECK(found[0].recompute == Recompute::kFull);
+    CHECK(found[0].recompute_num_layers == fewest_by_memory_model(found[0], margin));
+    CHECK(found[0].recompute_num_layers == (margin > 0 ? 8 : 7));
+    CHECK(ShapeScreen(screen, found[0]).memory(found[0]).fits);
+
+    // torchtitan shards with FSDP (ZeRO-2 under pipelining runs as ZeRO-1, plan.h).
+    Plan torchtitan = shape;
+    torchtitan.runtime = Runtime::kTorchtitan;
+    searched.zero_stages = {2};
+    std::vector<Plan> every_kth = partial_recompute_variants(screen, searched, torchtitan);
+    if (margin > 0) {
+      // Its fp32 loss (8 bytes a logit) puts stage 1 at 79.63 GiB with N = 8: over the margin,
+      // and N = 16 is full recompute, listed already.
+      CHECK(every_kth.empty());
+      continue;
+    }
+    REQUIRE(every_kth.size() == 1);
+    INFO(plan_to_inline(every_kth[0]));
+    CHECK(every_kth[0].recompute_num_layers == 8);
+    CHECK(torchtitan_ac_frequency(every_kth[0], model) == 2);
+  }
+  PlanScreen screen(model, cluster, StepOptions{}, space.memory_margin);
+  SearchSpace off = space;
+  off.smallest_fitting_partial_recompute = false;
+  CHECK(partial_recompute_variants(screen, off, shape).empty());
+  // Only where full recompute is searched, and only where the plan without it does not fit.
+  SearchSpace no_full = space;
+  no_full.recompute = {Recompute::kNone, Recompute::kSelective};
+  CHECK(partial_recompute_variants(screen, no_full, shape).empty());
+  CHECK(partial_recompute_variants(
+            screen, space, parse_plan("tp=1,pp=2,dp=4,mbs=1,gbs=16,seq=2048,schedule=1f1b", "s"))
+            .empty());
+  // DeepSpeed's PipelineModule checkpoints every layer: none under its limits, one without.
+  Plan deepspeed = shape;
+  deepspeed.runtime = Runtime::kDeepSpeed;
+  CHECK(partial_recompute_variants(screen, space, deepspeed).empty());
+  SearchSpace any = space;
+  any.runtime_limits = false;
+  CHECK(partial_recompute_variants(screen, any, deepspeed).size() == 1);
+}
+
+// The planner's best equals simulating every plan when partial recompute is in the space: the
+// screen's memory of each partial plan equals the simulator's, its bounds stay below the
+// simulated step, and "lighter recompute fits" drops no plan for a slower twin (brute_force
+// checks all three plan by plan).
+TEST_CASE("Planner: best plan equals an exhaustive simulation (partial recompute)") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:1");
+  SearchSpace space = offload_test_space();
+  space.tp = {1, 2};
+  space.max_micro_batch_size = 2;
+  space.schedules = {ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B};
+  space.max_vpp = 2;
+  space.recompute = {Recompute::kNone, Recompute::kFull};
+  space.smallest_fitting_activation_offload = false;
+  SearchSpace whole = space;
+  whole.memory_margin = 0;  // As check_planner_matches searches it.
+  PlanScreen screen(model, cluster, StepOptions{});
+  int64_t partial_plans = 0;
+  for (const Plan& shape : enumerate_shapes(model, cluster, whole, screen)) {
+    partial_plans += static_cast<int64_t>(partial_recompute_variants(screen, whole, shape).size());
+  }
+  CHECK(partial_plans >= 4);
+  check_planner_matches(model, cluster, space, 5);
+}
+
+// "Lighter recompute fits" orders partial full recompute between none and full of every layer,
+// and by its layer count; selective and partial full recompute do not compare.
+TEST_CASE("Planner: dominance orders partial recompute by its recomputed layers") {
+  const std::string shape = "tp=1,pp=2,dp=4,mbs=2,gbs=16,schedule=1f1b,zero_stage=1";
+  auto dominated_by = [&](const std::string& x, const std::string& y) {
+    std::optional<Dominance> found = find_dominating_twin(
+        parse_plan(shape + "," + x, "x"), {parse_plan(shape + "," + y, "y")}, {true});
+    return found.has_value() && std::string(found->rule) == "lighter recompute fits";
+  };
+  CHECK(dominated_by("recompute=full", "recompute_num_layers=8"));
+  CHECK(dominated_by("recompute_num_layers=8", "recompute_num_layers=4"));
+  CHECK(dominated_by("recompute_num_layers=8", "recompute=none"));
+  CHECK_FALSE(dominated_by("recompute_num_layers=4", "recompute_num_layers=8"));
+  CHECK_FALSE(dominated_by("recompute_num_layers=8", "recompute=full"));
+  CHECK_FALSE(dominated_by("recompute_num_layers=8", "recompute_num_layers=8"));
+  CHECK_FALSE(dominated_by("recompute_num_layers=8", "recompute=selective"));
+  CHECK_FALSE(dominated_by("recompute=selective", "recompute_num_layers=8"));
+  CHECK(dominated_by("recompute=full", "recompute=selective"));
+  // A dominating twin comes first in canonical order, so ties go to it.
+  CHECK(canonical_before(parse_plan(shape + ",recompute_num_layers=8", "a"),
+                         parse_plan(shape + ",recompute=full", "b")));
+  CHECK(canonical_before(parse_plan(shape + ",recompute_num_layers=4", "a"),
+                         parse_plan(shape + ",recompute_num_layers=8", "b")));
+}
+
 TEST_CASE("Planner: cost objective ranks by dollars per step") {
   ModelSpec model = load_model_spec("llama3-8b");
   ClusterSpec cluster = load_cluster_spec("dgx-h100-1");

@@ -6,6 +6,7 @@
 
 #include "simulator/engine/engine.h"
 #include "simulator/export/launcher_config.h"
+#include "simulator/model/worker_layout.h"
 #include "simulator/planner/planner.h"
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/model_file.h"
@@ -109,6 +110,34 @@ TEST_CASE("Replica shares: on A100 + H100 replicas, proportional shares beat equ
   // Within 10%: the screen's per-microbatch seconds leave out the framework's dispatch and the
   // tails differ by GPU type (the A100s' optimizer step is slower), so the estimate is rough.
   CHECK(proportional == Approx(shared_work + fixed).epsilon(0.10));
+}
+
+// Under partial full recompute a replica's time per microbatch is its recomputed layers' plus
+// its plain layers' (the first N of each chunk re-run their forward): with pp 2 and vpp 2 on
+// 32 layers (8 per chunk) and N = 3, each stage holds 6 recomputed and 10 plain layers.
+TEST_CASE("Replica shares: a replica's throughput counts its recomputed and plain layers") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = load_cluster_spec("mixed-a100-h100");
+  const std::string shape = "tp=8,pp=2,dp=2,mbs=1,gbs=16,schedule=interleaved-1f1b,vpp=2";
+  Plan plan = parse_plan(shape + ",recompute_num_layers=3", "test");
+  PlanScreen screen(model, cluster, StepOptions{});
+  std::vector<double> throughput = replica_throughputs(screen, plan);
+  REQUIRE(throughput.size() == 2);
+  const WorkerLayout layout = build_worker_layout(plan, cluster);
+  for (int32_t d = 0; d < 2; ++d) {
+    double slowest = 0;
+    for (int32_t r = 0; r < 2; ++r) {
+      const int64_t group = layout.at(d, r).node_group;
+      auto full = screen.layer_seconds(parse_plan(shape + ",recompute=full", "full"), group);
+      auto none = screen.layer_seconds(parse_plan(shape, "none"), group);
+      // Every layer of llama3-8b is alike: layer 0's seconds stand for each.
+      double stage = 6 * full->layers[0].total() + 10 * none->layers[0].total();
+      if (r == 0) stage += full->embedding.total();
+      if (r == 1) stage += full->head.total();
+      slowest = std::max(slowest, stage);
+    }
+    CHECK(throughput[d] == Approx(1 / slowest).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("Planner: replicas on two GPU types get proportional shares when that is faster") {

@@ -158,6 +158,8 @@ TEST_CASE("CLI plan: bad flags exit 2") {
        "runtime deepspeed cannot run the tensorwise fp8 recipe"},
       {"plan --activation-offload always",
        "unknown activation offload setting 'always'; expected one of auto, off"},
+      {"plan --partial-recompute on",
+       "unknown partial recompute setting 'on'; expected one of auto, off"},
       {"plan --grad-reduce-in-fp32 maybe", "--grad-reduce-in-fp32"},
       {"plan --grad-reduce-in-fp32 false --runtime megatron-lm",
        "runtime megatron-lm cannot run bf16 gradient reduction"},
