@@ -883,6 +883,17 @@ void read_runtime(Framework framework, const std::string& framework_text, Plan& 
   }
 }
 
+// torchtitan's async TP (enable_async_tensor_parallel), where the framework or other_result
+// text names it (torchtitan's performance tables list it among a row's optimizations): the
+// plan's tp_comm_overlap, which torchtitan runs only when told (runtime.h TpCommOverlap).
+void read_async_tp(const RowReader& row, Plan& plan, std::vector<std::string>& defaults) {
+  if (plan.runtime != Runtime::kTorchtitan || plan.tp < 2 || !plan.sequence_parallel) return;
+  const std::string text = lower(row.text("framework") + " " + row.text("other_result"));
+  if (!contains(text, "async tp") && !contains(text, "async tensor parallel")) return;
+  plan.tp_comm_overlap = true;
+  defaults.push_back("tp_comm_overlap: async TP (named in the row's text)");
+}
+
 }  // namespace
 
 const std::vector<std::string>& public_run_columns() {
@@ -1010,6 +1021,7 @@ PublicRun read_public_run(const CsvTable& table, const CsvRecord& record) {
     run.cluster = read_cluster(row, run.gpu_type, run.num_gpus, run.defaults);
     run.plan = read_plan(row, run.model, run.num_gpus, run.framework, run.defaults);
     read_runtime(run.framework, framework_text, run.plan, run.defaults);
+    read_async_tp(row, run.plan, run.defaults);
     if (run.plan.precision == Precision::kFp8 && !run.plan.fp8_recipe) {
       run.defaults.push_back(fmt::format("fp8 recipe not stated: {} (the runtime's default)",
                                          fp8_recipe_name(fp8_recipe_in_force(run.plan))));

@@ -263,6 +263,15 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
                            : plan.recompute != Recompute::kNone              ? "selective"
                                                                              : "none";
   const std::string file = launcher_file_name(LauncherFormat::kTorchTitan);
+  // Async TP (the plan's tp_comm_overlap): torchtitan runs it only on the compiled model
+  // (torchtitan/distributed/tensor_parallel.py maybe_enable_async_tp).
+  const bool async_tp = tp_comm_overlap_in_force(plan);
+  if (async_tp) {
+    notes.push_back(
+        "Async TP (tp_comm_overlap) needs torch.compile of the model: [compile] below. Releases "
+        "from 2026-02-23 to 2026-08-12 take --parallelism.enable_async_tensor_parallel instead "
+        "of --compile.enable_async_tensor_parallel.");
+  }
 
   std::string& text = out.text;
   text += "# torchtitan job config written by `ppsim export --format torchtitan`.\n";
@@ -315,6 +324,10 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
       fmt::format("--training.num_tokens_per_train_step {}", plan.global_batch_size * seq));
   overrides.push_back(fmt::format("--training.max_context_length {}", seq));
   if (plan.offload_optimizer) overrides.push_back("--training.enable_cpu_offload");
+  if (async_tp) {
+    overrides.push_back("--compile.enable");
+    overrides.push_back("--compile.enable_async_tensor_parallel");
+  }
   overrides.push_back("activation-checkpoint:" + mode);
   for (size_t i = 0; i < overrides.size(); ++i) {
     text += "#     " + overrides[i] + (i + 1 < overrides.size() ? " \\\n" : "\n");
@@ -376,7 +389,7 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   text += fmt::format("data_parallel_shard_degree = {}\n", dp.shard);
   text += "fsdp_reshard_after_forward = " + toml_string(dp.reshard) + "\n";
   text += fmt::format("tensor_parallel_degree = {}\n", plan.tp);
-  text += "enable_async_tensor_parallel = false\n";
+  text += fmt::format("enable_async_tensor_parallel = {}\n", async_tp ? "true" : "false");
   text += fmt::format("pipeline_parallel_degree = {}\n", plan.pp);
   if (plan.pp > 1) {
     text += "pipeline_parallel_schedule = " +
@@ -399,6 +412,12 @@ LauncherOutput export_torchtitan(const ModelSpec& model, const ClusterSpec& clus
   text += "mode = " + toml_string(mode) + "\n";
   if (plan.recompute == Recompute::kSelective) text += "selective_ac_option = \"op\"\n";
   if (layer_ac) text += fmt::format("selective_ac_option = \"{}\"\n", ac_every);
+
+  if (async_tp) {
+    text += "\n[compile]\n";
+    text += "enable = true  # async TP runs on the compiled model\n";
+    text += "components = [\"model\", \"loss\"]\n";
+  }
 
   if (plan.precision == Precision::kFp8) {
     text += "\n[quantize.linear." + quantizer + "]\n";

@@ -639,8 +639,9 @@ int zero_stage_in_force(const Plan& plan) {
 }
 
 bool tp_comm_overlap_in_force(const Plan& plan) {
-  return plan.tp_comm_overlap.value_or(runtime_support(plan.runtime).tp_comm_overlap &&
-                                       plan.tp > 1 && plan.sequence_parallel);
+  return plan.tp_comm_overlap.value_or(
+      runtime_support(plan.runtime).tp_comm_overlap == TpCommOverlap::kDefault && plan.tp > 1 &&
+      plan.sequence_parallel);
 }
 
 double offloaded_fraction(const Plan& plan) {

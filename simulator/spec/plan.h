@@ -289,8 +289,8 @@ bool grad_reduce_in_fp32_in_force(const Plan& plan);
 int zero_stage_in_force(const Plan& plan);
 
 // Whether the plan's tensor-parallel collectives run under its GEMMs: plan.tp_comm_overlap, else
-// on exactly where the runtime can (RuntimeSupport::tp_comm_overlap), tp > 1 and sequence
-// parallelism is on. Megatron-Core's default is on because the recipes its published runs
+// on exactly where the runtime does by default (RuntimeSupport::tp_comm_overlap kDefault:
+// megatron-core), tp > 1 and sequence parallelism is on. Megatron-Core's default is on because the recipes its published runs
 // come from set it whenever tp > 1 (Megatron-Bridge recipes' CommOverlapConfig(
 // tp_comm_overlap=True), NeMo 2's performance recipes' MegatronCommOverlapCallback); give
 // tp_comm_overlap=false for a Megatron-LM launch without --tp-comm-overlap.

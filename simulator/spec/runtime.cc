@@ -118,8 +118,8 @@ constexpr uint32_t kAllFp8Recipes = bit(Fp8Recipe::kDelayed) | bit(Fp8Recipe::kT
 constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // megatron-core
     {true, true, kMegatronSchedules, true, true, true, 0b1111, 0b1111, false,
-     OffloadForm::kAnyFraction, true, true, true, kAllPrecisions | bit(Precision::kNvfp4), true,
-     true, true, true, true, kAllFp8Recipes, true,
+     OffloadForm::kAnyFraction, true, true, true, kAllPrecisions | bit(Precision::kNvfp4),
+     TpCommOverlap::kDefault, true, true, true, true, kAllFp8Recipes, true,
      "NVIDIA/Megatron-LM: megatron/core/pipeline_parallel/schedules.py get_forward_backward_func "
      "(no pipelining, 1F1B without interleaving, interleaved with virtual stages: no GPipe, no "
      "zero-bubble or V schedule); megatron/core/transformer/pipeline_parallel_layer_layout.py "
@@ -142,8 +142,8 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "models)"},
     // megatron-lm
     {true, true, kMegatronSchedules, false, false, false, 0b0011, 0b0011, false,
-     OffloadForm::kNone, false, true, true, kAllPrecisions, false, false, false, false, false,
-     bit(Fp8Recipe::kDelayed), false,
+     OffloadForm::kNone, false, true, true, kAllPrecisions, TpCommOverlap::kNone, false, false,
+     false, false, bit(Fp8Recipe::kDelayed), false,
      "Megatron-LM 2020-2023 (core_r0.3 and before): megatron/schedules.py (1F1B and interleaved "
      "only), --num-layers divisible by the pipeline size (arguments.py), the distributed "
      "optimizer as its only sharding; context parallelism, MoE expert parallelism, Megatron-FSDP, "
@@ -153,8 +153,8 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "--fp8-amax-history-len)"},
     // deepspeed
     {true, true, bit(ScheduleKind::kOneFOneB), false, true, false, 0b1111, 0b0011, false,
-     OffloadForm::kWholeOrPartialAtZero3, false, true, false, kAllPrecisions, false, false, false,
-     true, false, bit(Fp8Recipe::kDelayed), false,
+     OffloadForm::kWholeOrPartialAtZero3, false, true, false, kAllPrecisions,
+     TpCommOverlap::kNone, false, false, true, false, bit(Fp8Recipe::kDelayed), false,
      "microsoft/DeepSpeed: deepspeed/runtime/pipe/schedule.py (TrainSchedule, 1F1B, one stage per "
      "rank); deepspeed/runtime/pipe/engine.py (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
      "parallelism\"); deepspeed/runtime/pipe/module.py (partition_method parameters|uniform|type: "
@@ -170,8 +170,8 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
          bit(ScheduleKind::kInterleaved1F1B) | bit(ScheduleKind::kZbH1) |
          bit(ScheduleKind::kZb1p) | bit(ScheduleKind::kZbv) | bit(ScheduleKind::kDualPipeV),
      true, true, false, 0b1101, 0b1101, true, OffloadForm::kWholeWithFsdp, true, false, false,
-     bit(Precision::kBf16) | bit(Precision::kFp8), false, false, false, true, false,
-     bit(Fp8Recipe::kTensorwise) | bit(Fp8Recipe::kMxfp8), false,
+     bit(Precision::kBf16) | bit(Precision::kFp8), TpCommOverlap::kOptional, false, false, true,
+     false, bit(Fp8Recipe::kTensorwise) | bit(Fp8Recipe::kMxfp8), false,
      "pytorch/torchtitan @ e347b1e5e: torchtitan/distributed/pipeline_parallel.py "
      "(get_schedule_class: GPipe, 1F1B, Interleaved1F1B, InterleavedZeroBubble = ZB1P, "
      "ZBVZeroBubble, DualPipeV; no ZB-H2/ZB-2P; module_fqns_per_model_part takes any split); "
@@ -180,11 +180,13 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
      "for pure data parallelism; enable_cpu_offload is FSDP's CPUOffloadPolicy, applied only "
      "with FSDP); torchtitan/config/job_config.py (expert_tensor_parallel_degree 1 or tp, "
      "mixed_precision_param bfloat16|float32, mixed_precision_reduce float32|bfloat16, TP always "
-     "sequence-parallel); torchtitan/components/quantization (float8: torchao's tensorwise "
+     "sequence-parallel; enable_async_tensor_parallel, which torchtitan/distributed/"
+     "tensor_parallel.py maybe_enable_async_tp runs only with compile.enable and 'model' in "
+     "compile.components); torchtitan/components/quantization (float8: torchao's tensorwise "
      "Float8Linear; mx: MXFP8 on Blackwell)"},
     // pytorch-fsdp
     {false, false, 0, false, false, false, 0b1101, 0b1101, false, OffloadForm::kWholeWithFsdp,
-     true, true, false, kAllPrecisions, false, false, false, true, false,
+     true, true, false, kAllPrecisions, TpCommOverlap::kNone, false, false, true, false,
      bit(Fp8Recipe::kDelayed), false,
      "pytorch/pytorch torch/distributed/fsdp/fully_sharded_data_parallel.py: FSDP alone "
      "(ShardingStrategy NO_SHARD, SHARD_GRAD_OP = ZeRO-2, FULL_SHARD = ZeRO-3; no optimizer-only "

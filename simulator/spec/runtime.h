@@ -158,6 +158,14 @@ enum class OffloadForm {
   kWholeWithFsdp,
 };
 
+// Whether a runtime runs sequence-parallel TP collectives under the GEMMs they feed or drain
+// (plan key tp_comm_overlap), and whether it does so unless told not to.
+enum class TpCommOverlap {
+  kNone,      // Never.
+  kOptional,  // When the plan says so (torchtitan's async TP: enable_async_tensor_parallel).
+  kDefault,   // Unless the plan says not (Megatron-Core's --tp-comm-overlap in its recipes).
+};
+
 // A runtime's capabilities. Bit sets are indexed by the enum value (bit 1 << value).
 struct RuntimeSupport {
   bool tensor_parallel = true;    // tp > 1.
@@ -177,9 +185,11 @@ struct RuntimeSupport {
   // ep > 1 with tp > 1 needs sequence parallelism (Megatron's model_parallel_config.py).
   bool expert_tp_needs_sequence_parallel = false;
   uint32_t precisions = 0;                 // Precision bits (gpu_catalog.h order: bf16, fp16, fp8).
-  // Sequence-parallel TP collectives overlapped with their GEMMs (Megatron-Core
-  // --tp-comm-overlap; plan key tp_comm_overlap, on by default where supported: plan.h).
-  bool tp_comm_overlap = false;
+  // Sequence-parallel TP collectives overlapped with their GEMMs (plan key tp_comm_overlap,
+  // plan.h tp_comm_overlap_in_force): Megatron-Core's --tp-comm-overlap (Transformer Engine's
+  // userbuffers), on by default; torchtitan's async TP (inductor's micro-pipelined TP), when
+  // the plan says so.
+  TpCommOverlap tp_comm_overlap = TpCommOverlap::kNone;
   // CUDA graph capture of training steps (plan key cuda_graphs: Megatron-Core's
   // --cuda-graph-impl; plan.h CudaGraphs).
   bool cuda_graphs = false;

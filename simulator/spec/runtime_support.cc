@@ -194,9 +194,9 @@ std::optional<std::string> runtime_knob_problem(const Plan& plan) {
       return problem;
     }
   }
-  if (plan.tp_comm_overlap.value_or(false) && !support.tp_comm_overlap) {
+  if (plan.tp_comm_overlap.value_or(false) && support.tp_comm_overlap == TpCommOverlap::kNone) {
     return refuse("tensor-parallel communication overlap (tp_comm_overlap=true; "
-                  "Megatron-Core's --tp-comm-overlap)");
+                  "Megatron-Core's --tp-comm-overlap, torchtitan's async TP)");
   }
   if (std::optional<std::string> problem =
           runtime_cuda_graphs_problem(plan.runtime, plan.cuda_graphs)) {

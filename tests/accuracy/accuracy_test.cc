@@ -298,6 +298,34 @@ TEST_CASE("PublicRun: schedule, recompute, sharding and precision texts") {
         torchtitan_fp8.defaults.end());
 }
 
+// torchtitan's performance tables list async TP among a row's optimizations: it is the plan's
+// tp_comm_overlap there (torchtitan runs it only when told); elsewhere the words change nothing.
+TEST_CASE("PublicRun: torchtitan rows naming async TP overlap their TP collectives") {
+  auto plan_of = [](const std::vector<std::pair<std::string, std::string>>& changes) {
+    auto row = llama_row();  // torchtitan, tp 2.
+    for (const auto& [column, value] : changes) set(row, column, value);
+    CsvTable table = one_row(row);
+    PublicRun run = read_public_run(table, table.records[0]);
+    INFO(run.reason);
+    REQUIRE(run.predictable());
+    return run;
+  };
+  PublicRun async = plan_of({{"other_result", "optimizations: Float8 + Async TP"}});
+  CHECK(async.plan.tp_comm_overlap == std::optional<bool>(true));
+  CHECK(tp_comm_overlap_in_force(async.plan));
+  CHECK(std::find(async.defaults.begin(), async.defaults.end(),
+                  "tp_comm_overlap: async TP (named in the row's text)") != async.defaults.end());
+  CHECK(plan_of({{"framework", "torchtitan (FSDP2 + TP, async tensor parallel)"}})
+            .plan.tp_comm_overlap == std::optional<bool>(true));
+  CHECK_FALSE(plan_of({{"other_result", "optimizations: Float8"}}).plan.tp_comm_overlap);
+  CHECK_FALSE(tp_comm_overlap_in_force(plan_of({}).plan));  // torchtitan's default: off.
+  // Without tensor parallelism there is nothing to overlap; other runtimes are not torchtitan.
+  CHECK_FALSE(plan_of({{"tp", "1"}, {"dp", "16"}, {"other_result", "Async TP"}})
+                  .plan.tp_comm_overlap);
+  CHECK_FALSE(plan_of({{"framework", "DeepSpeed"}, {"other_result", "Async TP"}})
+                  .plan.tp_comm_overlap);
+}
+
 TEST_CASE("PublicRun: rows it cannot predict carry the reason") {
   auto reason_of = [](const std::vector<std::pair<std::string, std::string>>& changes) {
     auto row = llama_row();

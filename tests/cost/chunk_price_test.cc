@@ -381,8 +381,12 @@ TEST_CASE("ChunkPrice: tp_comm_overlap shows only what outlasts the tensor-paral
     CHECK(off.backward_comm ==
           Approx(2 * ag + shown(2 * ag + 2 * rs, off.compute.b + off.compute.w)));
     CHECK(on.forward_comm < off.forward_comm);
-    // Megatron-Core's default with SP is the overlap.
+    // Megatron-Core's default with SP is the overlap; torchtitan's async TP, which it runs
+    // only when told, is priced the same (the same tp ring steps under the same GEMMs).
     CHECK(layer(base).forward_comm == on.forward_comm);
+    LayerPrice async = layer(base + ",runtime=torchtitan,tp_comm_overlap=true");
+    CHECK(async.forward_comm == Approx(shown(2 * ag + 2 * rs, gemm_fwd) + 2 * rs / tp));
+    CHECK(layer(base + ",runtime=torchtitan").forward_comm == Approx(2 * ag + 2 * rs));
     // The planner's bound keeps only the excess over the GEMMs: never above the price.
     CHECK(on.bound.forward == Approx(on.compute.fwd + std::max(0.0, 2 * ag + 2 * rs - gemm_fwd)));
     CHECK(on.bound.forward <= on.compute.fwd + on.forward_comm);

@@ -542,6 +542,7 @@ void check_torchtitan_keys(const std::map<std::string, nlohmann::json>& tables) 
         "pipeline_parallel_expert_parallel_overlap", "context_parallel_degree",
         "expert_parallel_degree", "expert_tensor_parallel_degree"}},
       {"activation_checkpoint", {"mode", "selective_ac_option"}},
+      {"compile", {"enable", "components"}},
       {"quantize.linear.float8", {"recipe_name", "filter_fqns"}},
       {"quantize.grouped_mm.float8", {"fqns"}},
       {"quantize.linear.mx", {"recipe_name", "filter_fqns"}},
@@ -575,9 +576,9 @@ std::map<std::string, nlohmann::json> parse_toml(const std::string& text) {
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("Launcher exports: golden files for twelve plans in the formats that run them") {
+TEST_CASE("Launcher exports: golden files for thirteen plans in the formats that run them") {
   std::vector<GoldenCase> cases = golden_cases();
-  REQUIRE(cases.size() == 12);
+  REQUIRE(cases.size() == 13);
   for (const GoldenCase& entry : cases) {
     for (LauncherFormat format : entry.formats) {
       std::string path = kGoldenDir + "/" + entry.name + "_" + launcher_format_name(format) + "." +
@@ -1070,6 +1071,29 @@ TEST_CASE("Exports: partial full recompute (recompute_num_layers) as each launch
   CHECK(std::any_of(deepspeed.notes.begin(), deepspeed.notes.end(), [](const std::string& n) {
     return n.find("full recompute of the first 6 transformer layers") != std::string::npos;
   }));
+}
+
+// The plan's tp_comm_overlap under torchtitan is its async TP, which torchtitan runs only on
+// the compiled model (tensor_parallel.py maybe_enable_async_tp raises without compile.enable and
+// 'model' in compile.components).
+TEST_CASE("torchtitan export: tp_comm_overlap as async TP with the model compiled") {
+  const std::string plan = "tp=8,pp=1,dp=4,mbs=1,gbs=32,zero_stage=3,sequence_parallel=true,"
+                           "runtime=torchtitan";
+  LauncherOutput async = export_inline(LauncherFormat::kTorchTitan, "llama3-70b", "dgx-h100-4",
+                                       plan + ",tp_comm_overlap=true");
+  auto tables = parse_toml(async.text);
+  check_torchtitan_keys(tables);
+  CHECK(tables["parallelism"]["enable_async_tensor_parallel"] == true);
+  CHECK(tables["compile"]["enable"] == true);
+  const auto components = tables["compile"]["components"].get<std::vector<std::string>>();
+  CHECK(std::find(components.begin(), components.end(), "model") != components.end());
+  CHECK(async.text.find("--compile.enable_async_tensor_parallel") != std::string::npos);
+  CHECK(async.text.find("--parallelism.enable_async_tensor_parallel") != std::string::npos);
+  // Off (torchtitan's default): no compile section, the flag false.
+  auto plain = parse_toml(
+      export_inline(LauncherFormat::kTorchTitan, "llama3-70b", "dgx-h100-4", plan).text);
+  CHECK(plain["parallelism"]["enable_async_tensor_parallel"] == false);
+  CHECK(plain.count("compile") == 0);
 }
 
 TEST_CASE("DeepSpeed export: batch, ZeRO and what the pipeline engine rejects") {

@@ -179,12 +179,17 @@ TEST_CASE("Runtime support: partial full recompute as each runtime can express i
         std::string::npos);
 }
 
-TEST_CASE("Runtime support: only megatron-core overlaps TP communication with its GEMMs") {
-  CHECK(runtime_support(Runtime::kMegatronCore).tp_comm_overlap);
-  for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan,
-                          Runtime::kPytorchFsdp}) {
-    CHECK_FALSE(runtime_support(runtime).tp_comm_overlap);
+TEST_CASE("Runtime support: megatron-core overlaps TP communication by default, torchtitan "
+          "when told") {
+  CHECK(runtime_support(Runtime::kMegatronCore).tp_comm_overlap == TpCommOverlap::kDefault);
+  CHECK(runtime_support(Runtime::kTorchtitan).tp_comm_overlap == TpCommOverlap::kOptional);
+  for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kPytorchFsdp}) {
+    CHECK(runtime_support(runtime).tp_comm_overlap == TpCommOverlap::kNone);
   }
+  const std::string sp = "tp=2,dp=4,gbs=8,zero_stage=3,sequence_parallel=true";
+  CHECK(tp_comm_overlap_in_force(parse_plan(sp, "p")));
+  CHECK_FALSE(tp_comm_overlap_in_force(parse_plan(sp + ",runtime=torchtitan", "p")));
+  CHECK(tp_comm_overlap_in_force(parse_plan(sp + ",runtime=torchtitan,tp_comm_overlap=true", "p")));
   CHECK(runtime_refusal("tp=2,dp=4,gbs=8,sequence_parallel=true,tp_comm_overlap=true",
                         "llama3-8b")
             .empty());
@@ -192,12 +197,18 @@ TEST_CASE("Runtime support: only megatron-core overlaps TP communication with it
                         "runtime=megatron-lm",
                         "llama3-8b")
             .rfind("runtime megatron-lm cannot run tensor-parallel communication overlap "
-                   "(tp_comm_overlap=true; Megatron-Core's --tp-comm-overlap) (its capabilities",
+                   "(tp_comm_overlap=true; Megatron-Core's --tp-comm-overlap, torchtitan's async TP) "
+                   "(its capabilities",
                    0) == 0);
+  // torchtitan's async TP (enable_async_tensor_parallel on the compiled model).
   CHECK(runtime_refusal("tp=2,dp=4,gbs=8,zero_stage=3,sequence_parallel=true,"
                         "tp_comm_overlap=true,runtime=torchtitan",
                         "llama3-8b")
-            .find("tp_comm_overlap=true") != std::string::npos);
+            .empty());
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,zero_stage=3,sequence_parallel=true,"
+                        "tp_comm_overlap=true,runtime=deepspeed",
+                        "llama3-8b")
+            .find("torchtitan's async TP") != std::string::npos);
   // Off is always possible, and is what the other runtimes default to.
   CHECK(runtime_refusal("tp=2,dp=4,gbs=8,zero_stage=3,sequence_parallel=true,"
                         "tp_comm_overlap=false,runtime=torchtitan",
