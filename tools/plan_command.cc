@@ -47,6 +47,7 @@ struct Options {
   std::string cuda_graphs = "none";
   std::string precision = "bf16";
   std::optional<bool> grad_reduce_in_fp32;     // --grad-reduce-in-fp32 (absent: the default).
+  std::string tp_comm_overlap;                 // --tp-comm-overlap on|off (empty: the default).
   std::string activation_offload = "auto";     // --activation-offload auto|off.
   std::string partial_recompute = "auto";      // --partial-recompute auto|off.
   std::string fp8_recipe;                      // --fp8-recipe (empty: the runtime's).
@@ -327,6 +328,22 @@ int run_plan(const Options& options) {
     }
   }
   planner.space.precision = *precision;
+  if (!options.tp_comm_overlap.empty()) {
+    if (options.tp_comm_overlap != "on" && options.tp_comm_overlap != "off") {
+      throw InputError("--tp-comm-overlap", "",
+                       unknown_choice("TP communication overlap setting", options.tp_comm_overlap,
+                                      {"on", "off"}));
+    }
+    const bool on = options.tp_comm_overlap == "on";
+    if (on && !any_runtime) {
+      Plan probe = parse_plan("tp=2,gbs=1,sequence_parallel=true,tp_comm_overlap=true", "probe");
+      probe.runtime = *runtime;
+      if (std::optional<std::string> problem = runtime_knob_problem(probe)) {
+        throw InputError("--tp-comm-overlap", "", *problem);
+      }
+    }
+    planner.space.tp_comm_overlap = on;
+  }
   if (options.grad_reduce_in_fp32) {
     Plan probe;
     probe.precision = *precision;
@@ -549,6 +566,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   command->add_option("--precision", options->precision,
                       "GEMM precision of every plan: bf16 (default), fp16, fp8, nvfp4 (Blackwell "
                       "FP4; Megatron-Core only)");
+  command->add_option("--tp-comm-overlap", options->tp_comm_overlap,
+                      "on or off: every sequence-parallel plan's TP communication overlap "
+                      "(Megatron-Core's --tp-comm-overlap, torchtitan's async TP); default the "
+                      "runtime's: on under megatron-core, off under torchtitan (docs/runtimes.md)");
   command->add_option("--grad-reduce-in-fp32", options->grad_reduce_in_fp32,
                       "Keep and reduce every plan's gradients in fp32 (true, the default but for "
                       "fp16) or in the training dtype (false: Megatron-Core's "

@@ -428,6 +428,7 @@ std::vector<Plan> knob_variants(const Plan& shape, const SearchSpace& space) {
           plan.recompute = recompute;
           plan.recompute_modules = modules;
           plan.sequence_parallel = sp;
+          if (sp) plan.tp_comm_overlap = space.tp_comm_overlap;
           plan.zero_stage = zero;
           plan.offload_optimizer = offload > 0;
           plan.offload_fraction = offload > 0 ? offload : 1.0;
@@ -467,6 +468,7 @@ void add_smallest_fitting_offloads(const Plan& shape, const SearchSpace& space,
         base.recompute = recompute;
         base.recompute_modules = modules;
         base.sequence_parallel = sp;
+        if (sp) base.tp_comm_overlap = space.tp_comm_overlap;
         base.zero_stage = zero;
         MemoryScreen none = screen.memory(with_fraction(base, 0));
         if (none.fits) continue;

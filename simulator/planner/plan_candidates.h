@@ -106,6 +106,11 @@ struct SearchSpace {
   std::vector<bool> moe_a2a_overlaps = {false};
   // The CUDA graph capture of every candidate (`plan --cuda-graphs`; plan.h CudaGraphs).
   CudaGraphs cuda_graphs = CudaGraphs::kNone;
+  // Every sequence-parallel candidate's tp_comm_overlap (`plan --tp-comm-overlap on|off`;
+  // plan.h: Megatron-Core's --tp-comm-overlap, torchtitan's async TP); absent, the runtime's
+  // default (on under megatron-core, off elsewhere). Candidates without sequence parallelism
+  // never overlap (Megatron asserts it).
+  std::optional<bool> tp_comm_overlap;
   // Every candidate's grad_reduce_in_fp32 (`plan --grad-reduce-in-fp32`; plan.h); absent, the
   // default of its precision.
   std::optional<bool> grad_reduce_in_fp32;

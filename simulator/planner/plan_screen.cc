@@ -65,9 +65,11 @@ int recompute_key(const Plan& plan) {
 
 // What a plan's costs depend on beyond its shape: its runtime, attention kernel, fp8 recipe
 // (the GEMMs' casts), MoE dispatcher (its token passes), all-to-all overlap (what of them
-// shows) and CUDA graphs (the MoE host wait the bound keeps), as one key.
+// shows), CUDA graphs (the MoE host wait the bound keeps) and TP communication overlap (what
+// of the TP collectives shows), as one key.
 int runtime_key(const Plan& plan) {
-  int key = static_cast<int>(plan.runtime);
+  int key = tp_comm_overlap_in_force(plan) ? 1 : 0;
+  key = key * 8 + static_cast<int>(plan.runtime);
   key = key * 4 + static_cast<int>(attention_kernel(plan));
   key = key * 4 + static_cast<int>(fp8_recipe_in_force(plan));
   key = key * 4 + static_cast<int>(plan.moe_dispatcher);

@@ -160,6 +160,10 @@ TEST_CASE("CLI plan: bad flags exit 2") {
        "unknown activation offload setting 'always'; expected one of auto, off"},
       {"plan --partial-recompute on",
        "unknown partial recompute setting 'on'; expected one of auto, off"},
+      {"plan --tp-comm-overlap maybe",
+       "unknown TP communication overlap setting 'maybe'; expected one of on, off"},
+      {"plan --tp-comm-overlap on --runtime deepspeed",
+       "runtime deepspeed cannot run tensor-parallel communication overlap"},
       {"plan --grad-reduce-in-fp32 maybe", "--grad-reduce-in-fp32"},
       {"plan --grad-reduce-in-fp32 false --runtime megatron-lm",
        "runtime megatron-lm cannot run bf16 gradient reduction"},
@@ -257,6 +261,45 @@ TEST_CASE("CLI plan: --grad-reduce-in-fp32 false keeps bf16 gradients, and simul
   CHECK(half["iteration_time_s"].get<double>() <= whole["iteration_time_s"].get<double>());
   CHECK(simulated_seconds("llama3-8b", "dgx-h100:2", half["plan"]) ==
         Approx(half["iteration_time_s"].get<double>()));
+}
+
+TEST_CASE("CLI plan: --tp-comm-overlap sets every sequence-parallel plan's overlap") {
+  // Llama 3 70B on four DGX H100s under torchtitan: async TP (off by default) makes the tp 8
+  // plans faster, so with it the best plan changes; the best plan simulates as ranked.
+  auto plans = [](const std::string& extra) {
+    testing::CommandResult result =
+        run_ppsim("plan --model llama3-70b --cluster dgx-h100:4 --global-batch 64 --seq-len 8192 "
+                  "--runtime torchtitan --top 20 --json" + extra);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return nlohmann::json::parse(result.out)["plans"];
+  };
+  const nlohmann::json vanilla = plans("");
+  const nlohmann::json async = plans(" --tp-comm-overlap on");
+  int overlapped = 0;
+  for (const nlohmann::json& entry : async) {
+    const nlohmann::json& plan = entry["plan"];
+    INFO(plan.dump());
+    const bool sp = plan.value("sequence_parallel", false);
+    CHECK(plan.value("tp_comm_overlap", false) == sp);
+    overlapped += sp ? 1 : 0;
+  }
+  CHECK(overlapped > 0);
+  for (const nlohmann::json& entry : vanilla) {
+    CHECK_FALSE(entry["plan"].contains("tp_comm_overlap"));
+  }
+  CHECK(async[0]["iteration_time_s"].get<double>() < vanilla[0]["iteration_time_s"].get<double>());
+  CHECK(simulated_seconds("llama3-70b", "dgx-h100:4", async[0]["plan"]) ==
+        Approx(async[0]["iteration_time_s"].get<double>()));
+  // Off under megatron-core (whose default is on) writes the key false.
+  testing::CommandResult off = run_ppsim(
+      "plan --model llama3-70b --cluster dgx-h100:4 --global-batch 64 --seq-len 8192 --top 5 "
+      "--json --tp-comm-overlap off");
+  REQUIRE(off.exit_code == 0);
+  for (const nlohmann::json& entry : nlohmann::json::parse(off.out)["plans"]) {
+    const nlohmann::json& plan = entry["plan"];
+    if (plan.value("sequence_parallel", false)) CHECK(plan["tp_comm_overlap"] == false);
+  }
 }
 
 TEST_CASE("CLI plan: activation offload is searched where pp = 1 does not fit, and simulate agrees") {
