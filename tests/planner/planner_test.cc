@@ -500,15 +500,23 @@ SearchSpace offload_test_space() {
   return space;
 }
 
-// The knob variants of `shape` under `space`, screened by `screen`, that offload activations.
-std::vector<Plan> activation_offload_variants(const PlanScreen& screen, const SearchSpace& space,
-                                              const Plan& shape) {
+// The knob variants of `shape` under `space`, screened by `screen`, for which `keep` holds.
+template <typename Keep>
+std::vector<Plan> screened_variants(const PlanScreen& screen, const SearchSpace& space,
+                                    const Plan& shape, Keep keep) {
   ShapeScreen shape_screen(screen, shape);
   std::vector<Plan> found;
   for (const Plan& plan : knob_variants(shape, space, shape_screen)) {
-    if (plan.activation_offload_layers > 0) found.push_back(plan);
+    if (keep(plan)) found.push_back(plan);
   }
   return found;
+}
+
+// Those that offload activations.
+std::vector<Plan> activation_offload_variants(const PlanScreen& screen, const SearchSpace& space,
+                                              const Plan& shape) {
+  return screened_variants(screen, space, shape,
+                           [](const Plan& plan) { return plan.activation_offload_layers > 0; });
 }
 
 // Llama-3-8B at 8K on eight H100s, ZeRO-3, micro-batch 2: the pp = 1 plan needs 103.5 GiB of
@@ -592,16 +600,11 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (activation offloa
   check_planner_matches(model, cluster, space, 5);
 }
 
-// The knob variants of `shape` under `space`, screened by `screen`, that recompute the first N
-// layers of each chunk only.
+// The knob variants of `shape` that recompute the first N layers of each chunk only.
 std::vector<Plan> partial_recompute_variants(const PlanScreen& screen, const SearchSpace& space,
                                              const Plan& shape) {
-  ShapeScreen shape_screen(screen, shape);
-  std::vector<Plan> found;
-  for (const Plan& plan : knob_variants(shape, space, shape_screen)) {
-    if (plan.recompute_num_layers > 0) found.push_back(plan);
-  }
-  return found;
+  return screened_variants(screen, space, shape,
+                           [](const Plan& plan) { return plan.recompute_num_layers > 0; });
 }
 
 // Llama-3-8B at 8K on eight H100s, pp 2 x dp 4, micro-batch 2, ZeRO-1: 16 layers per stage, the
