@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -541,33 +542,44 @@ void add_smallest_fitting_partial_recomputes(const ModelSpec& model, const Searc
   const std::vector<int64_t>& chunk_layers = screen.chunk_layers();
   const int64_t largest = *std::max_element(chunk_layers.begin(), chunk_layers.end());
   if (largest < 2) return;  // One layer per chunk: partial is full.
+  // The N the runtime runs on this shape, increasing (which N it runs depends on the layer
+  // split alone: runtime_support.h), found once, when a variant first needs them.
+  std::optional<std::vector<int64_t>> runnable_layers;
   const size_t listed = variants.size();
   for (size_t i = 0; i < listed; ++i) {
     const Plan base = variants[i];  // A copy: variants grows below.
     if (base.recompute != Recompute::kFull || base.recompute_num_layers > 0) continue;
     if (!screen.memory(base).fits || screen.memory(without_recompute(base)).fits) continue;
-    std::vector<Plan> runnable;  // By N, increasing: the partial plans the runtime runs.
-    for (int64_t layers = 1; layers < largest; ++layers) {
-      Plan plan = base;
-      plan.recompute_num_layers = layers;
-      if (space.runtime_limits &&
-          (runtime_shape_problem(plan, model) || runtime_knob_problem(plan))) {
-        continue;
+    if (!runnable_layers) {
+      runnable_layers.emplace();
+      for (int64_t layers = 1; layers < largest; ++layers) {
+        Plan plan = base;
+        plan.recompute_num_layers = layers;
+        if (space.runtime_limits && runtime_shape_problem(plan, model)) continue;
+        runnable_layers->push_back(layers);
       }
-      runnable.push_back(std::move(plan));
     }
-    if (runnable.empty() || !screen.memory(runnable.back()).fits) continue;
+    const std::vector<int64_t>& runnable = *runnable_layers;
+    auto with_layers = [&base, &runnable](size_t index) {
+      Plan plan = base;
+      plan.recompute_num_layers = runnable[index];
+      return plan;
+    };
+    if (runnable.empty() || (space.runtime_limits && runtime_knob_problem(with_layers(0)))) {
+      continue;
+    }
     size_t fits = runnable.size() - 1;  // GPU memory falls as N grows: bisect for the fewest.
+    if (!screen.memory(with_layers(fits)).fits) continue;
     size_t over = 0;
-    if (screen.memory(runnable.front()).fits) {
+    if (screen.memory(with_layers(0)).fits) {
       fits = 0;
     } else {
       while (fits - over > 1) {
         const size_t mid = over + (fits - over) / 2;
-        (screen.memory(runnable[mid]).fits ? fits : over) = mid;
+        (screen.memory(with_layers(mid)).fits ? fits : over) = mid;
       }
     }
-    variants.push_back(std::move(runnable[fits]));
+    variants.push_back(with_layers(fits));
   }
 }
 
