@@ -296,7 +296,8 @@ TEST_CASE("CLI plan: --tp-comm-overlap sets every sequence-parallel plan's overl
       "plan --model llama3-70b --cluster dgx-h100:4 --global-batch 64 --seq-len 8192 --top 5 "
       "--json --tp-comm-overlap off");
   REQUIRE(off.exit_code == 0);
-  for (const nlohmann::json& entry : nlohmann::json::parse(off.out)["plans"]) {
+  const nlohmann::json off_plans = nlohmann::json::parse(off.out)["plans"];
+  for (const nlohmann::json& entry : off_plans) {
     const nlohmann::json& plan = entry["plan"];
     if (plan.value("sequence_parallel", false)) CHECK(plan["tp_comm_overlap"] == false);
   }
