@@ -503,6 +503,17 @@ void add_smallest_fitting_offloads(const Plan& shape, const SearchSpace& space,
   }
 }
 
+// The smallest x in (over, fits] at which `fits_at` holds, given that it holds at `fits` and,
+// once it holds, at every larger x (GPU memory falls as x grows): bisection.
+template <typename FitsAt>
+int64_t fewest_fitting(int64_t over, int64_t fits, FitsAt fits_at) {
+  while (fits - over > 1) {
+    const int64_t mid = over + (fits - over) / 2;
+    (fits_at(mid) ? fits : over) = mid;
+  }
+  return fits;
+}
+
 // SearchSpace::smallest_fitting_activation_offload (header): per variant that could offload and
 // does not fit, the fewest offloaded layers that fit.
 void add_smallest_fitting_activation_offloads(const Plan& shape, const ModelSpec& model,
@@ -524,11 +535,10 @@ void add_smallest_fitting_activation_offloads(const Plan& shape, const ModelSpec
     Plan most = with_layers(fits);
     if (space.runtime_limits && runtime_knob_problem(most)) continue;  // The runtime cannot.
     if (!gpus_fit(screen.memory(most))) continue;
-    int64_t over = 0;  // GPU memory falls as layers are added: bisect for the fewest that fit.
-    while (fits - over > 1) {
-      const int64_t mid = over + (fits - over) / 2;
-      (gpus_fit(screen.memory(with_layers(mid))) ? fits : over) = mid;
-    }
+    // The base (no offloaded layer) does not fit.
+    fits = fewest_fitting(0, fits, [&](int64_t layers) {
+      return gpus_fit(screen.memory(with_layers(layers)));
+    });
     Plan plan = with_layers(fits);
     if (screen.memory(plan).fits) variants.push_back(std::move(plan));
   }
@@ -560,26 +570,19 @@ void add_smallest_fitting_partial_recomputes(const ModelSpec& model, const Searc
       }
     }
     const std::vector<int64_t>& runnable = *runnable_layers;
-    auto with_layers = [&base, &runnable](size_t index) {
+    auto with_layers = [&base, &runnable](int64_t index) {
       Plan plan = base;
-      plan.recompute_num_layers = runnable[index];
+      plan.recompute_num_layers = runnable[static_cast<size_t>(index)];
       return plan;
     };
     if (runnable.empty() || (space.runtime_limits && runtime_knob_problem(with_layers(0)))) {
       continue;
     }
-    size_t fits = runnable.size() - 1;  // GPU memory falls as N grows: bisect for the fewest.
-    if (!screen.memory(with_layers(fits)).fits) continue;
-    size_t over = 0;
-    if (screen.memory(with_layers(0)).fits) {
-      fits = 0;
-    } else {
-      while (fits - over > 1) {
-        const size_t mid = over + (fits - over) / 2;
-        (screen.memory(with_layers(mid)).fits ? fits : over) = mid;
-      }
-    }
-    variants.push_back(with_layers(fits));
+    const int64_t most = static_cast<int64_t>(runnable.size()) - 1;
+    if (!screen.memory(with_layers(most)).fits) continue;
+    variants.push_back(with_layers(fewest_fitting(-1, most, [&](int64_t index) {
+      return screen.memory(with_layers(index)).fits;
+    })));
   }
 }
 

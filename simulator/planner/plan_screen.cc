@@ -77,29 +77,6 @@ int runtime_key(const Plan& plan) {
   return key * 2 + (plan.moe_a2a_overlap ? 1 : 0);
 }
 
-// Under partial full recompute (Plan::recompute_num_layers) a chunk's first N layers run as
-// under full recompute and the rest as without: the two whole-layer settings the screen prices
-// per layer, read per chunk. `recomputed` is the plan with every layer recomputed, `plain` the
-// plan without recompute (the same as `recomputed` when the plan is not partial).
-struct LayerSettings {
-  Plan recomputed, plain;
-  bool partial = false;
-  // Layers [first, first + count) of a chunk: how many of them (from the first) recompute.
-  int64_t recomputed_count(const Plan& plan, int64_t count) const {
-    if (!partial) return count;
-    return std::min(count, plan.recompute_num_layers);
-  }
-};
-
-LayerSettings layer_settings(const Plan& plan) {
-  LayerSettings settings;
-  settings.partial = plan.recompute == Recompute::kFull && plan.recompute_num_layers > 0;
-  settings.recomputed = plan;
-  settings.recomputed.recompute_num_layers = 0;
-  settings.plain = settings.partial ? without_recompute(plan) : settings.recomputed;
-  return settings;
-}
-
 void add_pareto(std::vector<std::vector<int32_t>>& set, const std::vector<int32_t>& x) {
   auto dominates = [](const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
     for (size_t i = 0; i < a.size(); ++i) {
@@ -297,6 +274,16 @@ int64_t group_of_gpu(const ClusterSpec& cluster, int64_t gpu) {
 }
 
 }  // namespace
+
+LayerSettings layer_settings(const Plan& plan) {
+  LayerSettings settings;
+  settings.partial = plan.recompute == Recompute::kFull && plan.recompute_num_layers > 0;
+  settings.recomputed = plan;
+  settings.recomputed.recompute_num_layers = 0;
+  settings.plain = settings.partial ? without_recompute(plan) : settings.recomputed;
+  settings.layers = plan.recompute_num_layers;
+  return settings;
+}
 
 PlanScreen::PlanScreen(const ModelSpec& model, const ClusterSpec& cluster,
                        const StepOptions& options, double memory_margin)
@@ -527,7 +514,7 @@ const ShapeScreen::Activations& ShapeScreen::activations(const Plan& plan) const
       static_cast<size_t>(screen_.model().num_layers), bytes.get());
   for (int32_t c = 0; c < chunks; ++c) {
     int64_t a = chunk_first_[c], b = a + chunk_layers_[c];
-    int64_t split = a + settings.recomputed_count(plan, chunk_layers_[c]);
+    int64_t split = a + settings.recomputed_count(chunk_layers_[c]);
     for (int64_t layer = split; layer < b; ++layer) layer_source[layer] = plain_bytes.get();
     alloc[c] = bytes->saved_prefix[split] - bytes->saved_prefix[a] +
                plain_bytes->saved_prefix[b] - plain_bytes->saved_prefix[split];
@@ -639,7 +626,7 @@ std::vector<PassSeconds> ShapeScreen::chunk_seconds(const Plan& plan) const {
     const int64_t first = chunk_first_[c], layers = chunk_layers_[c];
     const LayerPrice* prices = &it->second.first->prices[first];
     if (settings.partial) {
-      const int64_t recomputed = settings.recomputed_count(plan, layers);
+      const int64_t recomputed = settings.recomputed_count(layers);
       mixed.assign(prices, prices + recomputed);
       mixed.insert(mixed.end(), &it->second.second->prices[first + recomputed],
                    &it->second.second->prices[first + layers]);

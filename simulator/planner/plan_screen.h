@@ -51,6 +51,7 @@
 // caches are guarded by a mutex. A ShapeScreen belongs to one thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -94,6 +95,22 @@ struct LayerSeconds {
 };
 
 struct ScheduleProfile;
+
+// Under partial full recompute (Plan::recompute_num_layers) a chunk's first N layers run as
+// under full recompute and the rest as without: the two whole-layer settings the screen prices
+// per layer, read per chunk. `recomputed` is the plan with every layer recomputed, `plain` the
+// plan without recompute (both the plan itself, less recompute_num_layers, when it is not
+// partial).
+struct LayerSettings {
+  Plan recomputed, plain;
+  bool partial = false;
+  int64_t layers = 0;  // N.
+  // Of a chunk's `count` layers, how many (from its first) recompute.
+  int64_t recomputed_count(int64_t count) const {
+    return partial ? std::min(count, layers) : count;
+  }
+};
+LayerSettings layer_settings(const Plan& plan);
 
 class PlanScreen {
  public:

@@ -16,21 +16,21 @@ std::vector<double> replica_throughputs(const PlanScreen& screen, const Plan& pl
   WorkerLayout layout = build_worker_layout(equal, screen.cluster());
   const ChunkLayout chunks = chunk_layout(equal, screen.model());
   // Layers recomputed and plain: a chunk's layers past recompute_num_layers run without.
-  Plan recomputed = equal;
-  recomputed.recompute_num_layers = 0;
-  const Plan plain = equal.recompute_num_layers > 0 ? without_recompute(equal) : recomputed;
+  const LayerSettings settings = layer_settings(equal);
   std::vector<double> throughput;
   for (int32_t d = 0; d < layout.replicas; ++d) {
     double slowest = 0;
     for (int32_t r = 0; r < layout.stages; ++r) {
       const int64_t group = layout.at(d, r).node_group;
-      std::shared_ptr<const LayerSeconds> seconds = screen.layer_seconds(recomputed, group);
+      std::shared_ptr<const LayerSeconds> seconds =
+          screen.layer_seconds(settings.recomputed, group);
       std::shared_ptr<const LayerSeconds> plain_seconds =
-          equal.recompute_num_layers > 0 ? screen.layer_seconds(plain, group) : seconds;
+          settings.partial ? screen.layer_seconds(settings.plain, group) : seconds;
       double stage = 0;
       for (int64_t c : chunks.rank_chunks(r)) {
+        const int64_t recomputed = settings.recomputed_count(chunks.chunk_layers[c]);
         for (int64_t i = 0; i < chunks.chunk_layers[c]; ++i) {
-          const LayerSeconds& source = layer_recomputed(equal, i) ? *seconds : *plain_seconds;
+          const LayerSeconds& source = i < recomputed ? *seconds : *plain_seconds;
           stage += source.layers[chunks.chunk_first_layer[c] + i].total();
         }
       }
