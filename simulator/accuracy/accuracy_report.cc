@@ -151,13 +151,20 @@ nlohmann::ordered_json loso_json(const LeaveOneSourceOut* loso) {
   json["simulations"] = loso->simulations;
   Json per_source = Json::array();
   for (const HeldOutSource& source : loso->per_source) {
+    // The constants its fold fitted without it, to see what a held-out error comes from.
+    Json constants = Json::object();
+    EfficiencyTable fold = source.efficiency;
+    for (const FitParameter& parameter : fit_parameters()) {
+      constants[parameter.name] = parameter.field(fold);
+    }
     per_source.push_back({{"source_id", source.source_id},
                           {"rows", source.rows},
                           {"mape_pct", source.mape_pct},
                           {"max_abs_error_pct", source.max_abs_error_pct},
                           {"fitted_mape_pct", source.fitted_mape_pct},
                           {"worst_row", source.worst_row},
-                          {"worst_row_error_pct", source.worst_row_error_pct}});
+                          {"worst_row_error_pct", source.worst_row_error_pct},
+                          {"constants", constants}});
   }
   json["per_source"] = per_source;
   return json;

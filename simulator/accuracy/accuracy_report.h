@@ -28,7 +28,8 @@
 //     every held-out row), source_mape_pct (mean of the per-source MAPEs), rows, worst_source,
 //     worst_source_mape_pct, worst_row {row_id, source_id, error_pct}, simulations,
 //     per_source: [{source_id, rows, mape_pct, max_abs_error_pct, fitted_mape_pct (the same rows
-//     with the constants fitted on every source), worst_row, worst_row_error_pct}]},
+//     with the constants fitted on every source), worst_row, worst_row_error_pct, constants
+//     {name: value} (what its fold fitted without it, every name of `ppsim accuracy --fit`)}]},
 //   summary: {all, train, test, memory}: each {rows, mape_pct, max_abs_error_pct},
 //   sources: [{source_id, rows, all, train, test, memory}] (same summary objects),
 //   worst: [{row_id, source_id, model, error_pct, predicted_tokens_per_s_per_gpu,

@@ -564,8 +564,8 @@ Recompute read_recompute(const std::string& text, std::vector<std::string>& defa
   if (contains(value, "selective")) {
     if (has_word(value, "op") || has_word(value, "layer")) {
       defaults.push_back(
-          fmt::format("recompute '{}' (torchtitan selective AC) simulated as "
-                      "selective (attention core)",
+          fmt::format("recompute '{}' (torchtitan selective AC) simulated as selective: "
+                      "torchtitan's op policy's memory, the attention core's re-run time",
                       text));
     }
     return Recompute::kSelective;

@@ -4,6 +4,7 @@
 
 #include "simulator/model/layer_ops.h"
 #include "simulator/model/model_stats.h"
+#include "simulator/model/op_sac.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/runtime.h"
 
@@ -44,6 +45,7 @@ ActivationConfig activation_config(const Plan& plan, const ModelSpec& model) {
   config.sequence_parallel = plan.sequence_parallel;
   config.recompute = plan.recompute;
   config.recompute_modules = plan.recompute_modules;
+  config.selective = runtime_traits(plan.runtime).selective_recompute;
   const bool quantized = plan.precision == Precision::kFp8 || plan.precision == Precision::kNvfp4;
   if (quantized && runtime_traits(plan.runtime).quantized_gemm_inputs) {
     config.gemm_input_bytes = gemm_operand_bytes(plan.precision);
@@ -62,6 +64,18 @@ LayerActivationBytes layer_activation_bytes(const ModelSpec& model, const Activa
   LayerActivationBytes bytes;
   if (config.recompute == Recompute::kFull) {
     bytes.layer_input = kActivationElementBytes * tokens * h / replicated;
+    return bytes;
+  }
+  if (config.recompute == Recompute::kSelective &&
+      config.selective == SelectiveRecompute::kOpPolicy) {
+    OpShape shape;
+    shape.micro_batch_size = config.micro_batch_size;
+    shape.seq_length = config.seq_length;
+    shape.tp = config.tp;
+    shape.cp = config.cp;
+    shape.ep = config.ep;
+    shape.sequence_parallel = config.sequence_parallel && config.tp > 1;
+    bytes.op_policy = op_policy_saved_bytes(model, shape, layer_index);
     return bytes;
   }
   const RecomputeModules modules = recomputed_modules(config.recompute, config.recompute_modules);

@@ -79,6 +79,11 @@
 //   in_proj output [z, x, B, C, dt] (2D + 2GN + H wide, D = heads x head_dim, G groups of N
 //   states, H heads) and the scan output (D) in bf16, the gated norm's output at the GEMM
 //   input size (D); the conv1d output is rebuilt in the backward. Split by t with the heads.
+// - torchtitan's selective recompute is its op policy (ActivationConfig::selective, model/
+//   op_sac.h): the block's input, the outputs of every odd aten.mm (wq, wv, w1, w2 of a Llama
+//   block), the attention output and logsumexp, and the reduce-scatter and all-to-all outputs;
+//   for Llama 3 8B (h 4096, K 1024, F 14336, 32 heads) 2(4h + K + F) + 4*32 = 63,616 bytes per
+//   token and layer, against Megatron's selective 2(4h + 2h + 2K) + 6F + 2h masks = 147,456.
 // - Dropout masks (1 byte per element) are counted as the paper and Megatron's estimator count
 //   them, even for models usually trained without dropout (ModelSpec has no dropout field).
 //
@@ -118,6 +123,9 @@ struct ActivationConfig {
   // Under selective recompute, the modules re-run (the plan's recompute_modules; 0 = core_attn,
   // plan.h recomputed_modules); what each saves: above.
   RecomputeModules recompute_modules = 0;
+  // What selective recompute means on the plan's runtime: the modules above, or torchtitan's op
+  // policy (model/op_sac.h: what it keeps is op_policy_saved_bytes).
+  SelectiveRecompute selective = SelectiveRecompute::kModules;
   bool flash_attention = true;  // Fused/flash attention: no s^2 score matrix is saved.
   // Bytes per element a linear keeps of its input for the weight gradient: 2 (bf16), or the
   // quantized copy's 1 (fp8) or 0.5625 (nvfp4) where the runtime keeps that copy (header
@@ -151,10 +159,12 @@ struct LayerActivationBytes {
                                     // out_proj input: sb(2(2D + 2GN + H) + 2D + D')/t, with D'
                                     // the GEMM input bytes ("Hybrid layers", above).
   double layer_input = 0;           // Full recompute: the checkpointed layer input 2sbh.
+  double op_policy = 0;             // Selective under torchtitan's op policy: all it keeps
+                                    // (model/op_sac.h op_policy_saved_bytes); the rest are 0.
 
   double total() const {
     return norm_and_gemm_inputs + dropout_masks + attention + attention_core + mlp + router +
-           mamba + layer_input;
+           mamba + layer_input + op_policy;
   }
 };
 

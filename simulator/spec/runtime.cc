@@ -12,7 +12,8 @@ namespace {
 // the starting points and what a runtime without rows keeps.
 // Fields: runtime, name, attention, exporter, overheads {kernel gap, microbatch, step},
 // fsdp_fp32_shards, gathered_layers, overlaps_tp_backward, blocking_p2p, moe_host_sync,
-// quantized_gemm_inputs, fsdp_unsharded_under_pp, loss_working_bytes_per_logit, source.
+// quantized_gemm_inputs, fsdp_unsharded_under_pp, loss_working_bytes_per_logit,
+// selective_recompute, source.
 constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
     {Runtime::kMegatronCore,
      "megatron-core",
@@ -27,6 +28,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      true,
      false,
      2,
+     SelectiveRecompute::kModules,
      "Megatron-Core with Transformer Engine (--transformer-impl transformer_engine, the default "
      "since core 0.5; NeMo and Megatron-Bridge run it): TE DotProductAttention dispatches to "
      "cuDNN fused attention / FlashAttention-3 on Hopper and cuDNN on Blackwell; the host runs "
@@ -44,6 +46,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      true,
      false,
      2,
+     SelectiveRecompute::kModules,
      "Megatron-LM 2020-2023 (before Transformer Engine; the SC'21 and sequence-parallel papers' "
      "code, and forks such as sail-sg/zero-bubble-pipeline-parallelism): core attention unfused "
      "(--use-flash-attn off by default), fused scale-mask-softmax and bias-GeLU CUDA kernels, "
@@ -61,6 +64,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      true,
      false,
      2,
+     SelectiveRecompute::kModules,
      "DeepSpeed / Megatron-DeepSpeed: eager PyTorch modules, flash-attn 2 "
      "(--use-flash-attn-v2), the engine's forward/backward hooks and ZeRO bucketing on the host; "
      "fp8 from Transformer Engine layers in the model code"},
@@ -77,13 +81,16 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      true,
      8,
+     SelectiveRecompute::kOpPolicy,
      "torchtitan (PyTorch FSDP2, DTensor TP, torch.distributed.pipelining): eager modules unless "
      "torch.compile is on; attention through F.scaled_dot_product_attention, whose flash backend "
      "is FlashAttention-2; FSDP2 pre/post-forward hooks per module; fp8 through torchao's "
      "Float8Linear; with pp, FSDP2 keeps parameters gathered (parallelize.py "
      "reshard_after_forward=False) and gradients unsharded in fp32 until the last microbatch "
      "(torch.distributed.pipelining stage.py backward_maybe_with_nosync); the loss is "
-     "cross_entropy(pred.flatten(0, 1).float(), labels) (train.py / components/loss.py)"},
+     "cross_entropy(pred.flatten(0, 1).float(), labels) (train.py / components/loss.py); "
+     "selective AC is the op policy (parallelize_llama.py _save_list at 9dec370, "
+     "distributed/activation_checkpoint.py SelectiveAC today)"},
     {Runtime::kPytorchFsdp,
      "pytorch-fsdp",
      AttentionKernel::kFlash2,
@@ -97,6 +104,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      true,
      false,
      2,
+     SelectiveRecompute::kModules,
      "PyTorch FSDP (FSDP1 FlatParameter; MosaicML Composer/llm-foundry, HF Accelerate): eager "
      "modules, flash-attn 2 (attention=triton for llm-foundry's attn_impl: triton); no "
      "launcher file ppsim writes; fp8 through Transformer Engine (llm-foundry amp_fp8: te.Linear "

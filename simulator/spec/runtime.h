@@ -76,6 +76,16 @@ enum class AttentionKernel {
 // on the host every forward (RuntimeTraits::moe_host_sync, chunk_price.h "host").
 inline constexpr double kHostSecondsPerKernel = 20e-6;
 
+// What `recompute=selective` keeps on a runtime (model/activation_memory.h).
+enum class SelectiveRecompute {
+  kModules,   // Megatron's selective recompute: the plan's recompute_modules (core_attn unless
+              // given), each a whole module re-run inside its own checkpoint.
+  kOpPolicy,  // torchtitan's selective op AC (activation_checkpoint.mode = "selective",
+              // selective_ac_option = "op"): a per-op save list inside each block's checkpoint
+              // (model/op_sac.h). Its memory; its time is still priced as core_attn's re-run
+              // (op_sac.h "Time").
+};
+
 // Per-runtime host overheads (priors; EfficiencyTable carries the values a step uses).
 struct RuntimeOverheads {
   double kernel_gap_s = 0;           // Between consecutive kernels on the device timeline.
@@ -116,6 +126,9 @@ struct RuntimeTraits {
   // cross_entropy(pred.float(), labels) keeps log_softmax's fp32 output and its backward holds
   // the incoming and the outgoing fp32 gradient at once (4 + 4).
   double loss_working_bytes_per_logit = 2;
+  // What selective recompute keeps (SelectiveRecompute above): torchtitan's only selective
+  // form besides every-k-th-layer checkpointing (plan.h recompute_num_layers) is its op policy.
+  SelectiveRecompute selective_recompute = SelectiveRecompute::kModules;
   const char* source = "";  // Where the row's facts come from.
 };
 

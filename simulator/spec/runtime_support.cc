@@ -274,6 +274,14 @@ std::optional<std::string> runtime_precision_problem(Runtime runtime, Precision 
 
 std::optional<std::string> runtime_recompute_modules_problem(Runtime runtime,
                                                              RecomputeModules modules) {
+  if (modules != 0 &&
+      runtime_traits(runtime).selective_recompute == SelectiveRecompute::kOpPolicy) {
+    return feature_refusal(
+        runtime, fmt::format("selective recompute of {} (recompute_modules; its selective "
+                             "recompute is its op policy, selective_ac_option = \"op\": give "
+                             "recompute=selective without recompute_modules)",
+                             recompute_modules_text(modules, ", ")));
+  }
   if (runtime_support(runtime).recompute_modules ||
       (modules & ~recompute_module_bit(RecomputeModule::kCoreAttn)) == 0) {
     return std::nullopt;

@@ -254,17 +254,24 @@ TEST_CASE("Runtime support: only megatron-core runs nvfp4 GEMMs") {
             .rfind("runtime torchtitan cannot run precision nvfp4", 0) == 0);
 }
 
-TEST_CASE("Runtime support: only megatron-core re-runs recompute modules other than core_attn") {
+TEST_CASE("Runtime support: only megatron-core re-runs recompute modules other than core_attn; "
+          "torchtitan none") {
   CHECK(runtime_refusal("dp=8,gbs=8,recompute_modules=moe_act:layernorm", "qwen3-30b-a3b").empty());
   for (Runtime runtime : all_runtimes()) {
     INFO(runtime_name(runtime));
     const RecomputeModules modules = recompute_module_bit(RecomputeModule::kLayernorm) |
                                      recompute_module_bit(RecomputeModule::kMoeAct);
+    // torchtitan refuses any module list: its selective recompute is its op policy.
     CHECK(runtime_recompute_modules_problem(runtime, recompute_module_bit(
-                                                         RecomputeModule::kCoreAttn)) ==
-          std::nullopt);
+                                                         RecomputeModule::kCoreAttn))
+              .has_value() == (runtime == Runtime::kTorchtitan));
     if (runtime == Runtime::kMegatronCore) {
       CHECK(runtime_recompute_modules_problem(runtime, modules) == std::nullopt);
+    } else if (runtime == Runtime::kTorchtitan) {
+      CHECK(runtime_recompute_modules_problem(runtime, modules).value_or("").rfind(
+                "runtime torchtitan cannot run selective recompute of moe_act, layernorm "
+                "(recompute_modules; its selective recompute is its op policy",
+                0) == 0);
     } else {
       CHECK(runtime_recompute_modules_problem(runtime, modules).value_or("").rfind(
                 "runtime " + runtime_name(runtime) +
@@ -273,8 +280,11 @@ TEST_CASE("Runtime support: only megatron-core re-runs recompute modules other t
                 0) == 0);
     }
   }
+  // torchtitan's selective recompute is its op policy (model/op_sac.h): plain selective runs,
+  // a module list (even Megatron's default core_attn) does not.
+  CHECK(runtime_refusal("dp=8,gbs=8,recompute=selective,runtime=torchtitan", "llama3-8b").empty());
   CHECK(runtime_refusal("dp=8,gbs=8,recompute_modules=core_attn,runtime=torchtitan", "llama3-8b")
-            .empty());
+            .rfind("runtime torchtitan cannot run selective recompute of core_attn", 0) == 0);
   CHECK(runtime_refusal("dp=8,gbs=8,recompute_modules=mlp,runtime=torchtitan", "llama3-8b")
             .rfind("runtime torchtitan cannot run selective recompute of mlp", 0) == 0);
 }
