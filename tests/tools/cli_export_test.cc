@@ -35,6 +35,14 @@ TEST_CASE("ppsim export: a plan the runtime cannot run is refused, exit 2, namin
   CHECK(titan.exit_code == 2);
   CHECK(contains(titan.err, "cannot run optimizer CPU offload without FSDP sharding"));
 
+  // torchtitan's selective recompute is its op policy: a module list is refused.
+  testing::CommandResult modules = run_ppsim(
+      "export --model llama3-8b --cluster dgx-h100-1 --format torchtitan "
+      "--plan dp=8,mbs=1,gbs=8,recompute_modules=core_attn,runtime=torchtitan");
+  CHECK(modules.exit_code == 2);
+  CHECK(contains(modules.err, "runtime torchtitan cannot run selective recompute of core_attn "
+                              "(recompute_modules; its selective recompute is its op policy"));
+
   testing::CommandResult deepspeed = run_ppsim(
       "export --model llama3-8b --cluster dgx-h100-1 --format deepspeed "
       "--plan dp=8,mbs=1,gbs=16,zero_stage=1,offload=0.5,runtime=deepspeed");
