@@ -57,15 +57,10 @@ struct ScheduleProfile {
 
 namespace {
 
-// What a plan recomputes, as one cache key: the setting, the modules it re-runs (two
-// selective plans with different modules save and cost differently) and whether its runtime's
-// selective recompute is an op policy instead (model/op_sac.h).
+// What a plan recomputes, as one cache key: the setting and the modules it re-runs (two
+// selective plans with different modules save and cost differently).
 int recompute_key(const Plan& plan) {
-  const bool op_policy = plan.recompute == Recompute::kSelective &&
-                         runtime_traits(plan.runtime).selective_recompute ==
-                             SelectiveRecompute::kOpPolicy;
-  return (static_cast<int>(recomputed_modules(plan)) * 4 + static_cast<int>(plan.recompute)) * 2 +
-         (op_policy ? 1 : 0);
+  return static_cast<int>(recomputed_modules(plan)) * 4 + static_cast<int>(plan.recompute);
 }
 
 // What a plan's costs depend on beyond its shape: its runtime, attention kernel, fp8 recipe
