@@ -285,7 +285,8 @@ ModelSpec read_model(const RowReader& row, Framework framework,
     case Family::kMpt:
       model.activation = Activation::kGelu;
       model.norm = Norm::kLayerNorm;
-      model.position_embedding = PositionEmbedding::kRope;  // ALiBi: no table (header).
+      // ALiBi: a bias inside the attention kernel, no position table and no rotary op.
+      model.position_embedding = PositionEmbedding::kNone;
       model.tied_embeddings = true;
       model.linear_bias = false;
       break;

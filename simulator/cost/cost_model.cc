@@ -310,9 +310,9 @@ std::array<RuntimeOverheads, kRuntimeCount> EfficiencyTable::shipped_runtime_ove
   // `ppsim accuracy --runs configs/accuracy/public-runs.csv --fit` (docs/accuracy.md) for the
   // runtimes with published rows; megatron-core and deepspeed have none and keep runtime.h's
   // priors. Kernel gap, per-microbatch dispatch, per-step host time, seconds.
-  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {8.88e-6, 2.72e-4, 0.07852};
+  overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {8.538e-6, 2.72e-4, 0.07852};
   overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {1.625e-6, 1.207e-3, 0.09326};
-  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {4.923e-6, 1.177e-4, 0.02593};
+  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 1.177e-4, 0.03087};
   return overheads;
 }
 

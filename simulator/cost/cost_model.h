@@ -128,13 +128,13 @@ struct EfficiencyTable {
   // model TFLOP/s on H100, i.e. ~0.60 of the bf16 peak over the forward and 2.5x backward
   // kernels: FlashAttention-3's published long-sequence ceilings, docs/accuracy.md). Fitted,
   // bound [0.6, 1.1].
-  double kernel_scale = 0.8348;
+  double kernel_scale = 0.8338;
   // FlashAttention-2 as the eager runtimes call it (flash-attn 2, SDPA's flash backend: GQA,
   // mixed head dims, padding, and the step's interference), against its benchmark
   // table: applied to flash2 only, the kernel family the rows it is fitted on use, so it
   // cannot leak into the fused kernels of megatron-core (which keep their datasheet). Fitted,
   // bound [0.4, 1.2].
-  double flash2_scale = 0.6001;
+  double flash2_scale = 0.6016;
   // Output tile edge, elements: cuBLAS/CUTLASS bf16 kernels on Ampere and Hopper use 128x128
   // or 128x256 tiles per thread block.
   double gemm_tile = 128;

@@ -8,6 +8,7 @@
 #include "simulator/accuracy/accuracy.h"
 #include "simulator/accuracy/public_run.h"
 #include "simulator/model/chunk_layout.h"
+#include "simulator/model/layer_ops.h"
 #include "simulator/spec/csv_reader.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/units.h"
@@ -162,6 +163,25 @@ TEST_CASE("PublicRun: a Llama row becomes a model, a cluster and a plan") {
   }
   CHECK(said_nic);
   CHECK(said_zero);
+}
+
+TEST_CASE("PublicRun: MPT is LayerNorm, GELU and ALiBi: no rotary op, no position table") {
+  auto row = llama_row();
+  set(row, "model", "MPT-7b");
+  set(row, "ffn_hidden", "16384");
+  set(row, "kv_heads", "32");
+  set(row, "framework", "MosaicML Composer + llm-foundry (PyTorch FSDP)");
+  CsvTable table = one_row(row);
+  PublicRun run = read_public_run(table, table.records[0]);
+  CHECK(run.model.norm == Norm::kLayerNorm);
+  CHECK(run.model.activation == Activation::kGelu);
+  CHECK(run.model.position_embedding == PositionEmbedding::kNone);
+  CHECK(run.model.tied_embeddings);
+  const OpList ops = layer_ops(run.model, op_shape(run.plan, run.model), 0);
+  CHECK(ops.find("rotary") == nullptr);
+  CHECK(ops.find("attention_core") != nullptr);
+  CHECK(embedding_ops(run.model, op_shape(run.plan, run.model)).find("position_embedding") ==
+        nullptr);
 }
 
 TEST_CASE("PublicRun: interconnect texts give the NIC") {
