@@ -285,8 +285,9 @@ ModelSpec read_model(const RowReader& row, Framework framework,
     case Family::kMpt:
       model.activation = Activation::kGelu;
       model.norm = Norm::kLayerNorm;
-      // ALiBi: a bias inside the attention kernel, no position table and no rotary op.
-      model.position_embedding = PositionEmbedding::kNone;
+      // Learned positions, not ALiBi: llm-foundry's pretrain yamls (which its benchmark driver
+      // runs) set no attn_config.alibi, and MPTConfig's default is learned_pos_emb=True.
+      model.position_embedding = PositionEmbedding::kLearned;
       model.tied_embeddings = true;
       model.linear_bias = false;
       break;

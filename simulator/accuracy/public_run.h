@@ -6,8 +6,9 @@
 // - Model: layers, hidden, ffn_hidden, heads, kv_heads, vocab, seq_len and the MoE columns.
 //   The architecture family comes from the model name: Llama/Mistral/Mixtral/Qwen/DeepSeek
 //   names are Llama-style (SwiGLU, RMSNorm, rope, untied, no biases); MPT is MPT-style (GeLU,
-//   LayerNorm, ALiBi: no position table and no rotary op, the bias added inside the attention
-//   kernel; tied, no biases: llm-foundry's mpt yamls); GPT, MT-NLG, BLOOM and OPT names
+//   LayerNorm, learned positions and no rotary op, tied, no biases: llm-foundry's pretrain
+//   mpt yamls, which its benchmark driver runs, set no ALiBi, and MPTConfig defaults to
+//   learned_pos_emb=True); GPT, MT-NLG, BLOOM and OPT names
 //   are GPT-style (GeLU, LayerNorm, learned positions, tied, biases: Megatron-LM's GPT model).
 //   Any other name is GPT-style when ffn_hidden is empty or 4*hidden, else Llama-style.
 //   Missing ffn_hidden is 4*hidden; missing kv_heads is heads (MHA); a missing vocab is the

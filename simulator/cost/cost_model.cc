@@ -312,7 +312,7 @@ std::array<RuntimeOverheads, kRuntimeCount> EfficiencyTable::shipped_runtime_ove
   // priors. Kernel gap, per-microbatch dispatch, per-step host time, seconds.
   overheads[static_cast<size_t>(Runtime::kMegatronLm)] = {8.538e-6, 2.72e-4, 0.07852};
   overheads[static_cast<size_t>(Runtime::kTorchtitan)] = {1.625e-6, 1.207e-3, 0.09326};
-  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 1.177e-4, 0.03087};
+  overheads[static_cast<size_t>(Runtime::kPytorchFsdp)] = {1.2e-5, 1.177e-4, 0.03051};
   return overheads;
 }
 
