@@ -119,16 +119,23 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
   const double embedding =
       static_cast<double>(padded_vocab_size(model.vocab_size, plan.tp)) * h / plan.tp;
   if (stage == 0) {
-    params.dense += embedding;
+    params.embedding_unit = embedding;
     if (model.position_embedding == PositionEmbedding::kLearned) {
-      params.dense += static_cast<double>(model.max_position_embeddings) * h;
+      params.embedding_unit += static_cast<double>(model.max_position_embeddings) * h;
     }
+    params.dense += params.embedding_unit;
   }
   if (stage == layout.loss_rank()) {
-    params.dense += count_parameters(model).final_norm;
+    const double final_norm = count_parameters(model).final_norm;
+    params.dense += final_norm;
     // Untied: the output layer. Tied: the shared weight, which rank 0 already holds if it is
     // also the loss rank, and which Megatron duplicates on a separate loss rank.
-    if (!model.tied_embeddings || stage != 0) params.dense += embedding;
+    if (!model.tied_embeddings || stage != 0) {
+      params.dense += embedding;
+      params.head_unit = embedding + final_norm;
+    } else {
+      params.tied_unit = true;
+    }
   }
   return params;
 }

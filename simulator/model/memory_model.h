@@ -36,11 +36,24 @@
 //   zero 1:  2 + 4 + 12/D        = 6 + 12/D  (Megatron's distributed optimizer)
 //   zero 2:  2 + 4/D + 12/D
 //   zero 3:  2/D + 4/D + 12/D    = 18/D      (DeepSpeed ZeRO-3, Megatron), plus the gathered
-//            layers (runtime.h gathered_layers: the one computing and the prefetched next)
+//            units (below)
 //   zero 3 on PyTorch FSDP (runtime torchtitan, pytorch-fsdp): 4/D fp32 shards that are the
-//            master weights + 4/D gradients + 8/D Adam = 16/D, plus the same gathered layers
-// ZeRO-2 and -3 also hold one layer's unsharded fp32 gradients transiently before its
-// reduce-scatter. fp8 plans keep bf16 weights (Megatron without --fp8-param-gather): same bytes.
+//            master weights + 4/D gradients + 8/D Adam = 16/D, plus the same gathered units
+// ZeRO-3 gathers a unit at a time in bf16: each transformer layer, the input embedding (with
+// any learned position table) and the output layer with the final norm, each a unit of its own
+// (torchtitan's apply_fsdp wraps tok_embeddings and [norm, output] apart from the blocks;
+// DeepSpeed gathers the embedding's and the output's weight as one tensor each). It holds the
+// unit computing and the prefetched next (runtime.h gathered_layers), so the fullest moment is
+// the larger of two neighbouring layers, the embedding beside the first layer and the output
+// beside the last (its backward prefetches the last layer): bf16 x max(2L, E + L, H + L) on
+// the GPU holding them, L its largest layer, E and H the embedding and output units (0 on the
+// ranks that hold neither). A tied embedding on a rank that also runs the loss is one unit used
+// at both ends; under PyTorch FSDP it stays gathered all step (FSDP1's root unit is not
+// resharded after forward; torchtitan shards the tied [tok_embeddings, norm, output] group with
+// reshard_after_forward off), so it adds to the two layers: bf16 x (E + 2L).
+// ZeRO-2 and -3 also hold one unit's unsharded gradients transiently before its reduce-scatter:
+// the largest of L, E and H. fp8 plans keep bf16 weights (Megatron without
+// --fp8-param-gather): same bytes.
 // offload_optimizer moves the fraction f = offloaded_fraction(plan) of the 12 optimizer bytes
 // (master weights and Adam states, sharded as above) to host memory, with a 4-byte fp32 gradient
 // buffer per offloaded parameter (optimizer_offload.h); the GPU keeps (1 - f) of the optimizer
@@ -58,6 +71,7 @@
 // two groups gets the smaller memory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -79,8 +93,12 @@ inline constexpr double kNcclBytesPerCommunicator = 16 * 9633792.0;
 // Parameters one GPU of a pipeline stage holds, split by how ZeRO shards them (dense over
 // dp*cp, routed experts over the expert data-parallel group).
 struct StageParameters : ParameterSplit {
-  double largest_layer = 0;  // Parameters of the stage's largest layer on this GPU (for the
-                             // ZeRO-2/3 transients).
+  // The ZeRO-2/3 units on this GPU (header), parameters each:
+  double largest_layer = 0;   // The stage's largest transformer layer.
+  double embedding_unit = 0;  // The input embedding and learned positions (stage 0 only).
+  double head_unit = 0;       // The output layer and final norm where this rank holds its own
+                              // (the loss rank; a tied one only off rank 0).
+  bool tied_unit = false;     // Rank 0 runs the loss too, and its embedding is the output's.
 };
 
 // What one GPU of a stage keeps for its parameters (the Adam bytes above, sharded by ZeRO over
@@ -124,11 +142,20 @@ inline ParameterBytes parameter_bytes(const StageParameters& params, const Plan&
   bytes.optimizer =
       (1 - offloaded) *
       sharded(fp32_shards ? kAdamMomentsBytesPerParam : kOptimizerBytesPerParam, zero >= 1);
-  // ZeRO-3 holds the layer computing and the prefetched next one unsharded (bf16).
+  // ZeRO-3 holds the unit computing and the prefetched next one unsharded (bf16; header).
+  const double layer = params.largest_layer;
   if (zero >= 3) {
-    bytes.zero_transient += runtime.gathered_layers * kWeightBytesPerParam * params.largest_layer;
+    const double layers = runtime.gathered_layers * layer;
+    const double gathered =
+        params.tied_unit && runtime.fsdp_fp32_shards
+            ? params.embedding_unit + layers
+            : std::max({layers, params.embedding_unit + layer, params.head_unit + layer});
+    bytes.zero_transient += kWeightBytesPerParam * gathered;
   }
-  if (zero >= 2) bytes.zero_transient += gradient * params.largest_layer;
+  if (zero >= 2) {
+    bytes.zero_transient +=
+        gradient * std::max({layer, params.embedding_unit, params.head_unit});
+  }
   return bytes;
 }
 

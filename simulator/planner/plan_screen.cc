@@ -464,8 +464,8 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
 // What memory() needs of the shape beside the activations: made on its first call, since the
 // time bounds (PlanScreen::step_time_bound builds a screen per candidate) need none of it.
 struct ShapeScreen::StageStatic {
-  std::vector<double> dense_params, expert_params, largest_layer_params;  // Per stage.
-  std::vector<double> workspace_bytes, capacity_bytes;                    // Per stage.
+  std::vector<StageParameters> parameters;              // Per stage.
+  std::vector<double> workspace_bytes, capacity_bytes;  // Per stage.
 };
 
 const ShapeScreen::StageStatic& ShapeScreen::stage_static() const {
@@ -475,10 +475,7 @@ const ShapeScreen::StageStatic& ShapeScreen::stage_static() const {
   const ChunkLayout layout = chunk_layout(shape_, model);
   MemoryReport report = estimate_gpu_memory(model, screen_.cluster(), shape_);
   for (int32_t r = 0; r < static_cast<int32_t>(shape_.pp); ++r) {
-    StageParameters params = stage_parameters(model, shape_, layout, r);
-    result->dense_params.push_back(params.dense);
-    result->expert_params.push_back(params.expert);
-    result->largest_layer_params.push_back(params.largest_layer);
+    result->parameters.push_back(stage_parameters(model, shape_, layout, r));
     result->workspace_bytes.push_back(report.stages[r].workspace_bytes);
     result->capacity_bytes.push_back(report.stages[r].capacity_bytes *
                                      (1 - screen_.memory_margin()));
@@ -569,18 +566,14 @@ MemoryScreen ShapeScreen::memory(const Plan& plan) const {
   const StageStatic& stages = stage_static();
   MemoryScreen screen;
   double least_headroom = 0;
-  const size_t ranks = stages.dense_params.size();
+  const size_t ranks = stages.parameters.size();
   std::vector<double> host_bytes_per_gpu;
   host_bytes_per_gpu.reserve(ranks);
   screen.stage_peak_bytes.reserve(ranks);
   screen.capacity_bytes.reserve(ranks);
   for (size_t r = 0; r < ranks; ++r) {
     // The memory model's formula for the parameters' bytes (memory_model.h).
-    StageParameters params;
-    params.dense = stages.dense_params[r];
-    params.expert = stages.expert_params[r];
-    params.largest_layer = stages.largest_layer_params[r];
-    const ParameterBytes bytes = parameter_bytes(params, plan);
+    const ParameterBytes bytes = parameter_bytes(stages.parameters[r], plan);
     double static_bytes = bytes.weights + bytes.gradients + bytes.optimizer;
     host_bytes_per_gpu.push_back(bytes.host_optimizer + bytes.host_gradients + acts.rank_host[r]);
     double transient = acts.stage_transient[r] + bytes.zero_transient;

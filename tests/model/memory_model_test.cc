@@ -7,6 +7,7 @@
 
 #include "simulator/model/activation_memory.h"
 #include "simulator/model/model_stats.h"
+#include "simulator/spec/model_file.h"
 #include "simulator/spec/units.h"
 #include "tests/test_helpers.h"
 
@@ -512,6 +513,73 @@ TEST_CASE("MemoryModel: ZeRO stages shard weights, gradients and optimizer state
     // Stage 1 holds no loss, and recompute none rebuilds nothing: only the ZeRO buffers.
     CHECK(stage.transient_bytes == Approx(transient));
   }
+}
+
+TEST_CASE("MemoryModel: ZeRO-3 gathers the embedding and the output layer as units of their own") {
+  // Llama 3 8B (untied; vocab 128256 = 1002 x 128, h 4096) on pp 2: stage 0 holds the embedding
+  // unit E = 128256 x 4096, the last stage the output unit H = E + 4096 (its final norm); each
+  // is gathered beside a layer (the first one prefetched after the embedding, the last one
+  // prefetched by the output's backward), and E > L here, so both ends outgrow two layers.
+  ModelSpec model = load_model_spec("llama3-8b");
+  ClusterSpec cluster = uniform_cluster("H100-SXM-80GB", 8);
+  Plan plan = base_plan(1, 2, 4, 1, 64);
+  plan.zero_stage = 3;
+  const double unit = 128256.0 * 4096;
+  const StageParameters first = stage_parameters(model, plan, 0);
+  const StageParameters last = stage_parameters(model, plan, 1);
+  CHECK(first.embedding_unit == unit);
+  CHECK(first.head_unit == 0);
+  CHECK(last.embedding_unit == 0);
+  CHECK(last.head_unit == unit + 4096);
+  CHECK_FALSE(first.tied_unit);
+  const double layer = first.largest_layer;
+  CHECK(layer == last.largest_layer);
+  CHECK(unit > layer);
+  // bf16 gathered units, fp32 gradients of the largest unit (Megatron-Core's default).
+  CHECK(parameter_bytes(first, plan).zero_transient == Approx(2 * (unit + layer) + 4 * unit));
+  CHECK(parameter_bytes(last, plan).zero_transient ==
+        Approx(2 * (unit + 4096 + layer) + 4 * (unit + 4096)));
+  // The whole of it is in the stage's transient: ZeRO-1 has none of these buffers.
+  Plan zero1 = plan;
+  zero1.zero_stage = 1;
+  for (int64_t stage = 0; stage < 2; ++stage) {
+    INFO("stage " << stage);
+    const StageParameters params = stage_parameters(model, plan, stage);
+    CHECK(estimate_memory(model, cluster, plan).stages[stage].transient_bytes -
+              estimate_memory(model, cluster, zero1).stages[stage].transient_bytes ==
+          Approx(parameter_bytes(params, plan).zero_transient));
+  }
+  // A middle stage holds neither end: two layers, as before.
+  Plan pp4 = base_plan(1, 4, 2, 1, 64);
+  pp4.zero_stage = 3;
+  const StageParameters middle = stage_parameters(model, pp4, 1);
+  CHECK(middle.embedding_unit == 0);
+  CHECK(middle.head_unit == 0);
+  CHECK(parameter_bytes(middle, pp4).zero_transient == Approx(2 * 2 * layer + 4 * layer));
+}
+
+TEST_CASE("MemoryModel: PyTorch FSDP keeps a tied embedding gathered, DeepSpeed does not") {
+  // GPT-3 175B's shape, tied, learned positions, pp 1: one unit E = 50304 x h + 2048 x h (vocab
+  // padded to 393 x 128), used by the embedding and the output. FSDP1's root unit and
+  // torchtitan's tied group are not resharded after forward, so E stays beside the two layers;
+  // DeepSpeed gathers the tied weight at each use, beside one layer. L = 12 h^2 + 13 h > E.
+  ModelSpec model = gpt3_175b_shape();
+  model.position_embedding = PositionEmbedding::kLearned;
+  ClusterSpec cluster = uniform_cluster("A100-SXM-80GB", 64);
+  Plan plan = base_plan(1, 1, 64, 1, 64);
+  plan.zero_stage = 3;
+  const double h = model.hidden_size;
+  const double unit = 50304 * h + 2048 * h;
+  const StageParameters params = stage_parameters(model, plan, 0);
+  CHECK(params.embedding_unit == unit);
+  CHECK(params.head_unit == 0);
+  CHECK(params.tied_unit);
+  const double layer = params.largest_layer;
+  CHECK(layer > unit);
+  plan.runtime = Runtime::kPytorchFsdp;
+  CHECK(parameter_bytes(params, plan).zero_transient == Approx(2 * (unit + 2 * layer) + 4 * layer));
+  plan.runtime = Runtime::kDeepSpeed;
+  CHECK(parameter_bytes(params, plan).zero_transient == Approx(2 * 2 * layer + 4 * layer));
 }
 
 TEST_CASE("MemoryModel: PyTorch FSDP's fp32 shards are the master weights (16 bytes/D, not 18)") {

@@ -519,11 +519,11 @@ std::vector<Plan> activation_offload_variants(const PlanScreen& screen, const Se
                            [](const Plan& plan) { return plan.activation_offload_layers > 0; });
 }
 
-// Llama-3-8B at 8K on eight H100s, ZeRO-3, micro-batch 2: the pp = 1 plan needs 103.5 GiB of
+// Llama-3-8B at 8K on eight H100s, ZeRO-3, micro-batch 2: the pp = 1 plan needs 105.2 GiB of
 // the 79.65 GiB GPU, each layer saving 2.25 GiB. Its offload variant must hold the fewest
 // layers that fit by the memory model (estimate_memory, which the screen does not call):
 // peak(N) = peak(0) - (N - 1) x 2.25 GiB (one offloaded layer stays in flight), under 95% of the
-// GPU from N = 14.
+// GPU from N = 15 (105.24 - 14 x 2.25 = 73.7 < 75.7 GiB; N = 14 leaves 75.99).
 TEST_CASE("Planner: a pp = 1 plan that does not fit tries the fewest activation-offloaded layers") {
   ModelSpec model = load_model_spec("llama3-8b");
   ClusterSpec cluster = load_cluster_spec("dgx-h100:1");
@@ -554,7 +554,7 @@ TEST_CASE("Planner: a pp = 1 plan that does not fit tries the fewest activation-
   }
   CHECK(found[0].zero_stage == 1);
   CHECK(found[1].zero_stage == 3);
-  CHECK(found[1].activation_offload_layers == 14);
+  CHECK(found[1].activation_offload_layers == 15);
   CHECK(found[0].activation_offload_layers > found[1].activation_offload_layers);
 
   SearchSpace off = space;
