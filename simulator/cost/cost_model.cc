@@ -160,7 +160,7 @@ double CostModel::attention_efficiency(const AttentionShape& shape, bool backwar
                                    : (backward ? k.fused_bwd : k.fused_fwd);
   const double family = attention_ == AttentionKernel::kFlash2   ? e.flash2_scale
                         : attention_ == AttentionKernel::kTriton ? kTritonOverFlash2
-                                                                 : 1.0;
+                                                                 : e.kernel_scale;
   double depth = 1;  // A shape without keys_per_call (built by hand) takes the ceiling.
   if (shape.keys_per_call > 0) {
     depth = saturate(shape.keys_per_call / e.attention_kv_block,

@@ -66,12 +66,13 @@ TEST_CASE("Measured kernels: the Hopper attention datasheet is within 15% of an 
 
 // The cost model's attention efficiency (datasheet ceiling x per-tile overhead, cost_model.h)
 // against every measured point, 2K-16K tokens: within 10%, and rising with the sequence as the
-// measurements do from 2K to 8K. The kernels are timed alone, so the runtime's flash2_scale
-// (how eager code calls them inside a step) is 1 here.
+// measurements do from 2K to 8K. The kernels are timed alone, so the in-step factors (the
+// step's kernel_scale, the eager runtimes' flash2_scale) are 1 here.
 TEST_CASE("Measured kernels: attention efficiency follows the H200's curve over 2K-16K tokens") {
   const GpuSpec h200 = *find_gpu("H200-SXM-141GB");
   EfficiencyTable kernels_alone;
   kernels_alone.flash2_scale = 1;
+  kernels_alone.kernel_scale = 1;
   for (const char* kernel : {"flash2", "cudnn"}) {
     const AttentionKernel family =
         std::string(kernel) == "flash2" ? AttentionKernel::kFlash2 : AttentionKernel::kFused;

@@ -111,11 +111,12 @@ TEST_CASE("Kernel datasheets: each GPU generation has its own, from published be
                         Runtime::kMegatronCore, AttentionKernel::kFlash2);
   CostModel ampere_fused(*find_gpu("A100-SXM-80GB"), EfficiencyTable{}, nullptr,
                          Runtime::kMegatronCore, AttentionKernel::kFused);
-  // On Ampere both families are the same kernel (equal datasheets); only the eager runtimes'
-  // FA2 calls carry flash2_scale (cost_model.h).
+  // On Ampere both families are the same kernel (equal datasheets); in a step the eager
+  // runtimes' FA2 calls carry flash2_scale, the fused kernel kernel_scale (cost_model.h).
   CHECK(ampere_fused.op_cost(op).fwd.seconds < ampere_core.op_cost(op).fwd.seconds);
   EfficiencyTable no_flash2_loss;
   no_flash2_loss.flash2_scale = 1;
+  no_flash2_loss.kernel_scale = 1;
   CostModel ampere_flash2_at_1(*find_gpu("A100-SXM-80GB"), no_flash2_loss, nullptr,
                                Runtime::kMegatronCore, AttentionKernel::kFlash2);
   CostModel ampere_fused_at_1(*find_gpu("A100-SXM-80GB"), no_flash2_loss, nullptr,
