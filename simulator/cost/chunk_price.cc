@@ -247,10 +247,12 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
     comm_fwd += expert_fwd;
     comm_bwd += expert_bwd;
   }
-  // Context parallelism: the KV ring hides under attention; the excess shows. A layer
-  // without attention has no ring; a Mamba mixer's all-to-alls over the cp group (whose ranks
-  // stride tp) block its forward and, mirrored, its backward, and run again there under full
-  // recompute: certain time, so the bound keeps them too.
+  // Context parallelism: the KV ring hides under attention; the excess shows, plus the
+  // contention share of what it hides (its send/recv kernels take SMs and HBM from the
+  // attention kernels, as every overlapped collective here does). A layer without attention has
+  // no ring; a Mamba mixer's all-to-alls over the cp group (whose ranks stride tp) block its
+  // forward and, mirrored, its backward, and run again there under full recompute: certain
+  // time, so the bound keeps them too.
   double context_fwd = 0, context_bwd = 0;
   if (plan_.cp > 1 && !ideal_links_) {
     if (const Op* core = ops.find("attention_core")) {
@@ -260,8 +262,9 @@ LayerPrice ChunkPricer::layer(const CostModel& costs, const NodeGroup& group,
                                                         plan_.tp >= group.gpus_per_node ? 1 : 2,
                                                         group, price.comm);
       OpCost core_cost = costs.op_cost(*core);
-      comm_fwd += std::max(0.0, ring - core_cost.fwd.seconds);
-      comm_bwd += std::max(0.0, 2 * ring - core_cost.b.seconds);
+      comm_fwd += overlapped_excess(ring, core_cost.fwd.seconds, collective_.overlap_slowdown);
+      comm_bwd +=
+          overlapped_excess(2 * ring, core_cost.b.seconds, collective_.overlap_slowdown);
     }
     double context_all_to_all = 0;
     for (const Op& op : ops) {

@@ -47,9 +47,11 @@
 //   mtp        on the last chunk, each multi-token-prediction layer: a layer of the last
 //              layer's kind, its 2h x h projection and another output layer and loss;
 //   cp         context parallelism: the KV ring's excess over the attention it hides under
-//              (forward: one ring, backward: two), in layers with attention; a Mamba mixer's
-//              all-to-alls over the cp group (layer_ops.h Op::context_all_to_alls), blocking,
-//              the backward's mirror, and the forward's again under full recompute.
+//              (forward: one ring, backward: two), plus the contention share of what it hides
+//              (overlap_slowdown, as for every overlapped collective), in layers with
+//              attention; a Mamba mixer's all-to-alls over the cp group (layer_ops.h
+//              Op::context_all_to_alls), blocking, the backward's mirror, and the forward's
+//              again under full recompute.
 // Per chunk (ChunkPricer::chunk): its layers, the embedding on chunk 0, the final norm, output
 // layer and loss on the last chunk; ZeRO-3's parameter gather (before each pass) and gradient
 // reduce-scatter (after the backward) where they outlast the chunk's compute, FSDP prefetching

@@ -12,6 +12,7 @@
 #include "simulator/cost/collective_timing.h"
 #include "simulator/model/activation_offload.h"
 #include "simulator/model/chunk_layout.h"
+#include "simulator/model/layer_ops.h"
 #include "simulator/model/moe_dispatch.h"
 #include "simulator/model/parameter_bytes.h"
 #include "simulator/spec/data_root.h"
@@ -111,6 +112,36 @@ TEST_CASE("ChunkPrice: with free links and no ZeRO-3 the price is the bound plus
   const double layer = (4 * h * h + 3 * h * f + 2 * h) / 2;
   CHECK(price.parameters.dense == Approx(16 * layer + v * h / 2).epsilon(1e-12));
   CHECK(price.parameters.expert == 0);
+}
+
+TEST_CASE("ChunkPrice: a context-parallel ring hidden under attention costs its contention") {
+  // Llama-2-7B's shape at 32K tokens, cp 2 x tp 2 in one node: each rank sends its 16K tokens'
+  // K and V (2 x 4096 / tp 2 wide, bf16) once per ring step, cp - 1 steps, under the forward's
+  // attention kernel, which outlasts it. The forward then pays overlap_slowdown x the ring, the
+  // share every overlapped collective pays (collective_cost.h), and nothing without it.
+  ModelSpec model = testing::llama2_7b_shape();
+  ClusterSpec cluster = testing::uniform_cluster("H100-SXM-80GB", 1);
+  const NodeGroup& group = cluster.nodes.front();
+  Plan plan = make_plan("tp=2,pp=2,dp=1,cp=2,mbs=1,gbs=4,seq=32768");
+  EfficiencyTable efficiency;
+  CollectiveEfficiency contended;
+  CollectiveEfficiency free_overlap = contended;
+  free_overlap.overlap_slowdown = 0;
+  CostModel costs(group.gpu, efficiency, nullptr);
+  auto forward_comm = [&](const CollectiveEfficiency& collective) {
+    ChunkPricer pricer(model, plan, efficiency, collective, nullptr, false);
+    return pricer.chunk(costs, group, 1, 1, false, false).forward_comm;
+  };
+  const double kv = 16384.0 * 2 * 4096 / 2 * 2;
+  const double ring = collective_time(Collective::kSendRecv, kv, collective_group(2, 2, group),
+                                      contended, nullptr, false)
+                          .seconds;
+  const OpList ops = layer_ops(model, op_shape(plan, model), 1);
+  const double attention = costs.op_cost(*ops.find("attention_core")).fwd.seconds;
+  REQUIRE(ring < attention);
+  CHECK(forward_comm(contended) - forward_comm(free_overlap) ==
+        Approx(contended.overlap_slowdown * ring).epsilon(1e-9));
+  CHECK(contended.overlap_slowdown > 0);
 }
 
 TEST_CASE("ChunkPrice: ZeRO-3 shows the gather that outlasts a small chunk's compute") {
