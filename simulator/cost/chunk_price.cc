@@ -24,7 +24,12 @@ void count_comm(const PassCost& cost, CommCounts& comm) {
 }
 
 HostLaunches host_launches(const Op& op, bool router_graphed, bool preprocess_graphed) {
-  const int cast = op.op_class == OpClass::kGemm ? quantize_kernels(op.precision) : 0;
+  int cast = op.op_class == OpClass::kGemm ? quantize_kernels(op.precision) : 0;
+  // A grouped GEMM under a recipe that quantizes each expert's rows on their own casts one
+  // split per local expert, each its own call on the host (header).
+  if (cast > 0 && quantize_cost(op.precision, op.fp8_recipe, false).per_expert) {
+    cast *= static_cast<int>(op.gemm.batch);
+  }
   int forward = op.kernels_fwd + cast;
   int backward = op.kernels_b + op.kernels_w + cast;
   if (router_graphed && op.name == "moe_router") forward = backward = 1;

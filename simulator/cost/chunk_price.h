@@ -194,7 +194,12 @@ struct ChunkPrice {
 // Kernels the host issues for one op of an MoE layer that waits for it (the "host" term above):
 // its kernels and its GEMM casts per pass; under a moe-router graph the router is one launch per
 // pass, and with a graphed preprocess (plan.h moe_preprocess_graphed) the preprocess is one; a
-// recomputed op's forward kernels are issued again in the backward.
+// recomputed op's forward kernels are issued again in the backward. A grouped GEMM under a
+// recipe that quantizes each expert's rows on their own (tensorwise, mxfp8, blockwise:
+// quantize_cost's per_expert) casts once per local expert: Transformer Engine's split_quantize
+// (GroupedLinear's input X forward and dY backward, v2.9-v2.12) builds a quantized tensor per
+// split and quantizes it alone, where delayed scaling casts every split in one
+// multi_cast_transpose. One host call per split, whatever kernels it launches inside from C++.
 struct HostLaunches {
   int forward = 0;
   int backward = 0;  // Input and weight gradients, and the recompute.

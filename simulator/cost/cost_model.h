@@ -224,8 +224,9 @@ struct PeakFlops {
 
 // Kernels the host launches from Python to quantize one GEMM pass's activation operand at
 // `precision`: one fp8 cast call (whatever the recipe launches inside it, from C++), two for
-// nvfp4 (amax, then quantize), none at 16 bits. The MoE host time counts these
-// (chunk_price.h "host").
+// nvfp4 (amax, then quantize), none at 16 bits; a grouped GEMM under a per-expert recipe makes
+// that call once per local expert (chunk_price.h host_launches). The MoE host time counts
+// these (chunk_price.h "host").
 int quantize_kernels(Precision precision);
 
 // What quantizing one GEMM pass's activation operand costs on the device (header, "fp8 GEMM

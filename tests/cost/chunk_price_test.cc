@@ -605,6 +605,31 @@ TEST_CASE("ChunkPrice: CUDA graphs take an MoE layer's kernels off the host") {
                efficiency.overheads(layers_plan.runtime).microbatch_overhead_s));
 }
 
+TEST_CASE("ChunkPrice: a per-expert fp8 recipe casts each local expert's rows in a host call "
+          "of its own") {
+  const ModelSpec model = small_expert_model();  // 64 experts, so 4 per GPU at ep 16.
+  const SmallNodeLayers layers_on;
+  const std::string plan = "dp=16,ep=16,mbs=1,gbs=16,seq=128,precision=fp8,fp8_recipe=";
+  const LayerPrice delayed = layers_on.price(model, plan + "delayed");
+  const LayerPrice tensorwise = layers_on.price(model, plan + "tensorwise");
+  // Delayed scaling casts a grouped GEMM's 4 splits in one multi_cast_transpose; current
+  // scaling quantizes each split alone (Transformer Engine's split_quantize): 3 more host calls
+  // for each of the two expert GEMMs, X in the forward and dY in the backward.
+  CHECK(tensorwise.host_wait_fwd - delayed.host_wait_fwd ==
+        Approx(2 * 3 * kHostSecondsPerKernel));
+  CHECK(tensorwise.host_wait_bwd - delayed.host_wait_bwd ==
+        Approx(2 * 3 * kHostSecondsPerKernel));
+  // The same launches as the op list says: the grouped GEMM's casts count its experts.
+  Op expert_up = *layer_ops(model, op_shape(make_plan(plan + "tensorwise"), model), 0)
+                      .find("moe_expert_up_gate");
+  REQUIRE(expert_up.gemm.batch == 4);
+  const HostLaunches per_split = host_launches(expert_up, false, false);
+  CHECK(per_split.forward == expert_up.kernels_fwd + 4);
+  CHECK(per_split.backward == expert_up.kernels_b + expert_up.kernels_w + 4);
+  expert_up.fp8_recipe = Fp8Recipe::kDelayed;
+  CHECK(host_launches(expert_up, false, false).forward == expert_up.kernels_fwd + 1);
+}
+
 TEST_CASE("ChunkPrice: recomputed modules re-run their collectives and host issue in the "
           "backward") {
   ModelSpec model = small_expert_model();
