@@ -7,6 +7,7 @@
 #include "simulator/model/activation_offload.h"
 #include "simulator/model/chunk_layout.h"
 #include "simulator/model/inflight_microbatches.h"
+#include "simulator/model/layer_ops.h"
 #include "simulator/model/model_stats.h"
 #include "simulator/model/worker_layout.h"
 #include "simulator/spec/error.h"
@@ -106,6 +107,11 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
                                  const ChunkLayout& layout, int64_t stage) {
   PPSIM_CHECK(stage >= 0 && stage < plan.pp);
   StageParameters params;
+  // A runtime that gathers module by module needs the largest module (header); the others never
+  // build the op lists.
+  const bool modules = zero_stage_in_force(plan) >= 2 &&
+                       runtime_traits(plan.runtime).zero3_gathers_modules;
+  const OpShape shape = modules ? op_shape(plan, model) : OpShape{};
   for (int64_t chunk : layout.rank_chunks(stage)) {
     const int64_t first = layout.chunk_first_layer[chunk];
     for (int64_t index = first; index < first + layout.chunk_layers[chunk]; ++index) {
@@ -113,6 +119,12 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
       params.dense += share.dense;
       params.expert += share.expert;
       params.largest_layer = std::max(params.largest_layer, share.dense + share.expert);
+      if (!modules) continue;
+      for (const Op& op : layer_ops(model, shape, index)) {
+        // A grouped GEMM's parameters are its local experts', each expert a module of its own.
+        const double batch = op.op_class == OpClass::kGemm ? op.gemm.batch : 1;
+        params.largest_module = std::max(params.largest_module, op.parameters / batch);
+      }
     }
   }
   const double h = model.hidden_size;

@@ -51,8 +51,15 @@
 // at both ends; under PyTorch FSDP it stays gathered all step (FSDP1's root unit is not
 // resharded after forward; torchtitan shards the tied [tok_embeddings, norm, output] group with
 // reshard_after_forward off), so it adds to the two layers: bf16 x (E + 2L).
+// DeepSpeed (runtime.h zero3_gathers_modules) gathers module by module instead: the module
+// running (a linear's weight and bias, M the stage's largest, an expert's own under MoE) and
+// the next one prefetched while fewer than kDeepSpeedMaxLiveParameters (1e9) are live, so
+// bf16 x max(U + next(U)) over the units U in {M, E, H}, next(U) = M when U < 1e9, else 0.
+// GPT-3 175B: 2 x 4h^2 = 1.2 G parameters where two layers are 3.6 G; a 1T model (h 25,600):
+// one 2.6 G linear at a time, where two layers are 15.7 G.
 // ZeRO-2 and -3 also hold one unit's unsharded gradients transiently before its reduce-scatter:
-// the largest of L, E and H. fp8 plans keep bf16 weights (Megatron without
+// the largest of L (M under DeepSpeed, which produces and buckets them parameter by
+// parameter), E and H. fp8 plans keep bf16 weights (Megatron without
 // --fp8-param-gather): same bytes.
 // offload_optimizer moves the fraction f = offloaded_fraction(plan) of the 12 optimizer bytes
 // (master weights and Adam states, sharded as above) to host memory, with a 4-byte fp32 gradient
@@ -95,6 +102,8 @@ inline constexpr double kNcclBytesPerCommunicator = 16 * 9633792.0;
 struct StageParameters : ParameterSplit {
   // The ZeRO-2/3 units on this GPU (header), parameters each:
   double largest_layer = 0;   // The stage's largest transformer layer.
+  double largest_module = 0;  // Its largest module (one linear's weight and bias, one expert's),
+                              // set where the runtime gathers modules (zero3_gathers_modules).
   double embedding_unit = 0;  // The input embedding and learned positions (stage 0 only).
   double head_unit = 0;       // The output layer and final norm where this rank holds its own
                               // (the loss rank; a tied one only off rank 0).
@@ -144,7 +153,15 @@ inline ParameterBytes parameter_bytes(const StageParameters& params, const Plan&
       sharded(fp32_shards ? kAdamMomentsBytesPerParam : kOptimizerBytesPerParam, zero >= 1);
   // ZeRO-3 holds the unit computing and the prefetched next one unsharded (bf16; header).
   const double layer = params.largest_layer;
-  if (zero >= 3) {
+  if (zero >= 3 && runtime.zero3_gathers_modules) {
+    const double module = params.largest_module;
+    auto with_next = [&](double unit) {
+      return unit + (unit < kDeepSpeedMaxLiveParameters ? module : 0);
+    };
+    const double gathered = std::max(
+        {with_next(module), with_next(params.embedding_unit), with_next(params.head_unit)});
+    bytes.zero_transient += kWeightBytesPerParam * gathered;
+  } else if (zero >= 3) {
     const double layers = runtime.gathered_layers * layer;
     const double gathered =
         params.tied_unit && runtime.fsdp_fp32_shards
@@ -153,8 +170,9 @@ inline ParameterBytes parameter_bytes(const StageParameters& params, const Plan&
     bytes.zero_transient += kWeightBytesPerParam * gathered;
   }
   if (zero >= 2) {
+    const double unit = runtime.zero3_gathers_modules ? params.largest_module : layer;
     bytes.zero_transient +=
-        gradient * std::max({layer, params.embedding_unit, params.head_unit});
+        gradient * std::max({unit, params.embedding_unit, params.head_unit});
   }
   return bytes;
 }

@@ -13,7 +13,7 @@ namespace {
 // Fields: runtime, name, attention, exporter, overheads {kernel gap, microbatch, step},
 // fsdp_fp32_shards, gathered_layers, overlaps_tp_backward, blocking_p2p, moe_host_sync,
 // quantized_gemm_inputs, fsdp_unsharded_under_pp, loss_working_bytes_per_logit,
-// selective_recompute, source.
+// selective_recompute, zero3_gathers_modules, source.
 constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
     {Runtime::kMegatronCore,
      "megatron-core",
@@ -29,6 +29,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      2,
      SelectiveRecompute::kModules,
+     false,
      "Megatron-Core with Transformer Engine (--transformer-impl transformer_engine, the default "
      "since core 0.5; NeMo and Megatron-Bridge run it): TE DotProductAttention dispatches to "
      "cuDNN fused attention / FlashAttention-3 on Hopper and cuDNN on Blackwell; the host runs "
@@ -47,6 +48,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      2,
      SelectiveRecompute::kModules,
+     false,
      "Megatron-LM 2020-2023 (before Transformer Engine; the SC'21 and sequence-parallel papers' "
      "code, and forks such as sail-sg/zero-bubble-pipeline-parallelism): core attention unfused "
      "(--use-flash-attn off by default), fused scale-mask-softmax and bias-GeLU CUDA kernels, "
@@ -65,6 +67,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      2,
      SelectiveRecompute::kModules,
+     true,
      "DeepSpeed / Megatron-DeepSpeed: eager PyTorch modules, flash-attn 2 "
      "(--use-flash-attn-v2), the engine's forward/backward hooks and ZeRO bucketing on the host; "
      "fp8 from Transformer Engine layers in the model code"},
@@ -82,6 +85,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      true,
      8,
      SelectiveRecompute::kOpPolicy,
+     false,
      "torchtitan (PyTorch FSDP2, DTensor TP, torch.distributed.pipelining): eager modules unless "
      "torch.compile is on; attention through F.scaled_dot_product_attention, whose flash backend "
      "is FlashAttention-2; FSDP2 pre/post-forward hooks per module; fp8 through torchao's "
@@ -105,6 +109,7 @@ constexpr std::array<RuntimeTraits, kRuntimeCount> kRuntimeTable = {{
      false,
      2,
      SelectiveRecompute::kModules,
+     false,
      "PyTorch FSDP (FSDP1 FlatParameter; MosaicML Composer/llm-foundry, HF Accelerate): eager "
      "modules, flash-attn 2 (attention=triton for llm-foundry's attn_impl: triton); no "
      "launcher file ppsim writes; fp8 through Transformer Engine (llm-foundry amp_fp8: te.Linear "

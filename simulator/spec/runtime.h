@@ -23,8 +23,12 @@
 //                    compute (Megatron's p2p_communication and DeepSpeed's pipe engine), where
 //                    torch.distributed.pipelining waits only on receives
 //   gathered_layers  unsharded layers a ZeRO-3 rank holds at once: the one computing and the
-//                    prefetched next (FSDP's forward/backward prefetch of one unit; DeepSpeed's
-//                    stage3_prefetch_bucket_size is taken as the same one layer ahead)
+//                    prefetched next (FSDP's forward/backward prefetch of one unit)
+//   zero3_gathers_modules  ZeRO-3 gathers module by module, not layer by layer: DeepSpeed
+//                    fetches each submodule's parameters as it runs and prefetches the next
+//                    ones in its trace only while fewer than stage3_max_live_parameters are live
+//                    (kDeepSpeedMaxLiveParameters), releasing each after use; its gradients are
+//                    produced and reduced parameter by parameter (memory_model.h)
 //   moe_host_sync    every MoE layer's forward reads its per-expert token counts on the host
 //                    (Megatron-Core's TEGroupedMLP hands Transformer Engine's GroupedLinear its
 //                    m_splits as a Python list: tokens_per_expert.tolist()), so the host never
@@ -75,6 +79,13 @@ enum class AttentionKernel {
 // only where the host cannot run ahead of the GPU: an MoE layer that reads its token counts
 // on the host every forward (RuntimeTraits::moe_host_sync, chunk_price.h "host").
 inline constexpr double kHostSecondsPerKernel = 20e-6;
+
+// DeepSpeed's stage3_max_live_parameters default (deepspeed/runtime/zero/config.py): its
+// PartitionedParameterCoordinator prefetches the next parameters of the trace (up to
+// stage3_prefetch_bucket_size, 5e7 elements, overshooting by the one that crosses it) only
+// while fewer than min(this - live, 5e7) are being fetched, so a module of 1e9 parameters or
+// more runs with nothing prefetched beside it.
+inline constexpr double kDeepSpeedMaxLiveParameters = 1e9;
 
 // What `recompute=selective` keeps on a runtime (model/activation_memory.h).
 enum class SelectiveRecompute {
@@ -129,6 +140,7 @@ struct RuntimeTraits {
   // What selective recompute keeps (SelectiveRecompute above): torchtitan's only selective
   // form besides every-k-th-layer checkpointing (plan.h recompute_num_layers) is its op policy.
   SelectiveRecompute selective_recompute = SelectiveRecompute::kModules;
+  bool zero3_gathers_modules = false;  // (header)
   const char* source = "";  // Where the row's facts come from.
 };
 

@@ -562,7 +562,9 @@ TEST_CASE("MemoryModel: PyTorch FSDP keeps a tied embedding gathered, DeepSpeed 
   // GPT-3 175B's shape, tied, learned positions, pp 1: one unit E = 50304 x h + 2048 x h (vocab
   // padded to 393 x 128), used by the embedding and the output. FSDP1's root unit and
   // torchtitan's tied group are not resharded after forward, so E stays beside the two layers;
-  // DeepSpeed gathers the tied weight at each use, beside one layer. L = 12 h^2 + 13 h > E.
+  // DeepSpeed gathers module by module: the tied weight at each use with the first (or last)
+  // layer's largest linear prefetched beside it, M = 4h^2 (no biases), E + M < 2 layers.
+  // L = 12 h^2 + 13 h > E > M.
   ModelSpec model = gpt3_175b_shape();
   model.position_embedding = PositionEmbedding::kLearned;
   ClusterSpec cluster = uniform_cluster("A100-SXM-80GB", 64);
@@ -579,7 +581,49 @@ TEST_CASE("MemoryModel: PyTorch FSDP keeps a tied embedding gathered, DeepSpeed 
   plan.runtime = Runtime::kPytorchFsdp;
   CHECK(parameter_bytes(params, plan).zero_transient == Approx(2 * (unit + 2 * layer) + 4 * layer));
   plan.runtime = Runtime::kDeepSpeed;
-  CHECK(parameter_bytes(params, plan).zero_transient == Approx(2 * 2 * layer + 4 * layer));
+  const StageParameters modules = stage_parameters(model, plan, 0);
+  const double module = 4 * h * h;  // The fc1 and fc2 linears.
+  CHECK(modules.largest_module == module);
+  CHECK(modules.largest_layer == layer);
+  CHECK(unit > module);
+  CHECK(unit + module < kDeepSpeedMaxLiveParameters * 2);
+  // bf16 E and the prefetched linear; fp32 gradients of the largest unit, E.
+  CHECK(parameter_bytes(modules, plan).zero_transient == Approx(2 * (unit + module) + 4 * unit));
+}
+
+TEST_CASE("MemoryModel: DeepSpeed ZeRO-3 gathers a module of 1e9 parameters or more alone") {
+  // Megatron's 1T model (h 25,600, 4h MLP with biases, vocab 51,200, learned positions of
+  // 2,048) as the DeepSpeed Azure post ran it: ZeRO-3 over 1,024 A100-80GB, fp16, full
+  // recompute, micro-batch 8 of 1,024 tokens, optimizer on the host. fc1's 4h^2 + 4h = 2.62 G
+  // parameters are past stage3_max_live_parameters (1e9), so DeepSpeed prefetches nothing
+  // beside it (and nothing beside the 1.36 G embedding): one 2.62 G module gathered and its
+  // fp16 gradient, 4 x 2.62 G = 10.5 GB, where two whole layers and a layer's gradient were
+  // 2 x 2 x 7.87 G + 2 x 7.87 G = 47.2 GB and the plan did not fit.
+  ModelSpec model = load_model_spec("megatron-1t");
+  ClusterSpec cluster = uniform_cluster("A100-SXM-80GB", 128);
+  Plan plan = parse_plan(
+      "tp=1,pp=1,dp=1024,mbs=8,gbs=8192,seq=1024,runtime=deepspeed,zero_stage=3,"
+      "recompute=full,precision=fp16,offload_optimizer=true",
+      "test");
+  const double h = 25600;
+  const double module = 4 * h * h + 4 * h;
+  const double embedding = (51200 + 2048) * h;
+  const StageParameters params = stage_parameters(model, plan, 0);
+  CHECK(params.largest_module == module);
+  CHECK(params.embedding_unit == embedding);
+  CHECK(embedding > kDeepSpeedMaxLiveParameters);
+  CHECK(parameter_bytes(params, plan).zero_transient == Approx(2 * module + 2 * module));
+  const MemoryReport deepspeed = estimate_memory(model, cluster, plan);
+  CHECK(deepspeed.fits);
+  // PyTorch FSDP's units are layers (L = 12h^2 + 13h), and its tied embedding stays gathered:
+  // bf16 (E + 2L) and a layer's fp16 gradients; the same plan does not fit.
+  plan.runtime = Runtime::kPytorchFsdp;
+  const double layer = 12 * h * h + 13 * h;
+  CHECK(params.largest_layer == layer);
+  const MemoryReport fsdp = estimate_memory(model, cluster, plan);
+  CHECK_FALSE(fsdp.fits);
+  CHECK(fsdp.stages[0].transient_bytes - deepspeed.stages[0].transient_bytes ==
+        Approx(2 * (embedding + 2 * layer) + 2 * layer - 4 * module));
 }
 
 TEST_CASE("MemoryModel: PyTorch FSDP's fp32 shards are the master weights (16 bytes/D, not 18)") {
