@@ -495,6 +495,21 @@ void add_moe_mlp(const ModelSpec& model, const OpShape& shape, const Dims& d, Op
   ops.push_back(up);
   ops.push_back(activation_op("moe_expert_act", model, d, expert_rows * ffn));
   ops.push_back(down);
+  // Experts with biases (GPT-OSS): fc1's bias rides its GEMM's epilogue, but fc2 skips the bias
+  // add and Megatron's TEGroupedMLP._apply_bias adds each local expert's bias times its rows'
+  // routing probs in a Python loop, then concatenates: torch.cat([t + b * p for each expert]).
+  // Forward per expert: b * p writes the rows, t + that reads both and writes; the cat reads
+  // and writes them once more (6 x 2 bytes per element); backward per expert: the gradients
+  // of b and p, each a product and a reduction (6 x 2 bytes).
+  if (bias) {
+    const double elements = expert_rows * width;
+    Op expert_bias = memory_op("moe_expert_bias", d.other_precision, 2 * elements,
+                               6 * elements * kActivationBytes, 4 * elements,
+                               6 * elements * kActivationBytes);
+    expert_bias.kernels_fwd = 2 * grouped_launches + 1;
+    expert_bias.kernels_b = 4 * grouped_launches;
+    ops.push_back(expert_bias);
+  }
 
   // Scatter rows back and sum each token's top_k outputs weighted by its routing probs (under
   // HybridEP, inside its combine).

@@ -6,7 +6,7 @@
 //     mlp_up_gate (swiglu) | mlp_up (gelu), swiglu_act | gelu_act, mlp_down
 //   or the MoE block
 //     moe_router, moe_permute, moe_expert_up_gate | moe_expert_up, moe_expert_act,
-//     moe_expert_down, moe_unpermute
+//     moe_expert_down, moe_expert_bias (experts with biases only), moe_unpermute
 //   and mlp_residual_add.
 // A hybrid model's layer (ModelSpec::hybrid_layer_pattern) holds one block behind its own
 // input_norm: the attention block without post_attn_norm ('*'), the dense MLP or the MoE block

@@ -1,5 +1,6 @@
 #include "simulator/model/layer_ops.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -279,6 +280,31 @@ TEST_CASE("LayerOps: MoE experts split by ep and tp with balanced routing") {
   CHECK(op_named(split, "moe_router").gemm.m == 32);
   CHECK(op_named(split, "moe_unpermute").all_to_all_bytes == 32.0 * 2 * 64 * 2);
   CHECK(op_named(split, "moe_router").parameters == 64 * 8);  // Replicated.
+}
+
+TEST_CASE("LayerOps: experts with biases add them per expert after fc2 (Megatron's _apply_bias)") {
+  // tiny_moe_model with biases: 8 experts, top-2, h 64, b*s = 64 tokens. At ep 4 each GPU runs
+  // 2 local experts on 64 * 2 = 128 rows (balanced). fc2's bias is added per expert with its
+  // routing probs and the rows concatenated: 6 bf16 passes over 128 x 64 elements each way.
+  ModelSpec model = tiny_moe_model();
+  model.linear_bias = true;
+  OpList ops = layer_ops(model, shape_of(2, 32, 1, 1, 4), 0);
+  const Op& bias = op_named(ops, "moe_expert_bias");
+  CHECK(bias.bytes_fwd == 6.0 * 128 * 64 * 2);
+  CHECK(bias.bytes_b == 6.0 * 128 * 64 * 2);
+  CHECK(bias.kernels_fwd == 2 * 2 + 1);  // b * p and the add per expert, then the cat.
+  CHECK(bias.kernels_b == 4 * 2);        // dB and dP: a product and a reduction each.
+  CHECK(bias.parameters == 0);           // The biases are fc2's (moe_expert_down).
+  CHECK(op_named(ops, "moe_expert_down").parameters == 2 * (128.0 * 64 + 64));
+  // Right after fc2, before the combine; experts without biases have no such op.
+  const std::vector<std::string> order = names(ops);
+  const auto at = std::find(order.begin(), order.end(), "moe_expert_bias");
+  REQUIRE(at != order.end());
+  CHECK(*(at - 1) == "moe_expert_down");
+  CHECK(*(at + 1) == "moe_unpermute");
+  model.linear_bias = false;
+  const std::vector<std::string> plain = names(layer_ops(model, shape_of(2, 32, 1, 1, 4), 0));
+  CHECK(std::find(plain.begin(), plain.end(), "moe_expert_bias") == plain.end());
 }
 
 TEST_CASE("LayerOps: recompute marks the attention core (selective) or the layer (full)") {
