@@ -80,11 +80,11 @@ enum class AttentionKernel {
 // on the host every forward (RuntimeTraits::moe_host_sync, chunk_price.h "host").
 inline constexpr double kHostSecondsPerKernel = 20e-6;
 
-// DeepSpeed's stage3_max_live_parameters default (deepspeed/runtime/zero/config.py): its
-// PartitionedParameterCoordinator prefetches the next parameters of the trace (up to
-// stage3_prefetch_bucket_size, 5e7 elements, overshooting by the one that crosses it) only
-// while fewer than min(this - live, 5e7) are being fetched, so a module of 1e9 parameters or
-// more runs with nothing prefetched beside it.
+// DeepSpeed's stage3_max_live_parameters default (deepspeed/runtime/zero/config.py). After
+// fetching a module, its PartitionedParameterCoordinator prefetches the next parameters of the
+// trace while it has fetched fewer than min(this - live, stage3_prefetch_bucket_size = 5e7)
+// elements, so it takes the next parameter whole unless 1e9 or more are already live: a
+// module of 1e9 parameters or more runs with nothing prefetched beside it.
 inline constexpr double kDeepSpeedMaxLiveParameters = 1e9;
 
 // What `recompute=selective` keeps on a runtime (model/activation_memory.h).
