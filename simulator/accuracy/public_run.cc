@@ -838,6 +838,17 @@ Plan read_plan(const RowReader& row, const ModelSpec& model, int64_t num_gpus, F
     plan.precision = read_precision(row.text("precision"), row.text("framework"), defaults);
   }
   if (plan.precision == Precision::kFp8) plan.fp8_recipe = read_fp8_recipe(row.text("precision"));
+  if (plan.precision == Precision::kFp8 && !plan.fp8_recipe &&
+      contains(lower(row.text("framework")), "megatron-bridge")) {
+    // Megatron-Bridge's performance scripts run fp8 as current scaling (FP8-CS), MXFP8 or
+    // blockwise (FP8-SC) and never delayed (their configs are *_FP8_CS / _FP8_MX / _FP8_SC,
+    // scripts/performance/configs at 34a815a19 and 0ec1df783^), so a table's plain "FP8" is
+    // FP8-CS.
+    plan.fp8_recipe = Fp8Recipe::kTensorwise;
+    defaults.push_back(
+        "fp8 recipe not stated under Megatron-Bridge: tensorwise (its performance scripts' fp8 "
+        "is current scaling, MXFP8 or blockwise, never delayed)");
+  }
   if (nemo_recipes && plan.precision != Precision::kFp16) {
     // Their published throughput comes from the performance recipes, which reduce gradients in
     // bf16: Megatron-Bridge perf_recipes/_common.py _perf_precision sets grad_reduce_in_fp32 =
