@@ -1,11 +1,11 @@
 // configs/accuracy/public-runs.csv (shipped in the repository, so this runs on a clean clone):
 // simulate agrees with accuracy on every predictable row. The fit against the same file is
-// public_runs_fit_test.
+// public_runs_fit_test. The held-out files (configs/accuracy/held-out/) are read whole.
 #include <catch2/catch.hpp>
 
 #include "simulator/accuracy/calibration.h"
-#include "simulator/spec/csv_reader.h"
 #include "simulator/engine/engine.h"
+#include "simulator/spec/csv_reader.h"
 #include "simulator/step/step_builder.h"
 #include "simulator/step/step_metrics.h"
 #include "tests/test_helpers.h"
