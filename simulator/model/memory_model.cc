@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "simulator/model/activation_memory.h"
 #include "simulator/model/activation_offload.h"
@@ -112,6 +113,9 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
   const bool modules = zero_stage_in_force(plan) >= 2 &&
                        runtime_traits(plan.runtime).zero3_gathers_modules;
   const OpShape shape = modules ? op_shape(plan, model) : OpShape{};
+  // Layers of one kind hold the same modules (ModelSpec::layer_kind), so each kind's op list is
+  // built once: the planner's screen calls this for every stage of every plan.
+  std::vector<ModelSpec::LayerKind> kinds_seen;
   for (int64_t chunk : layout.rank_chunks(stage)) {
     const int64_t first = layout.chunk_first_layer[chunk];
     for (int64_t index = first; index < first + layout.chunk_layers[chunk]; ++index) {
@@ -120,6 +124,9 @@ StageParameters stage_parameters(const ModelSpec& model, const Plan& plan,
       params.expert += share.expert;
       params.largest_layer = std::max(params.largest_layer, share.dense + share.expert);
       if (!modules) continue;
+      const ModelSpec::LayerKind kind = model.layer_kind(index);
+      if (std::find(kinds_seen.begin(), kinds_seen.end(), kind) != kinds_seen.end()) continue;
+      kinds_seen.push_back(kind);
       for (const Op& op : layer_ops(model, shape, index)) {
         // A grouped GEMM's parameters are its local experts', each expert a module of its own.
         const double batch = op.op_class == OpClass::kGemm ? op.gemm.batch : 1;
