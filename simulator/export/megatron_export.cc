@@ -108,6 +108,12 @@ int64_t megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::ve
               "runtime_plan_problem refuses schedules Megatron-LM lacks");
   const int64_t chunks = is_interleaved(plan.schedule) ? plan.vpp : 1;
   if (model.is_hybrid()) return chunks;
+  // The plan's own layout, as the user gave it: chunk_layout.h reads the same string, so the
+  // script splits the layers as the simulation did.
+  if (!plan.pipeline_layout.empty()) {
+    args.push_back({"--pipeline-model-parallel-layout", "\"" + plan.pipeline_layout + "\""});
+    return chunks;
+  }
   // Megatron's even and first/last splits divide every stage's layers evenly over its chunks;
   // any other split (chunk_layout.h: the first layers % v chunks of a rank hold one more) needs
   // the explicit layout.

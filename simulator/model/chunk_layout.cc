@@ -20,12 +20,19 @@ ChunkLayout chunk_layout(const Plan& plan, const ModelSpec& model) {
   PPSIM_CHECK(static_cast<int64_t>(layout.stage_layers.size()) == plan.pp,
               "one layer count per stage");
   const int64_t v = layout.chunks_per_rank;
+  // A pipeline layout gives every chunk's layers (plan_problem checked it fits p x v).
+  std::vector<LayoutStage> given;
+  if (!plan.pipeline_layout.empty()) given = pipeline_layout_stages(plan);
+  PPSIM_CHECK(given.empty() || static_cast<int64_t>(given.size()) == plan.pp * v,
+              "one layout stage per chunk");
   int64_t first = 0;
   for (int64_t c = 0; c < plan.pp * v; ++c) {
     const int64_t rank = rank_of_chunk(plan.schedule, plan.pp, v, c);
     const int64_t local = local_index_of_chunk(plan.schedule, plan.pp, v, c);
     // As even as it goes: the rank's first (layers % v) chunks take one more.
-    const int64_t count = layout.stage_layers[rank] / v + (local < layout.stage_layers[rank] % v);
+    const int64_t count =
+        !given.empty() ? given[c].decoder_layers
+                       : layout.stage_layers[rank] / v + (local < layout.stage_layers[rank] % v);
     layout.chunk_rank.push_back(rank);
     layout.chunk_local_index.push_back(local);
     layout.chunk_first_layer.push_back(first);

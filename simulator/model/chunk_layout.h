@@ -3,12 +3,13 @@
 // A chunk ("virtual stage") is a contiguous run of transformer layers; the p*v chunks number the
 // model in forward order. The schedule's placement (spec/schedule_kind.h) puts each chunk on a
 // rank: one chunk per rank, loop (interleaved-1f1b: chunk c on rank c % p) or V (zbv, dualpipev:
-// rank r holds chunks r and 2p-1-r). A rank's layers (stage_layer_counts: the plan's
-// stage_layers or the balanced split) are divided as evenly as they go over its chunks: the
-// rank's first (layers % v) chunks in its local order hold one layer more (Megatron's pipeline
-// layouts, e.g. DeepSeek-V3's 61 layers on pp 8 x vpp 4), each starting where chunk c-1 ended. The embedding runs in chunk
-// 0 (on rank 0) and the output layer and loss in the last chunk (rank p-1, or rank 0 for V
-// schedules).
+// rank r holds chunks r and 2p-1-r). The plan's pipeline_layout, when given, sets every chunk's
+// layers (chunk c is the layout's virtual stage c). Otherwise a rank's layers
+// (stage_layer_counts: the plan's stage_layers or the balanced split) are divided as evenly as
+// they go over its chunks: the rank's first (layers % v) chunks in its local order hold one
+// layer more (Megatron's pipeline layouts, e.g. DeepSeek-V3's 61 layers on pp 8 x vpp 4). Each
+// chunk starts where chunk c-1 ended. The embedding runs in chunk 0 (on rank 0) and the output
+// layer, the loss and any MTP layers in the last chunk (rank p-1, or rank 0 for V schedules).
 //
 // The one derivation of this layout: the memory model, the step builder, the planner's screen,
 // the executor's step programs and the exporters all read it from here.

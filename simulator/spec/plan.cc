@@ -13,6 +13,7 @@
 #include "simulator/spec/data_root.h"
 #include "simulator/spec/error.h"
 #include "simulator/spec/json_reader.h"
+#include "simulator/spec/pipeline_layout.h"
 
 namespace ppsim {
 namespace {
@@ -81,8 +82,9 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   }
   plan.global_batch_size = *gbs;
   plan.seq_length = read_int_with_alias(reader, "seq_length", "seq", 1, kMaxPlanSequence);
-  plan.schedule =
-      *find_schedule(reader.optional_choice("schedule", schedule_names()).value_or("1f1b"));
+  const std::optional<std::string> schedule = reader.optional_choice("schedule", schedule_names());
+  const bool schedule_given = schedule.has_value();
+  plan.schedule = *find_schedule(schedule.value_or("1f1b"));
   std::optional<std::string> recompute = reader.optional_choice("recompute", kRecomputeNames);
   plan.recompute = recompute == "full"        ? Recompute::kFull
                    : recompute == "selective" ? Recompute::kSelective
@@ -161,6 +163,25 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
     reader.fail(plan.first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers",
                 "give either stage_layers (every stage) or first_stage_layers/last_stage_layers "
                 "(the middle stages split the rest), not both");
+  }
+  if (std::optional<std::string> layout = reader.optional_string("pipeline_layout")) {
+    if (!plan.stage_layers.empty() || plan.first_stage_layers > 0 ||
+        plan.last_stage_layers > 0) {
+      reader.fail("pipeline_layout",
+                  "give either pipeline_layout (every virtual stage) or stage_layers / "
+                  "first_stage_layers / last_stage_layers, not both");
+    }
+    const std::vector<LayoutStage> stages =
+        parse_pipeline_layout(*layout, source, reader.path_of("pipeline_layout"));
+    plan.pipeline_layout = *layout;
+    // Megatron derives the virtual stages per rank from the layout (and interleaves them); a
+    // stated schedule of another placement keeps its own, and plan_problem names the clash.
+    const int64_t count = static_cast<int64_t>(stages.size());
+    if (!vpp && (!schedule_given || is_interleaved(plan.schedule)) && count % plan.pp == 0 &&
+        count / plan.pp <= kMaxPlanDegree) {
+      vpp = count / plan.pp;
+      if (*vpp > 1 && !schedule_given) plan.schedule = ScheduleKind::kInterleaved1F1B;
+    }
   }
   if (const nlohmann::json* placement = reader.optional_array("placement")) {
     plan.placement = read_int_list(*placement, reader, "placement", 0, kMaxPlanDegree);
@@ -253,6 +274,7 @@ nlohmann::json inline_value(const std::string& key, const std::string& text,
 
 nlohmann::json inline_plan_to_json(const std::string& text, const std::string& source) {
   nlohmann::json json = nlohmann::json::object();
+  std::string last_key;
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find(',', start);
@@ -261,6 +283,12 @@ nlohmann::json inline_plan_to_json(const std::string& text, const std::string& s
     start = end + 1;
     if (item.empty()) continue;
     size_t equals = item.find('=');
+    // Megatron's layouts carry cosmetic commas ("Et*2|(t*2|)*34,t*3|..."): a piece without '='
+    // right after pipeline_layout continues it.
+    if (equals == std::string::npos && last_key == "pipeline_layout") {
+      json[last_key] = json[last_key].get<std::string>() + "," + item;
+      continue;
+    }
     if (equals == std::string::npos || equals == 0) {
       throw InputError(source, "",
                        fmt::format("'{}' is not KEY=VALUE; write the plan as "
@@ -271,7 +299,12 @@ nlohmann::json inline_plan_to_json(const std::string& text, const std::string& s
     if (json.contains(key)) {
       throw InputError(source, "/" + key, fmt::format("'{}' is given twice", key));
     }
-    json[key] = inline_value(key, item.substr(equals + 1), source);
+    if (key == "pipeline_layout") {
+      json[key] = item.substr(equals + 1);  // A string whatever it looks like.
+    } else {
+      json[key] = inline_value(key, item.substr(equals + 1), source);
+    }
+    last_key = key;
   }
   return json;
 }
@@ -550,6 +583,7 @@ std::string plan_to_json(const Plan& plan) {
   if (!plan.stage_layers.empty()) json["stage_layers"] = plan.stage_layers;
   if (plan.first_stage_layers > 0) json["first_stage_layers"] = plan.first_stage_layers;
   if (plan.last_stage_layers > 0) json["last_stage_layers"] = plan.last_stage_layers;
+  if (!plan.pipeline_layout.empty()) json["pipeline_layout"] = plan.pipeline_layout;
   if (!plan.placement.empty()) json["placement"] = plan.placement;
   if (!plan.replica_microbatches.empty()) json["replica_microbatches"] = plan.replica_microbatches;
   json["runtime"] = runtime_name(plan.runtime);
@@ -605,6 +639,7 @@ std::string plan_to_inline(const Plan& plan) {
     text += fmt::format(",first_stage_layers={}", plan.first_stage_layers);
   if (plan.last_stage_layers > 0)
     text += fmt::format(",last_stage_layers={}", plan.last_stage_layers);
+  if (!plan.pipeline_layout.empty()) text += ",pipeline_layout=" + plan.pipeline_layout;
   if (!plan.placement.empty()) text += ",placement=" + list(plan.placement);
   if (!plan.replica_microbatches.empty()) text += ",rmb=" + list(plan.replica_microbatches);
   if (plan.runtime != kDefaultRuntime) text += ",runtime=" + runtime_name(plan.runtime);
@@ -670,8 +705,20 @@ bool has_unequal_shares(const Plan& plan) {
   return std::adjacent_find(shares.begin(), shares.end(), std::not_equal_to<>()) != shares.end();
 }
 
+std::vector<LayoutStage> pipeline_layout_stages(const Plan& plan) {
+  PPSIM_CHECK(!plan.pipeline_layout.empty(), "the plan has a pipeline layout");
+  return parse_pipeline_layout(plan.pipeline_layout, "plan", "/pipeline_layout");
+}
+
 std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model) {
   if (!plan.stage_layers.empty()) return plan.stage_layers;
+  if (!plan.pipeline_layout.empty()) {
+    // Virtual stage i runs on rank i % pp (pipeline_layout.h).
+    std::vector<int64_t> counts(plan.pp, 0);
+    const std::vector<LayoutStage> stages = pipeline_layout_stages(plan);
+    for (size_t i = 0; i < stages.size(); ++i) counts[i % plan.pp] += stages[i].decoder_layers;
+    return counts;
+  }
   if ((plan.first_stage_layers > 0 || plan.last_stage_layers > 0) && plan.pp > 1) {
     std::vector<int64_t> counts(plan.pp, 0);
     int64_t middle = plan.pp - 2;
@@ -822,6 +869,19 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     if (ends > model.num_layers) {
       return fmt::format("first_stage_layers + last_stage_layers = {} exceed {}'s {} layers", ends,
                          model.name, model.num_layers);
+    }
+  }
+  if (!plan.pipeline_layout.empty()) {
+    if (v_shaped) {
+      return fmt::format(
+          "pipeline_layout puts virtual stage i on rank i % pp (Megatron's interleaving), and {} "
+          "places its chunks in a V; give the split as stage_layers instead",
+          schedule_name(plan.schedule));
+    }
+    if (std::optional<std::string> problem = pipeline_layout_problem(
+            pipeline_layout_stages(plan), plan.pp, chunks_per_rank(plan.schedule, plan.vpp),
+            model.num_layers, model.mtp_layers, model.name)) {
+      return *problem;
     }
   }
   // A stage's layers spread over its chunks as evenly as they go (chunk_layout.h), as Megatron's

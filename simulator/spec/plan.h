@@ -7,7 +7,8 @@
 //    "sequence_parallel","zero_stage":0-3,
 //    "offload_optimizer","offload_fraction"?,"precision":"bf16|fp16|fp8|nvfp4","stage_layers":[...]?,
 //    "placement":[...]?,"replica_microbatches":[...]?,"runtime"?,"attention"?,"etp"?,
-//    "first_stage_layers"?,"last_stage_layers"?,"moe_a2a_overlap"?,"moe_dispatcher"?,
+//    "first_stage_layers"?,"last_stage_layers"?,"pipeline_layout"?,"moe_a2a_overlap"?,
+//    "moe_dispatcher"?,
 //    "tp_comm_overlap"?,"cuda_graphs"?,"grad_reduce_in_fp32"?,"activation_offload_layers"?,
 //    "fp8_recipe"?,"training"?}
 // Every key but global_batch_size is optional, with the defaults below. The same keys as an
@@ -30,6 +31,7 @@
 #include "simulator/spec/cluster_spec.h"
 #include "simulator/spec/gpu_catalog.h"
 #include "simulator/spec/model_spec.h"
+#include "simulator/spec/pipeline_layout.h"
 #include "simulator/spec/runtime.h"
 #include "simulator/spec/schedule_kind.h"
 #include "simulator/spec/training_spec.h"
@@ -154,6 +156,13 @@ struct Plan {
   // layers); the middle stages split the rest evenly. 0 = not given. Not with stage_layers.
   int64_t first_stage_layers = 0;
   int64_t last_stage_layers = 0;
+  // Megatron-Core's pipeline layout (pipeline_layout.h): the layers of every virtual stage, as
+  // Megatron's --pipeline-model-parallel-layout gives them ("Et|(tt|)*30mL"), kept as given.
+  // Without vpp it sets vpp to its stages / pp, and with more than one per rank and no
+  // schedule, schedule interleaved-1f1b (as Megatron derives both). Inline, its cosmetic
+  // commas may stay: a piece without '=' right after it continues the layout. "" = not given.
+  // Not with stage_layers or first/last_stage_layers.
+  std::string pipeline_layout;
   std::vector<int64_t> placement;     // Cluster node group per pipeline stage; empty = in order.
   // Microbatches per data-parallel replica (dp entries, each >= 1, summing to gbs / mbs), so
   // replicas of different speed take different shares of the global batch (heterogeneous
@@ -309,7 +318,8 @@ int64_t num_microbatches(const Plan& plan);
 std::vector<int64_t> replica_microbatch_counts(const Plan& plan);
 // True when the replicas' microbatch counts differ.
 bool has_unequal_shares(const Plan& plan);
-// Layers per pipeline stage: stage_layers when given; else first_stage_layers and
+// Layers per pipeline stage: stage_layers when given; the sum of each rank's virtual stages
+// under pipeline_layout; else first_stage_layers and
 // last_stage_layers (when given) with the middle stages splitting the rest evenly (the
 // remainder to the earliest middle stages); else an even split of layer slots where the
 // remainder goes to the middle stages (the first and last carry embedding and loss), the last
@@ -317,6 +327,8 @@ bool has_unequal_shares(const Plan& plan);
 // head one more (docs/moe.md "MTP, the heads and the default split"). A stage's layers are
 // divided over its vpp chunks as evenly as possible (chunk_layout.h).
 std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model);
+// The virtual stages of plan.pipeline_layout (pipeline_layout.h). REQUIRES: a layout is given.
+std::vector<LayoutStage> pipeline_layout_stages(const Plan& plan);
 
 // Why the plan cannot run this model on this cluster, or nullopt when it can. Checks:
 // tp*pp*dp*cp == GPUs used (<= cluster GPUs), tp <= GPUs per NVLink domain, heads and kv heads divisible by tp, gbs divisible by dp*mbs,

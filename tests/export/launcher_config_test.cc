@@ -736,6 +736,15 @@ TEST_CASE("Megatron export: first/last flags only where every stage divides by v
     CHECK(args.at("--pipeline-model-parallel-layout") == "\"Et*3|t*5|t*5|t*4|t*2|t*5|t*5|t*3,L\"");
     CHECK(args.count("--decoder-first-pipeline-num-layers") == 0);
   }
+  SECTION("the plan's own layout, as given, even where every rank holds as many layers") {
+    // 8 layers per rank, split 3 + 5 / 5 + 3 over each rank's two chunks: the even-split flag
+    // would cut them 4 + 4.
+    auto args = megatron_parallel_args(
+        "tp=2,pp=4,mbs=1,gbs=8,pipeline_layout=Et*3|t*5|t*5|t*3|t*5|t*3|t*3|t*5,L");
+    CHECK(args.at("--pipeline-model-parallel-layout") == "\"Et*3|t*5|t*5|t*3|t*5|t*3|t*3|t*5,L\"");
+    CHECK(args.count("--num-layers-per-virtual-pipeline-stage") == 0);
+    CHECK(args.count("--num-virtual-stages-per-pipeline-rank") == 0);
+  }
   SECTION("an even split that vpp does not divide: the layout, not a truncated chunk size") {
     auto args = megatron_parallel_args("tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=3");
     // 8 layers per rank over 3 chunks: 3, 3, 2.

@@ -76,3 +76,30 @@ TEST_CASE("ChunkLayout: a stage's layers spread as evenly as they go over its ch
 
 }  // namespace
 }  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("ChunkLayout: a pipeline layout sets every chunk's layers") {
+  // DeepSeek-V3's 61 layers as Megatron-Bridge's H100 recipe lays them on pp 8 x vpp 4:
+  // "Et|(tt|)*30mL". Rank 0 holds chunks 0, 8, 16, 24: 1 + 2 + 2 + 2; rank 7 chunks 7, 15, 23
+  // and 31: 2 + 2 + 2 + 0 (the MTP layer and the loss).
+  ModelSpec model = testing::uniform_model(61);
+  model.mtp_layers = 1;
+  Plan plan = parse_plan("pp=8,gbs=64,pipeline_layout=Et|(tt|)*30mL", "--plan");
+  CHECK(plan.vpp == 4);
+  CHECK(plan.schedule == ScheduleKind::kInterleaved1F1B);
+  ChunkLayout layout = chunk_layout(plan, model);
+  REQUIRE(layout.num_chunks() == 32);
+  CHECK(layout.stage_layers == std::vector<int64_t>{7, 8, 8, 8, 8, 8, 8, 6});
+  CHECK(layout.chunk_layers.front() == 1);
+  CHECK(layout.chunk_layers[1] == 2);
+  CHECK(layout.chunk_layers.back() == 0);
+  CHECK(layout.chunk_first_layer[1] == 1);
+  CHECK(layout.chunk_first_layer.back() == 61);
+  CHECK(layout.loss_rank() == 7);
+  CHECK(layout.rank_chunks(7) == std::vector<int64_t>{7, 15, 23, 31});
+}
+
+}  // namespace
+}  // namespace ppsim

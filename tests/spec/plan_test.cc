@@ -529,3 +529,47 @@ TEST_CASE("Plan: recompute_modules parses, implies selective, round-trips and is
 
 }  // namespace
 }  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("Plan: pipeline_layout, inline with its commas, JSON, and what it implies") {
+  ModelSpec model = test_model();
+  model.num_layers = 80;
+  // Megatron-Bridge's Llama 3 70B fp8 layout on 64 H100s (pp 8 x vpp 5), commas and all.
+  const std::string layout = "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL";
+  Plan plan = parse_plan("tp=4,pp=8,dp=2,mbs=1,gbs=256,pipeline_layout=" + layout +
+                             ",sequence_parallel=true",
+                         "--plan");
+  CHECK(plan.pipeline_layout == layout);
+  CHECK(plan.sequence_parallel);  // The key after the layout's commas is read as a key.
+  // Megatron takes vpp from the layout and interleaves.
+  CHECK(plan.vpp == 5);
+  CHECK(plan.schedule == ScheduleKind::kInterleaved1F1B);
+  CHECK(stage_layer_counts(plan, model) == std::vector<int64_t>{10, 10, 10, 11, 10, 10, 10, 9});
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:8");
+  CHECK(plan_problem(plan, model, cluster) == std::nullopt);
+  CHECK(parse_plan(plan_to_inline(plan), "inline").pipeline_layout == layout);
+  CHECK(parse_plan(plan_to_json(plan), "json").pipeline_layout == layout);
+  // A stated schedule and vpp stay; a layout that disagrees with them is refused by name.
+  Plan one_f_one_b =
+      parse_plan("tp=4,pp=8,dp=2,gbs=256,schedule=1f1b,pipeline_layout=" + layout, "--plan");
+  CHECK(one_f_one_b.vpp == 1);
+  CHECK_THAT(*plan_problem(one_f_one_b, model, cluster),
+             Catch::Contains("40 virtual stages, 5 per rank, and the plan runs 1 per rank"));
+  // The other split keys are refused beside it, naming the key.
+  CHECK_THROWS_WITH(parse_plan("pp=2,gbs=8,first_stage_layers=40,pipeline_layout=Et*40|t*40L",
+                               "--plan"),
+                    Catch::Contains("/pipeline_layout") && Catch::Contains("not both"));
+  CHECK_THROWS_WITH(parse_plan(R"({"gbs": 8, "pipeline_layout": "Et*40|x*40L"})", "p.json"),
+                    Catch::Contains("p.json: /pipeline_layout") &&
+                        Catch::Contains("'x' at 6 is not a layout symbol"));
+  // V-shaped schedules place chunks otherwise.
+  Plan zbv = parse_plan("pp=2,gbs=8,schedule=zbv,vpp=2,pipeline_layout=Et*20|(t*20|)*2t*20L",
+                        "--plan");
+  CHECK_THAT(*plan_problem(zbv, model, cluster), Catch::Contains("zbv places its chunks in a V"));
+}
+
+}  // namespace
+}  // namespace ppsim
+
