@@ -19,15 +19,13 @@ class LayoutExpander {
                  const std::string& source, const std::string& json_path)
       : whole_(whole), text_(text), offset_(offset), source_(source), json_path_(json_path) {}
 
-  // Megatron's unrolling: "(...)*n" groups, then "x*n" symbols; commas dropped.
+  // Megatron's unrolling: "(...)*n" groups, then "x*n" symbols (commas are already gone).
   std::string expand() {
     std::string out;
     size_t i = 0;
     while (i < text_.size()) {
       const char c = text_[i];
-      if (c == ',') {
-        ++i;
-      } else if (c == '(') {
+      if (c == '(') {
         const size_t close = text_.find(')', i + 1);
         if (close == std::string_view::npos)
           fail(fmt::format("'(' at {} is never closed", offset_ + i));
@@ -112,10 +110,16 @@ class LayoutExpander {
 
 std::vector<LayoutStage> parse_pipeline_layout(std::string_view text, const std::string& source,
                                                const std::string& json_path) {
+  // Megatron drops the cosmetic commas before anything else ("(tt|),*2" is "(tt|)*2"); messages
+  // show the text without them, so that their positions count in it.
+  std::string bare;
+  for (char c : text) {
+    if (c != ',') bare += c;
+  }
   auto fail = [&](const std::string& why) {
-    throw InputError(source, json_path, fmt::format("pipeline layout '{}': {}", text, why));
+    throw InputError(source, json_path, fmt::format("pipeline layout '{}': {}", bare, why));
   };
-  const std::string symbols = LayoutExpander(text, text, 0, source, json_path).expand();
+  const std::string symbols = LayoutExpander(bare, bare, 0, source, json_path).expand();
   std::vector<LayoutStage> stages(1);
   int64_t embeddings = 0, losses = 0;
   bool after_mtp = false;

@@ -35,7 +35,8 @@ struct LayoutStage {
 
 // Parses a layout string into its virtual stages (forward order). Throws InputError naming
 // `source` and `json_path` on a symbol other than E, t, m, L, a repetition without a count, a
-// nested or unclosed group, or an E/L/m out of place (above). Stage counts, layers and MTP
+// nested or unclosed group, or an E/L/m out of place (above); its positions count in the text
+// without commas, which the message quotes. Stage counts, layers and MTP
 // layers against a plan and model: pipeline_layout_problem.
 std::vector<LayoutStage> parse_pipeline_layout(std::string_view text, const std::string& source,
                                                const std::string& json_path);

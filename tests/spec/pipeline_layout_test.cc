@@ -48,6 +48,8 @@ TEST_CASE("pipeline layout: commas are cosmetic, x*n and (...)*n repeat") {
   for (const LayoutStage& stage : stages) total += stage.decoder_layers;
   CHECK(total == 80);
   CHECK(decoder_layers(parse("Ettt|tt,tL")) == decoder_layers(parse("Et*3|t*3L")));
+  // Megatron drops commas first, so one may even sit before a count.
+  CHECK(decoder_layers(parse("E(t|),*2t,*2L")) == std::vector<int64_t>{1, 1, 2});
   // An empty stage is a stage ("E||t|L": four).
   CHECK(decoder_layers(parse("E||t|L")) == std::vector<int64_t>{0, 0, 1, 0});
 }
@@ -105,6 +107,8 @@ TEST_CASE("pipeline layout: bad strings are errors that name the place") {
   CHECK_THAT(error_of("Et*99999999L"), Catch::Contains("the count at 3 is above 1000000"));
   CHECK_THAT(error_of("E(t*1000|)*2000L"), Catch::Contains("expands to more than 1000000"));
   CHECK_THAT(error_of(""), Catch::Contains("must start with the embedding (E)"));
+  // Positions count without the commas, and the message quotes that text.
+  CHECK_THAT(error_of("Et,t,x|tL"), Catch::Contains("pipeline layout 'Ettx|tL': 'x' at 3"));
 }
 
 }  // namespace
