@@ -2,11 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "simulator/cost/optimizer_step_cost.h"
 #include "simulator/cost/profile_table.h"
 #include "simulator/engine/engine.h"
 #include "simulator/model/layer_ops.h"
 #include "simulator/model/memory_model.h"
-#include "simulator/cost/optimizer_step_cost.h"
 #include "simulator/step/step_metrics.h"
 #include "tests/test_helpers.h"
 
@@ -288,7 +288,6 @@ TEST_CASE("Step: the same inputs give the same timeline") {
   CHECK(a.metrics.events == b.metrics.events);
 }
 
-
 // A profile whose every lookup lands below its one measured point, so each pass takes that
 // point's time (the latency floor, profile.h): GEMM 1 ms, attention 2 ms forward and 5 ms
 // backward, memory-bound kernels 0.3 ms.
@@ -436,41 +435,34 @@ TEST_CASE("Step: a measured collective sets the tensor-parallel time inside the 
 namespace ppsim {
 namespace {
 
-TEST_CASE("Step: a pipeline layout equal to the default split simulates the same step") {
+TEST_CASE("Step: a pipeline layout splits the layers as it says") {
+  // 32 equal layers on pp 4 x vpp 2 against the even split (4 per virtual stage).
   ClusterSpec cluster = load_cluster_spec("dgx-h100-4");
   ModelSpec model = testing::uniform_model(32);
   const std::string base = "tp=8,pp=4,dp=1,mbs=1,gbs=16,";
-  // 32 layers on pp 4 x vpp 2: 4 per virtual stage, the layout Megatron would be given.
   Simulated even = run(model, cluster, base + "schedule=interleaved-1f1b,vpp=2");
-  Simulated layout = run(model, cluster, base + "pipeline_layout=Et*4|(t*4|)*6,t*4L");
-  CHECK(layout.metrics.iteration_time_s == even.metrics.iteration_time_s);
-  REQUIRE(layout.metrics.stages.size() == 4);
-  for (size_t s = 0; s < 4; ++s) {
-    CHECK(layout.metrics.stages[s].busy_s == even.metrics.stages[s].busy_s);
+  const std::vector<StageResult>& even_stages = even.metrics.stages;
+  REQUIRE(even_stages.size() == 4);
+  SECTION("the even split written as a layout: the same step, bit for bit") {
+    Simulated layout = run(model, cluster, base + "pipeline_layout=Et*4|(t*4|)*6,t*4L");
+    CHECK(layout.metrics.iteration_time_s == even.metrics.iteration_time_s);
+    for (size_t s = 0; s < 4; ++s) CHECK(layout.metrics.stages[s].busy_s == even_stages[s].busy_s);
   }
-}
-
-TEST_CASE("Step: moving one layer in a pipeline layout moves one layer's busy time") {
-  // Rank 1's last virtual stage takes a layer from rank 3's first: rank 1 holds 9 layers, rank
-  // 3 holds 7, the others 8; every layer is the same, so per microbatch rank 1 gains exactly
-  // what rank 3 loses, and the two middle ranks' difference is one layer of every microbatch.
-  ClusterSpec cluster = load_cluster_spec("dgx-h100-4");
-  ModelSpec model = testing::uniform_model(32);
-  const std::string base = "tp=8,pp=4,dp=1,mbs=1,gbs=16,";
-  Simulated moved = run(model, cluster, base + "pipeline_layout=Et*4|t*4|t*4|t*3|t*4|t*5|t*4|t*4L");
-  Simulated even = run(model, cluster, base + "schedule=interleaved-1f1b,vpp=2");
-  const auto& moved_stages = moved.metrics.stages;
-  const auto& even_stages = even.metrics.stages;
-  const double gained = moved_stages[1].busy_s - even_stages[1].busy_s;
-  CHECK(gained > 0);
-  CHECK(even_stages[3].busy_s - moved_stages[3].busy_s == Approx(gained).epsilon(1e-9));
-  CHECK(moved_stages[0].busy_s == Approx(even_stages[0].busy_s).epsilon(1e-12));
-  CHECK(moved_stages[2].busy_s == Approx(even_stages[2].busy_s).epsilon(1e-12));
-  // One layer of 16 microbatches: below an eighth of rank 1's busy time (which also holds its
-  // chunks' per-microbatch dispatch) and above a ninth of it.
-  CHECK(gained < even_stages[1].busy_s / 8);
-  CHECK(gained > even_stages[1].busy_s / 9);
-  CHECK(moved.metrics.iteration_time_s > even.metrics.iteration_time_s);
+  SECTION("one layer moved from rank 3 to rank 1: one layer's busy time moves with it") {
+    // Rank 1's second virtual stage takes a layer from rank 3's first: ranks hold 8, 9, 8, 7.
+    Simulated moved =
+        run(model, cluster, base + "pipeline_layout=Et*4|t*4|t*4|t*3|t*4|t*5|t*4|t*4L");
+    const std::vector<StageResult>& moved_stages = moved.metrics.stages;
+    const double gained = moved_stages[1].busy_s - even_stages[1].busy_s;
+    CHECK(even_stages[3].busy_s - moved_stages[3].busy_s == Approx(gained).epsilon(1e-9));
+    CHECK(moved_stages[0].busy_s == Approx(even_stages[0].busy_s).epsilon(1e-12));
+    CHECK(moved_stages[2].busy_s == Approx(even_stages[2].busy_s).epsilon(1e-12));
+    // One layer of 16 microbatches: under an eighth of rank 1's even busy time (which also
+    // holds its chunks' per-microbatch dispatch) and over a ninth of it.
+    CHECK(gained < even_stages[1].busy_s / 8);
+    CHECK(gained > even_stages[1].busy_s / 9);
+    CHECK(moved.metrics.iteration_time_s > even.metrics.iteration_time_s);
+  }
 }
 
 }  // namespace
