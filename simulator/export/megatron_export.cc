@@ -108,19 +108,15 @@ int64_t megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::ve
               "runtime_plan_problem refuses schedules Megatron-LM lacks");
   const int64_t chunks = is_interleaved(plan.schedule) ? plan.vpp : 1;
   if (model.is_hybrid()) return chunks;
-  // The plan's own layout, as the user gave it: chunk_layout.h reads the same string, so the
-  // script splits the layers as the simulation did.
-  if (!plan.pipeline_layout.empty()) {
-    args.push_back({"--pipeline-model-parallel-layout", "\"" + plan.pipeline_layout + "\""});
-    return chunks;
-  }
   // Megatron's even and first/last splits divide every stage's layers evenly over its chunks;
-  // any other split (chunk_layout.h: the first layers % v chunks of a rank hold one more) needs
-  // the explicit layout.
+  // any other split (a rank's chunks unequal: chunk_layout.h gives its first layers % v chunks
+  // one more, or the plan's pipeline_layout says so) needs the explicit layout.
   const ChunkLayout layout = chunk_layout(plan, model);
   const std::vector<int64_t>& layers = layout.stage_layers;
-  const bool chunks_even =
-      std::all_of(layers.begin(), layers.end(), [&](int64_t n) { return n % chunks == 0; });
+  bool chunks_even = true;
+  for (int64_t c = 0; c < layout.num_chunks(); ++c) {
+    chunks_even = chunks_even && layout.chunk_layers[c] * chunks == layers[layout.chunk_rank[c]];
+  }
   if (all_equal(layers) && chunks_even) {
     if (chunks > 1) {
       args.push_back(

@@ -16,15 +16,17 @@ ChunkLayout chunk_layout(const Plan& plan, const ModelSpec& model) {
   ChunkLayout layout;
   layout.ranks = plan.pp;
   layout.chunks_per_rank = chunks_per_rank(plan.schedule, plan.vpp);
-  layout.stage_layers = stage_layer_counts(plan, model);
-  PPSIM_CHECK(static_cast<int64_t>(layout.stage_layers.size()) == plan.pp,
-              "one layer count per stage");
   const int64_t v = layout.chunks_per_rank;
-  // A pipeline layout gives every chunk's layers (plan_problem checked it fits p x v).
+  // A pipeline layout gives every chunk's layers (plan_problem checked it fits p x v), parsed
+  // once here for the chunks and the ranks' sums.
   std::vector<LayoutStage> given;
   if (!plan.pipeline_layout.empty()) given = pipeline_layout_stages(plan);
   PPSIM_CHECK(given.empty() || static_cast<int64_t>(given.size()) == plan.pp * v,
               "one layout stage per chunk");
+  layout.stage_layers =
+      given.empty() ? stage_layer_counts(plan, model) : rank_decoder_layers(given, plan.pp);
+  PPSIM_CHECK(static_cast<int64_t>(layout.stage_layers.size()) == plan.pp,
+              "one layer count per stage");
   int64_t first = 0;
   for (int64_t c = 0; c < plan.pp * v; ++c) {
     const int64_t rank = rank_of_chunk(plan.schedule, plan.pp, v, c);

@@ -158,6 +158,12 @@ std::vector<LayoutStage> parse_pipeline_layout(std::string_view text, const std:
   return stages;
 }
 
+std::vector<int64_t> rank_decoder_layers(const std::vector<LayoutStage>& stages, int64_t pp) {
+  std::vector<int64_t> layers(pp, 0);
+  for (size_t i = 0; i < stages.size(); ++i) layers[i % pp] += stages[i].decoder_layers;
+  return layers;
+}
+
 std::optional<std::string> pipeline_layout_problem(const std::vector<LayoutStage>& stages,
                                                    int64_t pp, int64_t chunks_per_rank,
                                                    int64_t num_layers, int64_t mtp_layers,

@@ -41,6 +41,9 @@ struct LayoutStage {
 std::vector<LayoutStage> parse_pipeline_layout(std::string_view text, const std::string& source,
                                                const std::string& json_path);
 
+// Decoder layers per pipeline rank (pp entries): virtual stage i runs on rank i % pp.
+std::vector<int64_t> rank_decoder_layers(const std::vector<LayoutStage>& stages, int64_t pp);
+
 // Why `stages` cannot split a model of `num_layers` decoder layers and `mtp_layers` MTP layers
 // over `pp` ranks of `chunks_per_rank` virtual stages each, or nullopt.
 std::optional<std::string> pipeline_layout_problem(const std::vector<LayoutStage>& stages,

@@ -713,11 +713,7 @@ std::vector<LayoutStage> pipeline_layout_stages(const Plan& plan) {
 std::vector<int64_t> stage_layer_counts(const Plan& plan, const ModelSpec& model) {
   if (!plan.stage_layers.empty()) return plan.stage_layers;
   if (!plan.pipeline_layout.empty()) {
-    // Virtual stage i runs on rank i % pp (pipeline_layout.h).
-    std::vector<int64_t> counts(plan.pp, 0);
-    const std::vector<LayoutStage> stages = pipeline_layout_stages(plan);
-    for (size_t i = 0; i < stages.size(); ++i) counts[i % plan.pp] += stages[i].decoder_layers;
-    return counts;
+    return rank_decoder_layers(pipeline_layout_stages(plan), plan.pp);
   }
   if ((plan.first_stage_layers > 0 || plan.last_stage_layers > 0) && plan.pp > 1) {
     std::vector<int64_t> counts(plan.pp, 0);
