@@ -124,10 +124,12 @@ int64_t megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::ve
     }
     return chunks;
   }
-  // Uneven: first/last flags when the middle stages are even, else an explicit layout.
+  // Uneven: first/last flags when the middle stages are even and hold layers, else an explicit
+  // layout (a layout's empty middle ranks are the layout's to say: Megatron's first/last split
+  // is checked for divisibility alone, not written for stages without layers).
   const int64_t first = layers.front(), last = layers.back();
   std::vector<int64_t> middle(layers.begin() + 1, layers.end() - 1);
-  bool middle_even = middle.empty() || all_equal(middle);
+  bool middle_even = middle.empty() || (all_equal(middle) && middle.front() > 0);
   if (middle_even && first > 0 && last > 0 && chunks_even) {
     args.push_back({"--decoder-first-pipeline-num-layers", std::to_string(first)});
     args.push_back({"--decoder-last-pipeline-num-layers", std::to_string(last)});

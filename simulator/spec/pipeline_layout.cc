@@ -194,13 +194,6 @@ std::optional<std::string> pipeline_layout_problem(const std::vector<LayoutStage
           "entries just before L",
           i);
     }
-    const int64_t rank = i % pp;
-    if (rank != 0 && rank != pp - 1 && stage.decoder_layers == 0) {
-      return fmt::format(
-          "virtual stage {} (rank {}) holds no decoder layer; every virtual stage of a middle "
-          "rank needs one (only the first and last ranks' may be empty)",
-          i, rank);
-    }
   }
   if (decoder != num_layers) {
     return fmt::format("pipeline_layout places {} decoder layers (t) but {} has {}", decoder,

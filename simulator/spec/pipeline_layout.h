@@ -13,8 +13,9 @@
 // Megatron's rules, checked here: one E, the first symbol; one L, the last; decoder layers
 // before MTP layers; the stage count a multiple of pp. ppsim's own (pipeline_layout_problem):
 // the MTP layers in the loss's stage (Megatron's "standalone" MTP on another rank is not
-// modelled), and every virtual stage of a middle rank holding a decoder layer (as for
-// stage_layers, plan.h).
+// modelled). Any virtual stage may be empty, a middle rank's too (GLM-5.2's H100 recipe,
+// "Et|t||tttt|...", keeps five empty on pp 13 x vpp 2): it passes its input on, costing the
+// transfers around it and nothing else.
 #pragma once
 
 #include <cstdint>

@@ -881,10 +881,12 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     }
   }
   // A stage's layers spread over its chunks as evenly as they go (chunk_layout.h), as Megatron's
-  // pipeline layouts allow; a middle stage needs a layer in every chunk.
+  // pipeline layouts allow; a middle stage needs a layer in every chunk. A pipeline_layout says
+  // where every layer goes and may leave any virtual stage empty, as Megatron's may (GLM-5.2's
+  // H100 recipe keeps five empty, megatron/bridge/recipes/glm/h100/glm5.py).
   std::vector<int64_t> layers = stage_layer_counts(plan, model);
   const int64_t chunks = chunks_per_rank(plan.schedule, plan.vpp);
-  for (int64_t stage = 1; stage + 1 < plan.pp; ++stage) {
+  for (int64_t stage = 1; plan.pipeline_layout.empty() && stage + 1 < plan.pp; ++stage) {
     if (layers[stage] < chunks) {
       return fmt::format(
           "stage {} has {} layers for its {} chunks (vpp); middle stages need at "

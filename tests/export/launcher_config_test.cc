@@ -745,6 +745,13 @@ TEST_CASE("Megatron export: first/last flags only where every stage divides by v
     CHECK(args.count("--num-layers-per-virtual-pipeline-stage") == 0);
     CHECK(args.count("--num-virtual-stages-per-pipeline-rank") == 0);
   }
+  SECTION("empty middle ranks: the layout, not first/last flags over middle stages of 0") {
+    // Ranks hold 12, 0, 0, 20: Megatron's first/last check (only divisibility) would pass 0
+    // layers per middle rank, but only a layout states empty stages.
+    auto args = megatron_parallel_args("tp=2,pp=4,mbs=1,gbs=8,pipeline_layout=Et*12|||t*20L");
+    CHECK(args.at("--pipeline-model-parallel-layout") == "\"Et*12|||t*20,L\"");
+    CHECK(args.count("--decoder-first-pipeline-num-layers") == 0);
+  }
   SECTION("an even split that vpp does not divide: the layout, not a truncated chunk size") {
     auto args = megatron_parallel_args("tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=3");
     // 8 layers per rank over 3 chunks: 3, 3, 2.

@@ -73,11 +73,29 @@ TEST_CASE("pipeline layout: stage count, layers and MTP checked against the plan
   REQUIRE(standalone.size() == 32);
   CHECK_THAT(*pipeline_layout_problem(standalone, 16, 2, 61, 1, "deepseek-v3"),
              Catch::Contains("virtual stage 30 holds MTP layers (m) but not the loss"));
-  // A middle rank's empty virtual stage: rank 1 of 4 holds nothing.
-  CHECK_THAT(*pipeline_layout_problem(parse("E||t|L"), 4, 1, 1, 0, "m"),
-             Catch::Contains("virtual stage 1 (rank 1) holds no decoder layer"));
-  // The same stages on pp 2 x vpp 2 leave only the last rank's first stage empty: allowed.
+  // Empty virtual stages anywhere, as Megatron allows: rank 1 of 4 holds nothing at all, or
+  // on pp 2 x vpp 2 the last rank's first stage is empty.
+  CHECK(pipeline_layout_problem(parse("E||t|L"), 4, 1, 1, 0, "m") == std::nullopt);
   CHECK(pipeline_layout_problem(parse("E||t|L"), 2, 2, 1, 0, "m") == std::nullopt);
+}
+
+TEST_CASE("pipeline layout: GLM-5.2 on pp 13 x vpp 2 keeps five middle virtual stages empty") {
+  // Megatron-Bridge's GLM-5.2 H100 recipe (recipes/glm/h100/glm5.py, _GLM52_VPP2_LAYOUT): 78
+  // layers and one MTP layer in 26 virtual stages; stages 2, 7, 12, 17 and 22 are empty (ranks
+  // 2, 7, 12, 4 and 9), "to keep every four-layer index-sharing group intact".
+  const std::vector<LayoutStage> stages = parse(
+      "Et|t||tttt|tttt|tttt|tttt||tttt|tttt|tttt|tttt||tttt|tttt|tttt|tttt||tttt|tttt|tttt|"
+      "tttt||tttt|tttt|ttttmL");
+  REQUIRE(stages.size() == 26);
+  for (size_t i : {2, 7, 12, 17, 22}) CHECK(stages[i].decoder_layers == 0);
+  CHECK(stages[0].decoder_layers == 1);
+  CHECK(stages[1].decoder_layers == 1);
+  CHECK(stages[25].mtp_layers == 1);
+  // Rank r holds stages r and r + 13: rank 0 1 + 4, rank 1 1 + 4, rank 2 0 + 4, rank 4 4 + 0,
+  // rank 12 (the last) 0 + 4 with the MTP layer and the loss.
+  const std::vector<int64_t> ranks = rank_decoder_layers(stages, 13);
+  CHECK(ranks == std::vector<int64_t>{5, 5, 4, 8, 4, 8, 8, 4, 8, 4, 8, 8, 4});
+  CHECK(pipeline_layout_problem(stages, 13, 2, 78, 1, "glm-5.2") == std::nullopt);
 }
 
 TEST_CASE("pipeline layout: bad strings are errors that name the place") {

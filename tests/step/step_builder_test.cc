@@ -463,6 +463,27 @@ TEST_CASE("Step: a pipeline layout splits the layers as it says") {
     CHECK(gained > even_stages[1].busy_s / 9);
     CHECK(moved.metrics.iteration_time_s > even.metrics.iteration_time_s);
   }
+  SECTION("a middle rank's empty virtual stage: its four layers move whole to rank 3") {
+    // Rank 1's second virtual stage is empty, rank 3's second holds 8: ranks hold 8, 4, 8, 12.
+    Simulated emptied =
+        run(model, cluster, base + "pipeline_layout=Et*4|t*4|t*4|t*4|t*4||t*4|t*8L");
+    const std::vector<StageResult>& stages = emptied.metrics.stages;
+    const double lost = even_stages[1].busy_s - stages[1].busy_s;
+    CHECK(stages[3].busy_s - even_stages[3].busy_s == Approx(lost).epsilon(1e-9));
+    CHECK(stages[0].busy_s == Approx(even_stages[0].busy_s).epsilon(1e-12));
+    CHECK(stages[2].busy_s == Approx(even_stages[2].busy_s).epsilon(1e-12));
+    // Half of rank 1's layers, less than half its busy time (its per-microbatch dispatch stays).
+    CHECK(lost < even_stages[1].busy_s / 2);
+    CHECK(lost > even_stages[1].busy_s / 3);
+  }
+  SECTION("a middle rank with no layers at all only relays") {
+    // Rank 2's two virtual stages are empty; ranks hold 8, 8, 0, 16.
+    Simulated relay = run(model, cluster, base + "pipeline_layout=Et*4|t*4||t*4|t*4|t*4||t*12L");
+    const std::vector<StageResult>& stages = relay.metrics.stages;
+    CHECK(stages[1].busy_s == Approx(even_stages[1].busy_s).epsilon(1e-12));
+    CHECK(stages[2].busy_s < even_stages[2].busy_s / 20);
+    CHECK(relay.metrics.iteration_time_s > even.metrics.iteration_time_s);
+  }
 }
 
 }  // namespace
