@@ -24,7 +24,8 @@ StepInputs load_step_inputs(const std::string& model, const std::string& cluster
   check_work_budget(inputs.plan, estimate_step_work(inputs.plan, 1), budget);
   if (auto problem = schedule_problem(inputs.plan.schedule, static_cast<int32_t>(inputs.plan.pp),
                                       static_cast<int32_t>(num_microbatches(inputs.plan)),
-                                      static_cast<int32_t>(inputs.plan.vpp))) {
+                                      static_cast<int32_t>(inputs.plan.vpp),
+                                      static_cast<int32_t>(inputs.plan.microbatch_group_size))) {
     throw InputError("--plan", "", "impossible plan: " + *problem);
   }
   return inputs;

@@ -107,6 +107,11 @@ int64_t megatron_pipeline_args(const ModelSpec& model, const Plan& plan, std::ve
   PPSIM_CHECK(schedule_traits(plan.schedule).megatron_native,
               "runtime_plan_problem refuses schedules Megatron-LM lacks");
   const int64_t chunks = is_interleaved(plan.schedule) ? plan.vpp : 1;
+  // Megatron's default group is pp (ModelParallelConfig.__post_init__); written when given.
+  if (plan.microbatch_group_size > 0) {
+    args.push_back({"--microbatch-group-size-per-virtual-pipeline-stage",
+                    std::to_string(plan.microbatch_group_size)});
+  }
   if (model.is_hybrid()) return chunks;
   // Megatron's even and first/last splits divide every stage's layers evenly over its chunks;
   // any other split (a rank's chunks unequal: chunk_layout.h gives its first layers % v chunks

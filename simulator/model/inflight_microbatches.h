@@ -15,12 +15,13 @@
 // - gpipe: all m forwards come before any backward: m on every rank.
 // - 1f1b (Megatron non-interleaved, torch Schedule1F1B): p-r-1 warm-up forwards, then one more
 //   forward before the first backward: min(p - r, m). Stage 0 holds p (REFERENCE.md 4).
-// - interleaved-1f1b (Megatron, microbatch groups of p): warm-up (p-r-1)*2 + (v-1)*p forwards,
-//   one more before the first backward: N = min((p-r-1)*2 + (v-1)*p + 1, m*v) chunk-microbatches,
-//   distributed over chunks in Megatron's order (for each group of p microbatches, chunk 0 of the
-//   group, then chunk 1, ...; the last group may be short). Each chunk holds layers/v layers, so
-//   in whole-rank units stage 0 holds (p*v + p - 1)/v = p*(1 + (p-1)/(p*v)): Megatron's
-//   interleaving factor (REFERENCE.md 1.5). vpp == 1 is plain 1f1b (Megatron normalises it).
+// - interleaved-1f1b (Megatron, microbatch groups of g, default p): warm-up (p-r-1)*2 + (v-1)*g
+//   forwards, one more before the first backward: N = min((p-r-1)*2 + (v-1)*g + 1, m*v)
+//   chunk-microbatches, distributed over chunks in Megatron's order (for each group of g
+//   microbatches, chunk 0 of the group, then chunk 1, ...; the last group may be short). Each
+//   chunk holds layers/v layers, so with g = p stage 0 holds, in whole-rank units,
+//   (p*v + p - 1)/v = p*(1 + (p-1)/(p*v)): Megatron's interleaving factor (REFERENCE.md 1.5);
+//   each microbatch of g beyond p adds (v-1)/v. vpp == 1 is plain 1f1b (Megatron normalises it).
 // - zb-h1 (Qi et al. 2024, arXiv 2401.10241): same warm-up as 1f1b, W only delayed: min(p - r, m).
 // - zb-h2: extra warm-up forwards so no stage waits. With unit-time F, B, W: microbatch 0's
 //   forward reaches rank r at time r and its backward (B only; W deferred) returns at 2p-1-r, so
@@ -62,16 +63,18 @@ struct InflightMicrobatches {
   double stage_equivalent() const;
 };
 
-// In-flight microbatches of every rank (pp entries) of `pp` with `microbatches` per step and
-// `vpp` chunks per rank, from the schedule's action order. Counted once per (schedule, pp, vpp,
-// microbatches) and kept: the reference stays valid for the process's life. Thread-safe.
-// REQUIRES: microbatches >= 1; vpp == 1 except interleaved-1f1b (>= 1) and zbv/dualpipev (== 2).
-const std::vector<InflightMicrobatches>& microbatches_in_flight_per_rank(ScheduleKind schedule,
-                                                                         int64_t pp, int64_t vpp,
-                                                                         int64_t microbatches);
+// In-flight microbatches of every rank (pp entries) of `pp` with `microbatches` per step, `vpp`
+// chunks per rank and interleaved groups of `microbatch_group` (0 = pp), from the schedule's
+// action order. Counted once per (schedule, pp, vpp, microbatches, group) and kept: the
+// reference stays valid for the process's life. Thread-safe. REQUIRES: microbatches >= 1;
+// vpp == 1 except interleaved-1f1b (>= 1) and zbv/dualpipev (== 2).
+const std::vector<InflightMicrobatches>& microbatches_in_flight_per_rank(
+    ScheduleKind schedule, int64_t pp, int64_t vpp, int64_t microbatches,
+    int64_t microbatch_group = 0);
 
 // The same for one rank. REQUIRES: 0 <= rank < pp, and the above.
 InflightMicrobatches microbatches_in_flight(ScheduleKind schedule, int64_t pp, int64_t vpp,
-                                            int64_t microbatches, int64_t rank);
+                                            int64_t microbatches, int64_t rank,
+                                            int64_t microbatch_group = 0);
 
 }  // namespace ppsim

@@ -176,7 +176,8 @@ MemoryReport estimate_gpu_memory(const ModelSpec& model, const ClusterSpec& clus
   const int64_t microbatches = num_microbatches(plan);
   const int64_t loss_rank = layout.loss_rank();
   const std::vector<InflightMicrobatches>& inflight_per_rank =
-      microbatches_in_flight_per_rank(plan.schedule, plan.pp, chunks, microbatches);
+      microbatches_in_flight_per_rank(plan.schedule, plan.pp, chunks, microbatches,
+                                      plan.microbatch_group_size);
 
   MemoryReport report;
   double least_headroom = std::numeric_limits<double>::infinity();

@@ -5,19 +5,20 @@
 
 namespace ppsim {
 
-std::vector<Action> interleaved_1f1b_rank_order(int32_t p, int32_t m, int32_t v, int32_t r) {
+std::vector<Action> interleaved_1f1b_rank_order(int32_t p, int32_t m, int32_t v, int32_t g,
+                                                int32_t r) {
   if (v == 1) return one_f_one_b_rank_order(p, m, r);
   // Megatron's get_schedule_table: (microbatch, local chunk) of the k-th forward. Each group of
-  // p microbatches (the last group takes the rest) runs through local chunk 0, then 1, ...
+  // g microbatches (the last group takes the rest) runs through local chunk 0, then 1, ...
   std::vector<std::pair<int32_t, int32_t>> table;
-  for (int32_t first = 0; first < m; first += p) {
-    const int32_t end = std::min(first + p, m);
+  for (int32_t first = 0; first < m; first += g) {
+    const int32_t end = std::min(first + g, m);
     for (int32_t local = 0; local < v; ++local) {
       for (int32_t mb = first; mb < end; ++mb) table.emplace_back(mb, local);
     }
   }
   const int32_t total = m * v;
-  const int32_t warmup = std::min((p - r - 1) * 2 + (v - 1) * p, total);
+  const int32_t warmup = std::min((p - r - 1) * 2 + (v - 1) * g, total);
   auto forward = [&](int32_t k) {
     return Action{ActionKind::kForward, table[k].second * p + r, table[k].first};
   };

@@ -14,14 +14,14 @@ namespace {
 constexpr int kNumActionKinds = static_cast<int>(ActionKind::kOptimizerStep) + 1;
 
 std::vector<Action> rank_compute_order(ScheduleKind kind, int32_t p, int32_t m, int32_t v,
-                                       int32_t r) {
+                                       int32_t g, int32_t r) {
   switch (kind) {
     case ScheduleKind::kGpipe:
       return gpipe_rank_order(p, m, r);
     case ScheduleKind::kOneFOneB:
       return one_f_one_b_rank_order(p, m, r);
     case ScheduleKind::kInterleaved1F1B:
-      return interleaved_1f1b_rank_order(p, m, v, r);
+      return interleaved_1f1b_rank_order(p, m, v, g, r);
     case ScheduleKind::kZbH1:
       return zero_bubble_rank_order(p, m, r, 1);
     case ScheduleKind::kZbH2:
@@ -84,8 +84,9 @@ std::vector<Action> with_communication(const std::vector<Action>& compute,
 }  // namespace
 
 PipelineSchedule build_pipeline_schedule(ScheduleKind kind, int32_t ranks, int32_t microbatches,
-                                         int32_t chunks_per_rank) {
-  PPSIM_CHECK(ranks >= 1 && microbatches >= 1 && chunks_per_rank >= 1);
+                                         int32_t chunks_per_rank, int32_t microbatch_group) {
+  PPSIM_CHECK(ranks >= 1 && microbatches >= 1 && chunks_per_rank >= 1 && microbatch_group >= 0);
+  const int32_t group = microbatch_group > 0 ? microbatch_group : ranks;
   PPSIM_CHECK(is_interleaved(kind) || chunks_per_rank == ppsim::chunks_per_rank(kind, 1),
               schedule_name(kind) + " holds a fixed number of chunks per rank");
   PipelineSchedule schedule;
@@ -100,7 +101,8 @@ PipelineSchedule build_pipeline_schedule(ScheduleKind kind, int32_t ranks, int32
   }
   for (int32_t r = 0; r < ranks; ++r) {
     schedule.rank_actions.push_back(with_communication(
-        rank_compute_order(kind, ranks, microbatches, chunks_per_rank, r), schedule.chunk_rank, r));
+        rank_compute_order(kind, ranks, microbatches, chunks_per_rank, group, r),
+        schedule.chunk_rank, r));
   }
   return schedule;
 }

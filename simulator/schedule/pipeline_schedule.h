@@ -50,10 +50,12 @@ struct PipelineSchedule {
 // - 1f1b (Megatron, not torch's m >= p variant): w = min(p-r-1, m), then m-w pairs (F, B),
 //   then w B. Runs any m.
 // - interleaved-1f1b (Megatron, loop placement): forwards follow Megatron's schedule table,
-//   microbatches in groups of p, each group through local chunk 0, then chunk 1, ...; the k-th
-//   backward takes the table's k-th entry with the local chunks reversed.
-//   w = min((p-r-1)*2 + (v-1)*p, m*v), then pairs (F, B), then B. Needs m % p == 0 (a short
-//   last group deadlocks). v == 1 is 1f1b.
+//   microbatches in groups of g (microbatch_group_size_per_vp_stage, default p), each group
+//   through local chunk 0, then chunk 1, ...; the k-th backward takes the table's k-th entry
+//   with the local chunks reversed. w = min((p-r-1)*2 + (v-1)*g, m*v), then pairs (F, B), then
+//   B. Needs p <= g <= m and a last group m % g of 0 or at least p (Megatron refuses a shorter
+//   one for its dependency bubbles; with g = p any short group deadlocks this order).
+//   v == 1 is 1f1b.
 // - zb-h1 (Qi et al. 2024; torch ScheduleInterleavedZeroBubble with v == 1): w = min(p-r-1, m),
 //   then pairs (F, I), then I; after the first r input gradients each I is followed by the W of
 //   the oldest pending microbatch, and the remaining W close the list. Unit F, I, W: step
@@ -72,11 +74,12 @@ struct PipelineSchedule {
 //   written as its F followed by its B (a full backward): the order and the dependencies are
 //   kept, the overlap is the cost model's to credit. Some microbatches run B, others I and W.
 //
-// Builds the schedule. REQUIRES: p >= 1, m >= 1, v >= 1; v == 2 for zbv and dualpipev; v == 1 for
-// gpipe, 1f1b and the zb-* family. Schedule-specific requirements (dualpipev: m >= 2p) are
-// checked by schedule_problem() (spec/schedule_kind.h), not here.
+// Builds the schedule. `microbatch_group` is interleaved-1f1b's g (0 = p; other schedules ignore
+// it). REQUIRES: p >= 1, m >= 1, v >= 1; v == 2 for zbv and dualpipev; v == 1 for gpipe, 1f1b
+// and the zb-* family. Schedule-specific requirements (dualpipev: m >= 2p; interleaved groups)
+// are checked by schedule_problem() (spec/schedule_kind.h), not here.
 PipelineSchedule build_pipeline_schedule(ScheduleKind kind, int32_t ranks, int32_t microbatches,
-                                         int32_t chunks_per_rank);
+                                         int32_t chunks_per_rank, int32_t microbatch_group = 0);
 
 // The rank's compute order as a string, one letter per action: F, B, I (input grad, printed
 // "B" when `zero_bubble_letters` is true, as the zero-bubble paper writes it), W; sends,

@@ -21,9 +21,11 @@ std::vector<Action> gpipe_rank_order(int32_t p, int32_t m, int32_t r);
 std::vector<Action> one_f_one_b_rank_order(int32_t p, int32_t m, int32_t r);
 
 // Megatron's interleaved 1F1B, loop placement (chunk k*p + r is local chunk k), microbatch
-// groups of p. v == 1 is one_f_one_b_rank_order (Megatron normalises vpp 1 away).
-// REQUIRES: v >= 1; for v > 1 a deadlock-free order needs m % p == 0 (schedule_problem).
-std::vector<Action> interleaved_1f1b_rank_order(int32_t p, int32_t m, int32_t v, int32_t r);
+// groups of g (microbatch_group_size_per_vp_stage; Megatron's default is p). v == 1 is
+// one_f_one_b_rank_order (Megatron normalises vpp 1 away). REQUIRES: v >= 1, g >= 1; for v > 1
+// Megatron's rules are p <= g <= m and m % g of 0 or at least p (schedule_problem).
+std::vector<Action> interleaved_1f1b_rank_order(int32_t p, int32_t m, int32_t v, int32_t g,
+                                                int32_t r);
 
 // The handcrafted zero-bubble family ZB-H1 (factor 1) and ZB-H2 (factor 2): warm-up
 // min(factor*(p-r-1), m) F, then (F, I) pairs, then cool-down I; the W of the oldest pending

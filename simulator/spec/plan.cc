@@ -72,6 +72,8 @@ Plan parse_plan_json(const nlohmann::json& json, const std::string& source) {
   plan.moe_dispatcher = *find_moe_dispatcher(
       reader.optional_choice("moe_dispatcher", kMoeDispatcherNames).value_or("alltoall"));
   std::optional<int64_t> vpp = reader.optional_int("vpp", 1, kMaxPlanDegree);
+  plan.microbatch_group_size =
+      reader.optional_int("microbatch_group_size_per_vp_stage", 1, kMaxBatch).value_or(0);
   plan.micro_batch_size =
       read_int_with_alias(reader, "micro_batch_size", "mbs", 1, kMaxBatch).value_or(1);
   std::optional<int64_t> gbs = read_int_with_alias(reader, "global_batch_size", "gbs", 1, kMaxBatch);
@@ -566,6 +568,8 @@ std::string plan_to_json(const Plan& plan) {
     json["moe_dispatcher"] = moe_dispatcher_name(plan.moe_dispatcher);
   }
   json["vpp"] = plan.vpp;
+  if (plan.microbatch_group_size > 0)
+    json["microbatch_group_size_per_vp_stage"] = plan.microbatch_group_size;
   json["micro_batch_size"] = plan.micro_batch_size;
   json["global_batch_size"] = plan.global_batch_size;
   if (plan.seq_length) json["seq_length"] = *plan.seq_length;
@@ -615,6 +619,8 @@ std::string plan_to_inline(const Plan& plan) {
   text += ",schedule=" + schedule_name(plan.schedule);
   bool default_vpp = plan.vpp == default_chunks_per_rank(plan.schedule);
   if (!default_vpp) text += fmt::format(",vpp={}", plan.vpp);
+  if (plan.microbatch_group_size > 0)
+    text += fmt::format(",microbatch_group_size_per_vp_stage={}", plan.microbatch_group_size);
   if (plan.recompute != Recompute::kNone) text += ",recompute=" + recompute_name(plan.recompute);
   if (plan.recompute == Recompute::kSelective && plan.recompute_modules != 0) {
     text += ",recompute_modules=" + recompute_modules_text(plan.recompute_modules, ":");
@@ -685,6 +691,10 @@ double offloaded_fraction(const Plan& plan) {
 
 int64_t effective_seq_length(const Plan& plan, const ModelSpec& model) {
   return plan.seq_length.value_or(model.seq_length);
+}
+
+int64_t microbatch_group_in_force(const Plan& plan) {
+  return plan.microbatch_group_size > 0 ? plan.microbatch_group_size : plan.pp;
 }
 
 int64_t num_microbatches(const Plan& plan) {
@@ -844,6 +854,12 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     return fmt::format("{} holds exactly 2 chunks per rank; vpp={} is not allowed",
                        schedule_name(plan.schedule), plan.vpp);
   }
+  if (plan.microbatch_group_size > 0 && !(is_interleaved(plan.schedule) && plan.vpp > 1)) {
+    return fmt::format(
+        "microbatch_group_size_per_vp_stage={} groups the microbatches of interleaved-1f1b with "
+        "vpp > 1, and this plan runs {} with vpp={}; leave it out, or interleave",
+        plan.microbatch_group_size, schedule_name(plan.schedule), plan.vpp);
+  }
   if (plan.vpp > 1 && !is_interleaved(plan.schedule) && !v_shaped) {
     return fmt::format(
         "vpp={} needs schedule interleaved-1f1b (or zbv/dualpipev); {} runs one "
@@ -897,7 +913,8 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   for (size_t d = 0; d < plan.replica_microbatches.size(); ++d) {
     if (std::optional<std::string> problem = schedule_problem(
             plan.schedule, static_cast<int32_t>(plan.pp),
-            static_cast<int32_t>(plan.replica_microbatches[d]), static_cast<int32_t>(plan.vpp))) {
+            static_cast<int32_t>(plan.replica_microbatches[d]), static_cast<int32_t>(plan.vpp),
+            static_cast<int32_t>(plan.microbatch_group_size))) {
       return fmt::format("replica_microbatches[{}] = {}: {}", d, plan.replica_microbatches[d],
                          *problem);
     }
@@ -912,7 +929,8 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   }
   if (std::optional<std::string> problem =
           schedule_problem(plan.schedule, static_cast<int32_t>(plan.pp),
-                           static_cast<int32_t>(microbatches), static_cast<int32_t>(plan.vpp))) {
+                           static_cast<int32_t>(microbatches), static_cast<int32_t>(plan.vpp),
+                           static_cast<int32_t>(plan.microbatch_group_size))) {
     return *problem;
   }
   if (plan.tp_comm_overlap.value_or(false) && (plan.tp == 1 || !plan.sequence_parallel)) {

@@ -1,7 +1,8 @@
 // Plan: how one training step is parallelised, its parsers and its validation.
 //
 // JSON (configs/plans/*.json; DESIGN.md "Specs"):
-//   {"tp","pp","dp","cp","ep","vpp","micro_batch_size","global_batch_size","seq_length"?,
+//   {"tp","pp","dp","cp","ep","vpp","microbatch_group_size_per_vp_stage"?,"micro_batch_size",
+//    "global_batch_size","seq_length"?,
 //    "schedule","recompute":"none|selective|full","recompute_modules":[...]?,
 //    "recompute_num_layers"?,
 //    "sequence_parallel","zero_stage":0-3,
@@ -120,6 +121,13 @@ struct Plan {
   // Default alltoall (Megatron-Bridge's recipes' base setting).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   int64_t vpp = 1;  // Model chunks per pipeline rank (interleaved 1F1B; 2 for zbv/dualpipev).
+  // Under interleaved-1f1b with vpp > 1, the microbatches that run through one virtual stage
+  // before the next (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage,
+  // Megatron-Bridge's microbatch_group_size_per_vp_stage): between pp and the microbatches per
+  // step, and a short last group must hold 0 or at least pp. A larger group adds warm-up
+  // forwards (more activations in flight) and slack around each transfer. 0 = not given: pp,
+  // Megatron's default (microbatch_group_in_force).
+  int64_t microbatch_group_size = 0;
   int64_t micro_batch_size = 1;   // Sequences per microbatch; JSON "micro_batch_size"/"mbs".
   int64_t global_batch_size = 0;  // Sequences per optimizer step; JSON "global_batch_size"/"gbs". Required.
   std::optional<int64_t> seq_length;  // Overrides the model's sequence length; JSON "seq_length"/"seq".
@@ -314,6 +322,9 @@ int64_t effective_seq_length(const Plan& plan, const ModelSpec& model);
 // Microbatches per step per replica: gbs / (mbs * dp), or with replica_microbatches the largest
 // share (the replica that runs longest and holds the most activations). REQUIRES: a valid plan.
 int64_t num_microbatches(const Plan& plan);
+
+// The interleaved schedule's microbatch group (Plan::microbatch_group_size, else pp).
+int64_t microbatch_group_in_force(const Plan& plan);
 // Microbatches of each replica (dp entries): replica_microbatches, or the equal share each.
 std::vector<int64_t> replica_microbatch_counts(const Plan& plan);
 // True when the replicas' microbatch counts differ.

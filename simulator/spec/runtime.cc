@@ -132,11 +132,12 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // megatron-core
     {true, true, kMegatronSchedules, true, true, true, 0b1111, 0b1111, false,
      OffloadForm::kAnyFraction, true, true, true, kAllPrecisions | bit(Precision::kNvfp4),
-     TpCommOverlap::kDefault, true, true, true, true, kAllFp8Recipes, true,
+     TpCommOverlap::kDefault, true, true, true, true, kAllFp8Recipes, true, true,
      "NVIDIA/Megatron-LM: megatron/core/pipeline_parallel/schedules.py get_forward_backward_func "
      "(no pipelining, 1F1B without interleaving, interleaved with virtual stages: no GPipe, no "
-     "zero-bubble or V schedule); megatron/core/transformer/pipeline_parallel_layer_layout.py "
-     "(any layer split); megatron/training/arguments.py (--use-distributed-optimizer, "
+     "zero-bubble or V schedule; forward_backward_pipelining_with_interleaving takes "
+     "microbatch_group_size_per_vp_stage in [pp, m]); "
+     "megatron/core/transformer/pipeline_parallel_layer_layout.py (any layer split); megatron/training/arguments.py (--use-distributed-optimizer, "
      "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads|optim_grads_params, "
      "--context-parallel-size, --expert-tensor-parallel-size); "
      "megatron/core/model_parallel_config.py (sequence parallelism with ep and tp; "
@@ -156,9 +157,10 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // megatron-lm
     {true, true, kMegatronSchedules, false, false, false, 0b0011, 0b0011, false,
      OffloadForm::kNone, false, true, true, kAllPrecisions, TpCommOverlap::kNone, false, false,
-     false, false, bit(Fp8Recipe::kDelayed), false,
+     false, false, bit(Fp8Recipe::kDelayed), false, false,
      "Megatron-LM 2020-2023 (core_r0.3 and before): megatron/schedules.py (1F1B and interleaved "
-     "only), --num-layers divisible by the pipeline size (arguments.py), the distributed "
+     "only, microbatches in groups of the pipeline size), --num-layers divisible by the pipeline "
+     "size (arguments.py), the distributed "
      "optimizer as its only sharding; context parallelism, MoE expert parallelism, Megatron-FSDP, "
      "optimizer CPU offload and --tp-comm-overlap (Transformer Engine userbuffers) came with "
      "Megatron-Core 0.4 and later; bf16 forces fp32 gradient accumulation and all-reduce "
@@ -167,7 +169,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // deepspeed
     {true, true, bit(ScheduleKind::kOneFOneB), false, true, false, 0b1111, 0b0011, false,
      OffloadForm::kWholeOrPartialAtZero3, false, true, false, kAllPrecisions,
-     TpCommOverlap::kNone, false, false, true, false, bit(Fp8Recipe::kDelayed), false,
+     TpCommOverlap::kNone, false, false, true, false, bit(Fp8Recipe::kDelayed), false, false,
      "microsoft/DeepSpeed: deepspeed/runtime/pipe/schedule.py (TrainSchedule, 1F1B, one stage per "
      "rank); deepspeed/runtime/pipe/engine.py (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
      "parallelism\"); deepspeed/runtime/pipe/module.py (partition_method parameters|uniform|type: "
@@ -184,7 +186,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
          bit(ScheduleKind::kZb1p) | bit(ScheduleKind::kZbv) | bit(ScheduleKind::kDualPipeV),
      true, true, false, 0b1101, 0b1101, true, OffloadForm::kWholeWithFsdp, true, false, false,
      bit(Precision::kBf16) | bit(Precision::kFp8), TpCommOverlap::kOptional, false, false, true,
-     false, bit(Fp8Recipe::kTensorwise) | bit(Fp8Recipe::kMxfp8), false,
+     false, bit(Fp8Recipe::kTensorwise) | bit(Fp8Recipe::kMxfp8), false, false,
      "pytorch/torchtitan @ e347b1e5e: torchtitan/distributed/pipeline_parallel.py "
      "(get_schedule_class: GPipe, 1F1B, Interleaved1F1B, InterleavedZeroBubble = ZB1P, "
      "ZBVZeroBubble, DualPipeV; no ZB-H2/ZB-2P; module_fqns_per_model_part takes any split); "
@@ -200,7 +202,7 @@ constexpr std::array<RuntimeSupport, kRuntimeCount> kSupportTable = {{
     // pytorch-fsdp
     {false, false, 0, false, false, false, 0b1101, 0b1101, false, OffloadForm::kWholeWithFsdp,
      true, true, false, kAllPrecisions, TpCommOverlap::kNone, false, false, true, false,
-     bit(Fp8Recipe::kDelayed), false,
+     bit(Fp8Recipe::kDelayed), false, false,
      "pytorch/pytorch torch/distributed/fsdp/fully_sharded_data_parallel.py: FSDP alone "
      "(ShardingStrategy NO_SHARD, SHARD_GRAD_OP = ZeRO-2, FULL_SHARD = ZeRO-3; no optimizer-only "
      "sharding; CPUOffload(offload_params=True) moves parameters, gradients and the optimizer "

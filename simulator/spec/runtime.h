@@ -232,6 +232,9 @@ struct RuntimeSupport {
   // Hybrid models' Mamba-2 layers (ModelSpec::hybrid_layer_pattern 'M'; Megatron-Core's
   // hybrid model, pretrain_hybrid.py).
   bool mamba_layers = false;
+  // Interleaved microbatch groups other than pp (plan key microbatch_group_size_per_vp_stage:
+  // Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage).
+  bool microbatch_groups = false;
   const char* source = "";                 // Launcher source files that show each fact.
 };
 

@@ -73,6 +73,13 @@ std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSp
       return refuse(fmt::format("pipeline schedule {} (it runs {})", schedule_name(plan.schedule),
                                 runs));
     }
+    if (plan.microbatch_group_size > 0 && plan.microbatch_group_size != plan.pp &&
+        !support.microbatch_groups) {
+      return refuse(fmt::format(
+          "interleaved microbatch groups of {} rather than pp={} "
+          "(microbatch_group_size_per_vp_stage)",
+          plan.microbatch_group_size, plan.pp));
+    }
     if (!support.uneven_layers) {
       std::vector<int64_t> layers = stage_layer_counts(plan, model);
       if (!std::all_of(layers.begin(), layers.end(),

@@ -140,7 +140,7 @@ int64_t min_microbatches(ScheduleKind kind, int64_t pp, int64_t vpp) {
 }
 
 std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks, int32_t microbatches,
-                                            int32_t chunks_per_rank) {
+                                            int32_t chunks_per_rank, int32_t microbatch_group) {
   const std::string name = schedule_name(kind);
   if (ranks < 1 || microbatches < 1 || chunks_per_rank < 1) {
     return fmt::format("{} needs pp, microbatches and vpp >= 1; got pp={}, m={}, vpp={}", name,
@@ -154,14 +154,27 @@ std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks, in
                        chunks_per_rank);
   }
   if (is_interleaved(kind) && chunks_per_rank > 1) {
-    // Megatron: interleaving needs pp > 1, and its microbatch groups of pp must all be full
-    // (a short last group deadlocks the warm-up count it derives from pp).
+    // Megatron: interleaving needs pp > 1; microbatches run in groups of g (default pp), and
+    // a last group shorter than pp is refused (with g = pp it deadlocks the warm-up count).
     if (ranks < 2) return fmt::format("{} with vpp={} needs pp >= 2", name, chunks_per_rank);
-    if (microbatches % ranks != 0) {
+    if (microbatch_group == 0 || microbatch_group == ranks) {
+      if (microbatches % ranks != 0) {
+        return fmt::format(
+            "{} needs the microbatches per step to be a multiple of pp={}; got {} (Megatron runs "
+            "them in groups of pp; a larger microbatch_group_size_per_vp_stage allows others)",
+            name, ranks, microbatches);
+      }
+    } else if (microbatch_group < ranks || microbatch_group > microbatches) {
       return fmt::format(
-          "{} needs the microbatches per step to be a multiple of pp={}; got {} (Megatron runs "
-          "them in groups of pp)",
-          name, ranks, microbatches);
+          "{} runs microbatch groups of pp={} to the {} microbatches per step; "
+          "microbatch_group_size_per_vp_stage={} is outside",
+          name, ranks, microbatches, microbatch_group);
+    } else if (const int32_t last = microbatches % microbatch_group; last > 0 && last < ranks) {
+      return fmt::format(
+          "{}: {} microbatches in groups of {} leave a last group of {}, fewer than pp={} (Megatron "
+          "refuses it for the dependency bubbles it leaves); make the microbatches a multiple of "
+          "the group or leave at least pp over",
+          name, microbatches, microbatch_group, last, ranks);
     }
   }
   const int32_t per_rank = schedule_traits(kind).min_microbatches_per_rank;

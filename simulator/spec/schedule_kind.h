@@ -22,8 +22,10 @@
 //   min_microbatches_per_rank  m >= this * p (dualpipev: 2, torch ScheduleDualPipeV); 0 = none
 //   megatron_native, deepspeed_native, torch_class  what each launcher runs (export/)
 // Rules on (p, m, v), schedule_problem(): p, m, v >= 1; V schedules hold exactly v = 2;
-// one-chunk schedules v = 1; interleaved-1f1b with v > 1 needs p >= 2 and m % p == 0 (Megatron
-// runs microbatches in groups of p); dualpipev m >= 2p.
+// one-chunk schedules v = 1; interleaved-1f1b with v > 1 needs p >= 2 and runs microbatches in
+// groups of g (Megatron's microbatch_group_size_per_vp_stage, default p): p <= g <= m, and the
+// last group m % g is 0 or at least p (Megatron's forward_backward_pipelining_with_interleaving
+// refuses a shorter one), so with g = p, m % p == 0; dualpipev m >= 2p.
 //
 // Thread-safety: pure functions over a constant table.
 #pragma once
@@ -121,9 +123,10 @@ int64_t loss_rank(ScheduleKind kind, int64_t pp);
 int64_t microbatch_unit(ScheduleKind kind, int64_t pp, int64_t vpp);
 int64_t min_microbatches(ScheduleKind kind, int64_t pp, int64_t vpp);
 
-// Why the schedule cannot run (p ranks, m microbatches, v chunks per rank), or nullopt; the
-// rules are in the header above. Messages name the schedule and the numbers.
+// Why the schedule cannot run (p ranks, m microbatches, v chunks per rank, interleaved groups
+// of `microbatch_group`, 0 = p), or nullopt; the rules are in the header above. Messages name
+// the schedule and the numbers.
 std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks, int32_t microbatches,
-                                            int32_t chunks_per_rank);
+                                            int32_t chunks_per_rank, int32_t microbatch_group = 0);
 
 }  // namespace ppsim

@@ -169,13 +169,15 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
                       options.deduplicate_replicas);
   const WorkEstimate work = estimate_step_work(plan, step.classes.count());
   check_work_budget(plan, work, options.budget);
-  step.schedule = build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp));
+  const int32_t group = static_cast<int32_t>(plan.microbatch_group_size);
+  step.schedule =
+      build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp), group);
   std::vector<double> speed;
   for (int32_t d : step.classes.simulated) {
     step.replica_schedules.push_back(
         shares[d] == m ? step.schedule
                        : build_pipeline_schedule(plan.schedule, p, static_cast<int32_t>(shares[d]),
-                                                 static_cast<int32_t>(plan.vpp)));
+                                                 static_cast<int32_t>(plan.vpp), group));
     for (int32_t r = 0; r < p; ++r) {
       int32_t index = d * p + r;
       step.layout_worker.push_back(index);

@@ -461,8 +461,8 @@ void check_megatron_flags(const std::string& script) {
       if (!known->second.empty()) CHECK(known->second.count(value) == 1);
       if (flag == "--recompute-modules") {
         // transformer_config.py __post_init__ allowed_modules (the ones ppsim models).
-        const std::set<std::string> allowed = {"core_attn", "moe_act", "layernorm", "mla_up_proj",
-                                               "mlp", "moe", "shared_experts"};
+        const std::set<std::string> allowed = {
+            "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"};
         std::istringstream words(value);
         std::string word;
         int count = 0;
@@ -488,15 +488,10 @@ void check_megatron_flags(const std::string& script) {
 // zero/offload_config.py, get_pipeline_config). Only keys DeepSpeed reads: it ignores unknown
 // top-level keys silently, and nested blocks are pydantic models with extra="forbid".
 void check_deepspeed_keys(const nlohmann::json& config) {
-  const std::set<std::string> top = {"train_batch_size",
-                                     "train_micro_batch_size_per_gpu",
-                                     "gradient_accumulation_steps",
-                                     "bf16",
-                                     "fp16",
+  const std::set<std::string> top = {"train_batch_size", "train_micro_batch_size_per_gpu",
+                                     "gradient_accumulation_steps", "bf16", "fp16",
                                      // runtime/config.py get_communication_data_type.
-                                     "communication_data_type",
-                                     "zero_optimization",
-                                     "pipeline"};
+                                     "communication_data_type", "zero_optimization", "pipeline"};
   const std::map<std::string, std::set<std::string>> nested = {
       {"bf16", {"enabled"}},
       {"fp16", {"enabled", "loss_scale"}},
@@ -752,6 +747,14 @@ TEST_CASE("Megatron export: first/last flags only where every stage divides by v
     CHECK(args.at("--pipeline-model-parallel-layout") == "\"Et*12|||t*20,L\"");
     CHECK(args.count("--decoder-first-pipeline-num-layers") == 0);
   }
+  SECTION("a microbatch group other than pp: Megatron's flag") {
+    auto args = megatron_parallel_args(
+        "tp=2,pp=4,mbs=1,gbs=12,schedule=interleaved-1f1b,vpp=2,"
+        "microbatch_group_size_per_vp_stage=6");
+    CHECK(args.at("--microbatch-group-size-per-virtual-pipeline-stage") == "6");
+    CHECK(megatron_parallel_args("tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=2")
+              .count("--microbatch-group-size-per-virtual-pipeline-stage") == 0);
+  }
   SECTION("an even split that vpp does not divide: the layout, not a truncated chunk size") {
     auto args = megatron_parallel_args("tp=2,pp=4,mbs=1,gbs=8,schedule=interleaved-1f1b,vpp=3");
     // 8 layers per rank over 3 chunks: 3, 3, 2.
@@ -823,7 +826,8 @@ TEST_CASE("Megatron export: MoE, MLA and MTP flags") {
       std::string text = export_inline(LauncherFormat::kMegatron, "deepseek-v3", "dgx-h100:128",
                                        "tp=2,pp=8,dp=64,ep=64,mbs=1,gbs=8192,"
                                        "schedule=interleaved-1f1b,vpp=4,sequence_parallel=true,"
-                                       "moe_dispatcher=" + std::string(backend))
+                                       "moe_dispatcher=" +
+                                           std::string(backend))
                              .text;
       auto parallel_flags = args_of(text, "PARALLEL_ARGS");
       CHECK(parallel_flags.at("--moe-token-dispatcher-type") == "flex");
@@ -929,7 +933,8 @@ TEST_CASE("Megatron export: nvfp4 writes Transformer Engine's NVFP4 recipe; othe
                     Catch::Contains("runtime torchtitan cannot run precision nvfp4"));
 }
 
-TEST_CASE("Megatron export: recompute modules, and fp8 current scaling where delayed refuses them") {
+TEST_CASE(
+    "Megatron export: recompute modules, and fp8 current scaling where delayed refuses them") {
   auto training = [](const std::string& plan) {
     std::string text =
         export_inline(LauncherFormat::kMegatron, "qwen3-30b-a3b", "dgx-h100-1", plan).text;
@@ -1007,8 +1012,10 @@ TEST_CASE("Exports: the gradients' dtype (grad_reduce_in_fp32)") {
         export_inline(LauncherFormat::kDeepSpeed, "llama3-8b", "dgx-h100-1", plan).text);
   };
   CHECK(deepspeed("dp=8,mbs=1,gbs=64,zero_stage=1")["communication_data_type"] == "fp32");
-  CHECK(deepspeed("dp=8,mbs=1,gbs=64,zero_stage=1,grad_reduce_in_fp32=false")
-            ["communication_data_type"] == "bf16");
+  CHECK(
+      deepspeed(
+          "dp=8,mbs=1,gbs=64,zero_stage=1,grad_reduce_in_fp32=false")["communication_data_type"] ==
+      "bf16");
   CHECK(deepspeed("dp=8,mbs=1,gbs=64,zero_stage=1,precision=fp16")["communication_data_type"] ==
         "fp16");
   auto titan = [](const std::string& plan) {
@@ -1062,8 +1069,8 @@ TEST_CASE("Exports: partial full recompute (recompute_num_layers) as each launch
   CHECK(whole.at("--recompute-method") == "uniform");
   CHECK(whole.at("--recompute-num-layers") == "1");
   // torchtitan: 8 of each 16-layer chunk is every second block, its layer-level selective AC.
-  auto tables = parse_toml(
-      export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1", plan).text);
+  auto tables =
+      parse_toml(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1", plan).text);
   CHECK(tables["activation_checkpoint"]["mode"] == "selective");
   CHECK(tables["activation_checkpoint"]["selective_ac_option"] == "2");
   auto full = parse_toml(export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1",
@@ -1093,8 +1100,9 @@ TEST_CASE("Exports: partial full recompute (recompute_num_layers) as each launch
 // the compiled model (tensor_parallel.py maybe_enable_async_tp raises without compile.enable and
 // 'model' in compile.components).
 TEST_CASE("torchtitan export: tp_comm_overlap as async TP with the model compiled") {
-  const std::string plan = "tp=8,pp=1,dp=4,mbs=1,gbs=32,zero_stage=3,sequence_parallel=true,"
-                           "runtime=torchtitan";
+  const std::string plan =
+      "tp=8,pp=1,dp=4,mbs=1,gbs=32,zero_stage=3,sequence_parallel=true,"
+      "runtime=torchtitan";
   LauncherOutput async = export_inline(LauncherFormat::kTorchTitan, "llama3-70b", "dgx-h100-4",
                                        plan + ",tp_comm_overlap=true");
   auto tables = parse_toml(async.text);
@@ -1106,8 +1114,8 @@ TEST_CASE("torchtitan export: tp_comm_overlap as async TP with the model compile
   CHECK(async.text.find("--compile.enable_async_tensor_parallel") != std::string::npos);
   CHECK(async.text.find("--parallelism.enable_async_tensor_parallel") != std::string::npos);
   // Off (torchtitan's default): no compile section, the flag false.
-  auto plain = parse_toml(
-      export_inline(LauncherFormat::kTorchTitan, "llama3-70b", "dgx-h100-4", plan).text);
+  auto plain =
+      parse_toml(export_inline(LauncherFormat::kTorchTitan, "llama3-70b", "dgx-h100-4", plan).text);
   CHECK(plain["parallelism"]["enable_async_tensor_parallel"] == false);
   CHECK(plain.count("compile") == 0);
 }
@@ -1168,8 +1176,9 @@ TEST_CASE("torchtitan export: batch sizes, stage split and schedule names") {
         export_inline(LauncherFormat::kTorchTitan, "llama3-8b", "dgx-h100-1", plan).text);
   };
   SECTION("pipeline: local batch is the replica's share, split into microbatches") {
-    auto tables = tables_of("tp=2,pp=2,dp=2,mbs=2,gbs=32,schedule=1f1b,sequence_parallel=true,"
-                            "zero_stage=2");
+    auto tables = tables_of(
+        "tp=2,pp=2,dp=2,mbs=2,gbs=32,schedule=1f1b,sequence_parallel=true,"
+        "zero_stage=2");
     CHECK(tables["training"]["local_batch_size"] == 16);  // 32 / dp 2
     CHECK(tables["training"]["global_batch_size"] == 32);
     CHECK(tables["parallelism"]["pipeline_parallel_microbatch_size"] == 2);
@@ -1185,8 +1194,9 @@ TEST_CASE("torchtitan export: batch sizes, stage split and schedule names") {
     CHECK(!tables["parallelism"].contains("pipeline_parallel_schedule"));
   }
   SECTION("zbv: V placement, rank r holds stages r and 2pp-1-r") {
-    auto tables = tables_of("tp=4,pp=2,mbs=1,gbs=8,schedule=zbv,stage_layers=12:20,"
-                            "sequence_parallel=true");
+    auto tables = tables_of(
+        "tp=4,pp=2,mbs=1,gbs=8,schedule=zbv,stage_layers=12:20,"
+        "sequence_parallel=true");
     const nlohmann::json& parts = tables["parallelism"]["module_fqns_per_model_part"];
     REQUIRE(parts.size() == 4);
     CHECK(parts[0].size() == 7);   // tok_embeddings + 6 layers (rank 0)
@@ -1547,8 +1557,8 @@ void check_torchtitan_means(const ModelSpec& model, const Plan& plan, const std:
     CHECK(local == plan.micro_batch_size);
     CHECK(accumulation == num_microbatches(plan));
   }
-  const bool offload = training.contains("enable_cpu_offload") &&
-                       training["enable_cpu_offload"].get<bool>();
+  const bool offload =
+      training.contains("enable_cpu_offload") && training["enable_cpu_offload"].get<bool>();
   CHECK(offload == plan.offload_optimizer);
   if (offload) CHECK(shard * cp > 1);  // fsdp_enabled: else the policy is never applied
   if (model.moe) {
@@ -1601,7 +1611,8 @@ TEST_CASE("Launcher exports: the planner's best plan per runtime exports and mea
       CHECK(!runtime_plan_problem(plan, model));
       LauncherOutput output;
       REQUIRE_NOTHROW(output = export_launcher(search.format, model, cluster, plan));
-      if (search.format == LauncherFormat::kMegatron) check_megatron_means(model, plan, output.text);
+      if (search.format == LauncherFormat::kMegatron)
+        check_megatron_means(model, plan, output.text);
       if (search.format == LauncherFormat::kDeepSpeed) check_deepspeed_means(plan, output);
       if (search.format == LauncherFormat::kTorchTitan)
         check_torchtitan_means(model, plan, output.text);

@@ -45,18 +45,19 @@ std::vector<Action> one_f_one_b_order(int64_t p, int64_t r, int64_t m) {
   return order;
 }
 
-// Megatron forward_backward_pipelining_with_interleaving, microbatch groups of p: forwards
-// follow the schedule table (chunk ids), backwards the same table with chunks reversed.
-std::vector<Action> interleaved_order(int64_t p, int64_t v, int64_t r, int64_t m) {
+// Megatron forward_backward_pipelining_with_interleaving, microbatch groups of g (default p):
+// forwards follow the schedule table (chunk ids), backwards the same table with chunks reversed.
+std::vector<Action> interleaved_order(int64_t p, int64_t v, int64_t r, int64_t m, int64_t g = 0) {
+  if (g == 0) g = p;
   std::vector<int> table_chunks;
-  for (int64_t first = 0; first < m; first += p) {
-    int64_t size = first + p >= m ? m - first : p;
+  for (int64_t first = 0; first < m; first += g) {
+    int64_t size = first + g >= m ? m - first : g;
     for (int64_t chunk = 0; chunk < v; ++chunk) {
       for (int64_t i = 0; i < size; ++i) table_chunks.push_back(static_cast<int>(chunk));
     }
   }
   const int64_t total = m * v;
-  const int64_t warmup = std::min((p - r - 1) * 2 + (v - 1) * p, total);
+  const int64_t warmup = std::min((p - r - 1) * 2 + (v - 1) * g, total);
   std::vector<Action> order;
   int64_t forward = 0, backward = 0;
   for (; forward < warmup; ++forward) order.push_back({true, table_chunks[forward]});
@@ -179,6 +180,32 @@ TEST_CASE("InflightMicrobatches: interleaved per-chunk counts follow Megatron's 
           INFO("p=" << p << " v=" << v << " m=" << m << " r=" << r);
           CHECK(microbatches_in_flight(ScheduleKind::kInterleaved1F1B, p, v, m, r).per_chunk ==
                 peak_per_chunk(interleaved_order(p, v, r, m), static_cast<int>(v)));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("InflightMicrobatches: a larger interleaving group holds (v-1) more per microbatch") {
+  // p=4, v=2, m=12 in groups of 6 (microbatch_group_size_per_vp_stage): rank 0 warms up
+  // 2*3 + 6 = 12 forwards (mb 0-5 chunk 0, mb 0-5 chunk 1) and runs one more (mb 6, chunk 0):
+  // 13 chunk-microbatches against 11 with groups of p = 4.
+  CHECK(microbatches_in_flight(ScheduleKind::kInterleaved1F1B, 4, 2, 12, 0, 6).per_chunk ==
+        std::vector<int64_t>{7, 6});
+  CHECK(microbatches_in_flight(ScheduleKind::kInterleaved1F1B, 4, 2, 12, 0).per_chunk ==
+        std::vector<int64_t>{7, 4});
+  // Group 0 and group p are one schedule.
+  CHECK(microbatches_in_flight(ScheduleKind::kInterleaved1F1B, 4, 2, 12, 2, 4).per_chunk ==
+        microbatches_in_flight(ScheduleKind::kInterleaved1F1B, 4, 2, 12, 2).per_chunk);
+  for (int64_t p : {2, 4}) {
+    for (int64_t v : {2, 3}) {
+      for (int64_t g : {p + 1, 2 * p}) {
+        for (int64_t m : {2 * g, 3 * g, 2 * g + p}) {
+          for (int64_t r = 0; r < p; ++r) {
+            INFO("p=" << p << " v=" << v << " g=" << g << " m=" << m << " r=" << r);
+            CHECK(microbatches_in_flight(ScheduleKind::kInterleaved1F1B, p, v, m, r, g).per_chunk ==
+                  peak_per_chunk(interleaved_order(p, v, r, m, g), static_cast<int>(v)));
+          }
         }
       }
     }

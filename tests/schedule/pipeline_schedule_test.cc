@@ -15,9 +15,9 @@ namespace ppsim {
 namespace {
 
 constexpr ScheduleKind kAllKinds[] = {
-    ScheduleKind::kGpipe,    ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
-    ScheduleKind::kZbH1,     ScheduleKind::kZbH2,     ScheduleKind::kZb1p,
-    ScheduleKind::kZb2p,     ScheduleKind::kZbv,      ScheduleKind::kDualPipeV};
+    ScheduleKind::kGpipe, ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved1F1B,
+    ScheduleKind::kZbH1,  ScheduleKind::kZbH2,     ScheduleKind::kZb1p,
+    ScheduleKind::kZb2p,  ScheduleKind::kZbv,      ScheduleKind::kDualPipeV};
 
 // Chunks per rank the kind runs with by default (interleaved: 2).
 int32_t default_chunks(ScheduleKind kind) {
@@ -330,6 +330,75 @@ TEST_CASE("PipelineSchedule: interleaved microbatches not a multiple of p deadlo
   CHECK_THAT(*problem, Catch::StartsWith("schedule has a dependency cycle: "));
 }
 
+TEST_CASE("PipelineSchedule: interleaved microbatch groups larger than p, by hand") {
+  // p=2, v=2, m=4 in one group of g=4 (Megatron's microbatch_group_size_per_vp_stage): every
+  // microbatch runs local chunk 0, then local chunk 1. Warm-up (p-r-1)*2 + (v-1)*g: rank 0 six
+  // forwards, rank 1 four; with Megatron's default g=p=2, four and two.
+  const PipelineSchedule grouped =
+      build_pipeline_schedule(ScheduleKind::kInterleaved1F1B, 2, 4, 2, 4);
+  CHECK(compute_order(grouped, 0) == "FFFFFFFBFBBBBBBB");
+  CHECK(compute_order(grouped, 1) == "FFFFFBFBFBFBBBBB");
+  const PipelineSchedule plain = build_pipeline_schedule(ScheduleKind::kInterleaved1F1B, 2, 4, 2);
+  CHECK(compute_order(plain, 0) == "FFFFFBFBFBFBBBBB");
+  CHECK(compute_order(plain, 1) == "FFFBFBFBFBFBFBBB");
+  // g = p is the default, action for action.
+  const PipelineSchedule given_p =
+      build_pipeline_schedule(ScheduleKind::kInterleaved1F1B, 2, 4, 2, 2);
+  for (int32_t r = 0; r < 2; ++r) {
+    std::vector<std::string> given, defaulted;
+    for (const Action& action : given_p.rank_actions[r]) given.push_back(action_label(action));
+    for (const Action& action : plain.rank_actions[r]) defaulted.push_back(action_label(action));
+    CHECK(given == defaulted);
+  }
+  // Rank 0's forwards: microbatches 0-3 through chunk 0, then chunk 2 (its local chunk 1).
+  std::vector<std::pair<int32_t, int32_t>> forwards;
+  for (const Action& action : grouped.rank_actions[0]) {
+    if (action.kind == ActionKind::kForward) forwards.emplace_back(action.chunk, action.microbatch);
+  }
+  CHECK(forwards == std::vector<std::pair<int32_t, int32_t>>{
+                        {0, 0}, {0, 1}, {0, 2}, {0, 3}, {2, 0}, {2, 1}, {2, 2}, {2, 3}});
+  // One more forward before the first backward: rank 0 holds 7 chunk-microbatches (4 of chunk
+  // 0, 3 of chunk 2) against 5 with g=2; rank 1 5 against 3.
+  const std::vector<InflightPeak> peaks = inflight_peaks(grouped);
+  CHECK(peaks[0].total == 7);
+  CHECK(peaks[0].per_local_chunk == std::vector<int32_t>{4, 3});
+  CHECK(peaks[1].total == 5);
+  CHECK(peak_inflight_chunks(plain) == std::vector<int32_t>{5, 3});
+  CHECK(check_schedule(grouped).value_or("") == "");
+}
+
+TEST_CASE("PipelineSchedule: interleaved groups follow Megatron's rules and never deadlock") {
+  // Megatron (forward_backward_pipelining_with_interleaving): p <= g <= m, and the last group
+  // m % g is 0 or at least p.
+  CHECK(!schedule_problem(ScheduleKind::kInterleaved1F1B, 4, 6, 2, 6));   // One group of 6.
+  CHECK(!schedule_problem(ScheduleKind::kInterleaved1F1B, 4, 10, 2, 6));  // 6, then 4 = p.
+  auto problem = schedule_problem(ScheduleKind::kInterleaved1F1B, 4, 9, 2, 6);
+  REQUIRE(problem);
+  CHECK_THAT(*problem, Catch::Contains("leave a last group of 3, fewer than pp=4"));
+  problem = schedule_problem(ScheduleKind::kInterleaved1F1B, 4, 8, 2, 3);
+  REQUIRE(problem);
+  CHECK_THAT(*problem, Catch::Contains("microbatch_group_size_per_vp_stage=3 is outside"));
+  CHECK(schedule_problem(ScheduleKind::kInterleaved1F1B, 4, 8, 2, 9));   // More than m.
+  CHECK(!schedule_problem(ScheduleKind::kInterleaved1F1B, 4, 8, 2, 4));  // g = p: as before.
+  // Every grouping the rules allow is complete and free of dependency cycles.
+  int32_t checked = 0;
+  for (int32_t v = 2; v <= 3; ++v) {
+    for (int32_t p = 2; p <= 5; ++p) {
+      for (int32_t m = p; m <= 13; ++m) {
+        for (int32_t g = p; g <= m; ++g) {
+          if (schedule_problem(ScheduleKind::kInterleaved1F1B, p, m, v, g)) continue;
+          INFO("p=" << p << " m=" << m << " v=" << v << " g=" << g);
+          PipelineSchedule schedule =
+              build_pipeline_schedule(ScheduleKind::kInterleaved1F1B, p, m, v, g);
+          CHECK(check_schedule(schedule).value_or("") == "");
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked > 150);
+}
+
 TEST_CASE("PipelineSchedule: check_schedule reports broken schedules") {
   auto find = [](std::vector<Action>& actions, ActionKind kind, int32_t chunk, int32_t mb) {
     auto it = std::find_if(actions.begin(), actions.end(), [&](const Action& a) {
@@ -479,11 +548,11 @@ TEST_CASE("PipelineSchedule: counted peaks agree with the analytic in-flight mod
   for (ScheduleKind kind : kAllKinds) {
     std::vector<int32_t> chunk_options = {default_chunks(kind)};
     if (kind == ScheduleKind::kInterleaved1F1B) chunk_options = {1, 2, 3, 4};
-    const ActivationRelease release =
-        kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 ||
-                kind == ScheduleKind::kZb1p || kind == ScheduleKind::kZb2p
-            ? ActivationRelease::kAtInputGrad
-            : ActivationRelease::kAtWeightGrad;
+    const ActivationRelease release = kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 ||
+                                              kind == ScheduleKind::kZb1p ||
+                                              kind == ScheduleKind::kZb2p
+                                          ? ActivationRelease::kAtInputGrad
+                                          : ActivationRelease::kAtWeightGrad;
     for (int32_t v : chunk_options) {
       for (int32_t p = 1; p <= 8; ++p) {
         for (int32_t m = 1; m <= 16; ++m) {

@@ -116,16 +116,19 @@ TEST_CASE("Plan: parse errors say where and what") {
   CHECK(error_of("tp=8,pp=4") ==
         "--plan: /: required key 'global_batch_size' (or 'gbs') is missing: the sequences per "
         "optimizer step, e.g. \"global_batch_size\": 512");
-  CHECK(error_of("tp=8,gbs=64,schedule=onefoneb").rfind(
-            "--plan: /schedule: unknown value 'onefoneb'; expected one of gpipe, 1f1b", 0) == 0);
+  CHECK(error_of("tp=8,gbs=64,schedule=onefoneb")
+            .rfind("--plan: /schedule: unknown value 'onefoneb'; expected one of gpipe, 1f1b", 0) ==
+        0);
   CHECK(error_of("tp=0,gbs=64") == "--plan: /tp: expected an integer in [1, 16777216], got 0");
-  CHECK(error_of("tpp=2,gbs=64").rfind("--plan: /tpp: unknown key 'tpp' (did you mean 'tp'?)", 0) == 0);
+  CHECK(error_of("tpp=2,gbs=64").rfind("--plan: /tpp: unknown key 'tpp' (did you mean 'tp'?)", 0) ==
+        0);
   CHECK(error_of("tp8,gbs=64") ==
         "--plan: 'tp8' is not KEY=VALUE; write the plan as tp=8,pp=4,dp=8,mbs=1,gbs=512,"
         "schedule=1f1b");
   CHECK(error_of("mbs=1,micro_batch_size=2,gbs=4") ==
         "--plan: /mbs: 'micro_batch_size' and 'mbs' are the same setting; give only one");
-  CHECK(error_of("gbs=4,zero_stage=4") == "--plan: /zero_stage: expected an integer in [0, 3], got 4");
+  CHECK(error_of("gbs=4,zero_stage=4") ==
+        "--plan: /zero_stage: expected an integer in [0, 3], got 4");
 }
 
 TEST_CASE("Plan: validation explains impossible plans") {
@@ -149,10 +152,10 @@ TEST_CASE("Plan: validation explains impossible plans") {
   CHECK(problem("tp=8,pp=4,gbs=8,precision=fp8", test_model(), test_cluster(4, "A100-SXM-80GB")) ==
         "precision fp8 needs FP8 tensor cores, which A100-SXM-80GB lacks (use bf16)");
   CHECK(problem("tp=8,pp=4,dp=1,gbs=64,schedule=1f1b").empty());
-  CHECK(problem("tp=8,pp=4,gbs=8,precision=nvfp4", test_model(),
-                test_cluster(4, "H100-SXM-80GB")) ==
-        "precision nvfp4 needs FP4 tensor cores (Blackwell: B200, GB200, B300, GB300), which "
-        "H100-SXM-80GB lacks (use fp8 or bf16)");
+  CHECK(
+      problem("tp=8,pp=4,gbs=8,precision=nvfp4", test_model(), test_cluster(4, "H100-SXM-80GB")) ==
+      "precision nvfp4 needs FP4 tensor cores (Blackwell: B200, GB200, B300, GB300), which "
+      "H100-SXM-80GB lacks (use fp8 or bf16)");
   CHECK(problem("tp=8,pp=4,gbs=8,precision=nvfp4", test_model(), test_cluster(4, "B200")).empty());
 }
 
@@ -163,8 +166,7 @@ TEST_CASE("Plan: precision nvfp4 in the inline and JSON forms") {
   CHECK(plan_to_inline(plan).find(",precision=nvfp4") != std::string::npos);
   CHECK(plan_to_json(parse_plan(plan_to_inline(plan), "x")) == plan_to_json(plan));
   CHECK(plan_to_json(parse_plan(plan_to_json(plan), "x")) == plan_to_json(plan));
-  CHECK(error_of("tp=2,gbs=16,precision=fp4").find("bf16, fp16, fp8, nvfp4") !=
-        std::string::npos);
+  CHECK(error_of("tp=2,gbs=16,precision=fp4").find("bf16, fp16, fp8, nvfp4") != std::string::npos);
 }
 
 TEST_CASE("Plan: kv heads must divide tp or be divided by it") {
@@ -172,7 +174,9 @@ TEST_CASE("Plan: kv heads must divide tp or be divided by it") {
   model.num_attention_heads = 12;
   model.num_kv_heads = 4;
   model.hidden_size = 1536;
-  CHECK(problem("tp=6,gbs=6", model).rfind("tp=6 and the 4 key/value heads of m do not divide", 0) == 0);
+  CHECK(
+      problem("tp=6,gbs=6", model).rfind("tp=6 and the 4 key/value heads of m do not divide", 0) ==
+      0);
   CHECK(problem("tp=2,gbs=2", model).empty());
 }
 
@@ -211,15 +215,13 @@ TEST_CASE("Plan: the default split gives the last stage's MTP layers and heads s
   CHECK(stage_layer_counts(parse_plan("pp=8,gbs=64", "x"), model) ==
         std::vector<int64_t>{8, 8, 8, 8, 8, 8, 8, 5});
   // 64 over 2: 32 each, the last keeps 29 decoder layers.
-  CHECK(stage_layer_counts(parse_plan("pp=2,gbs=64", "x"), model) ==
-        std::vector<int64_t>{32, 29});
+  CHECK(stage_layer_counts(parse_plan("pp=2,gbs=64", "x"), model) == std::vector<int64_t>{32, 29});
   // Never below one decoder layer: 3 layers and 2 MTP layers on pp 3 stay one each (an even
   // split: no head slots), and 5 layers on pp 4 give the loss no slot (6 slots would leave the
   // last stage 1 - 1 = 0 decoder layers).
   model.num_layers = 3;
   model.mtp_layers = 2;
-  CHECK(stage_layer_counts(parse_plan("pp=3,gbs=64", "x"), model) ==
-        std::vector<int64_t>{1, 1, 1});
+  CHECK(stage_layer_counts(parse_plan("pp=3,gbs=64", "x"), model) == std::vector<int64_t>{1, 1, 1});
   model.num_layers = 5;
   model.mtp_layers = 0;
   CHECK(stage_layer_counts(parse_plan("pp=4,gbs=64", "x"), model) ==
@@ -254,9 +256,9 @@ TEST_CASE("Plan: first/last stage layers, uneven chunks, etp and moe_a2a_overlap
   CHECK(round.first_stage_layers == 7);
   CHECK(round.last_stage_layers == 7);
   CHECK(parse_plan(plan_to_inline(plan), "inline").first_stage_layers == 7);
-  CHECK_THROWS_WITH(parse_plan(R"({"gbs": 8, "stage_layers": [1, 1], "first_stage_layers": 1})",
-                               "p.json"),
-                    Catch::Contains("p.json") && Catch::Contains("/first_stage_layers"));
+  CHECK_THROWS_WITH(
+      parse_plan(R"({"gbs": 8, "stage_layers": [1, 1], "first_stage_layers": 1})", "p.json"),
+      Catch::Contains("p.json") && Catch::Contains("/first_stage_layers"));
   Plan moe = parse_plan("tp=2,dp=4,ep=8,etp=1,gbs=8,moe_a2a_overlap=true", "--plan");
   CHECK(moe.expert_tp() == 1);
   CHECK(parse_plan("tp=2,gbs=8", "--plan").expert_tp() == 2);
@@ -292,9 +294,10 @@ TEST_CASE("Plan: grad_reduce_in_fp32 parses, round-trips and defaults by precisi
         std::optional<bool>(false));
   CHECK(parse_plan(plan_to_json(off), "json").grad_reduce_in_fp32 == std::optional<bool>(false));
   CHECK(plan_to_inline(plain).find("grad_reduce_in_fp32") == std::string::npos);
-  CHECK_THROWS_WITH(parse_plan(R"({"tp":1,"dp":8,"global_batch_size":8,"grad_reduce_in_fp32":"no"})",
-                               "plan.json"),
-                    Catch::Contains("/grad_reduce_in_fp32"));
+  CHECK_THROWS_WITH(
+      parse_plan(R"({"tp":1,"dp":8,"global_batch_size":8,"grad_reduce_in_fp32":"no"})",
+                 "plan.json"),
+      Catch::Contains("/grad_reduce_in_fp32"));
 }
 
 TEST_CASE("Plan: activation_offload_layers parses, round-trips, needs pp 1 and a layer kept") {
@@ -310,8 +313,8 @@ TEST_CASE("Plan: activation_offload_layers parses, round-trips, needs pp 1 and a
   CHECK(plan_problem(parse_plan("tp=1,pp=2,dp=8,gbs=64,activation_offload_layers=4", "x"), model,
                      cluster)
             ->find("needs pp = 1") != std::string::npos);
-  CHECK(plan_problem(parse_plan("tp=1,pp=1,dp=8,gbs=64,activation_offload_layers=32", "x"),
-                     model, cluster)
+  CHECK(plan_problem(parse_plan("tp=1,pp=1,dp=8,gbs=64,activation_offload_layers=32", "x"), model,
+                     cluster)
             ->find("must be below llama3-8b's 32 layers") != std::string::npos);
   CHECK_THROWS_WITH(parse_plan("tp=1,dp=8,gbs=64,activation_offload_layers=-1", "--plan"),
                     Catch::Contains("activation_offload_layers"));
@@ -346,8 +349,8 @@ TEST_CASE("Plan: fp8_recipe parses, round-trips, defaults by runtime and fits th
   CHECK_FALSE(plain.fp8_recipe.has_value());
   CHECK(plan_to_inline(plain).find("fp8_recipe") == std::string::npos);
   CHECK(fp8_recipe_in_force(plain) == Fp8Recipe::kDelayed);
-  CHECK(fp8_recipe_in_force(parse_plan("tp=1,dp=8,gbs=64,precision=fp8,runtime=torchtitan",
-                                       "x")) == Fp8Recipe::kTensorwise);
+  CHECK(fp8_recipe_in_force(parse_plan("tp=1,dp=8,gbs=64,precision=fp8,runtime=torchtitan", "x")) ==
+        Fp8Recipe::kTensorwise);
   CHECK(fp8_recipe_in_force(parse_plan(
             "tp=1,dp=8,gbs=64,precision=fp8,recompute=selective,recompute_modules=layernorm",
             "x")) == Fp8Recipe::kTensorwise);
@@ -401,8 +404,9 @@ TEST_CASE("Plan: cuda_graphs parses, round-trips and follows Megatron-Core's gra
   }
   CHECK(plan_to_inline(parse_plan("dp=8,gbs=8", "--plan")).find("cuda_graphs") ==
         std::string::npos);
-  CHECK(parse_plan(R"({"dp": 8, "gbs": 8, "cuda_graphs": "full-iteration"})", "p.json")
-            .cuda_graphs == CudaGraphs::kFullIteration);
+  CHECK(
+      parse_plan(R"({"dp": 8, "gbs": 8, "cuda_graphs": "full-iteration"})", "p.json").cuda_graphs ==
+      CudaGraphs::kFullIteration);
   CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,cuda_graphs=full", "--plan"),
                     Catch::Contains("/cuda_graphs") && Catch::Contains("full-iteration"));
   // Dense model: whole layers and the full iteration graph; routers there are none.
@@ -459,9 +463,8 @@ TEST_CASE("Plan: recompute_num_layers parses, implies full, round-trips and is c
                         Catch::Contains("recompute is selective (give recompute=full"));
   CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute=none,recompute_num_layers=2", "--plan"),
                     Catch::Contains("recompute is none"));
-  CHECK_THROWS_WITH(
-      parse_plan("dp=8,gbs=8,recompute_modules=mlp,recompute_num_layers=2", "--plan"),
-      Catch::Contains("/recompute_num_layers"));
+  CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute_modules=mlp,recompute_num_layers=2", "--plan"),
+                    Catch::Contains("/recompute_num_layers"));
   CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute_num_layers=0", "--plan"),
                     Catch::Contains("/recompute_num_layers"));
   CHECK(problem("dp=4,gbs=8,recompute_num_layers=32").empty());
@@ -482,7 +485,8 @@ TEST_CASE("Plan: recompute_modules parses, implies selective, round-trips and is
   // Given alone it means selective; inline ':'-separated, JSON an array.
   Plan plan = parse_plan("dp=8,gbs=8,recompute_modules=moe_act:layernorm", "--plan");
   CHECK(plan.recompute == Recompute::kSelective);
-  CHECK(plan.recompute_modules == (bit(RecomputeModule::kMoeAct) | bit(RecomputeModule::kLayernorm)));
+  CHECK(plan.recompute_modules ==
+        (bit(RecomputeModule::kMoeAct) | bit(RecomputeModule::kLayernorm)));
   CHECK(recomputed_modules(plan) == plan.recompute_modules);  // core_attn not added.
   Plan json = parse_plan(
       R"({"dp": 8, "gbs": 8, "recompute": "selective", "recompute_modules": ["layernorm", "moe_act"]})",
@@ -509,14 +513,14 @@ TEST_CASE("Plan: recompute_modules parses, implies selective, round-trips and is
                     Catch::Contains("/recompute_modules/0") &&
                         Catch::Contains("unknown recompute module 'moe_ac'") &&
                         Catch::Contains("moe_act"));
-  CHECK_THROWS_WITH(parse_plan("dp=8,gbs=8,recompute_modules=mlp:", "--plan"),
-                    Catch::Contains("/recompute_modules/1") &&
-                        Catch::Contains("unknown recompute module ''"));
+  CHECK_THROWS_WITH(
+      parse_plan("dp=8,gbs=8,recompute_modules=mlp:", "--plan"),
+      Catch::Contains("/recompute_modules/1") && Catch::Contains("unknown recompute module ''"));
   CHECK_THROWS_WITH(parse_plan(R"({"dp": 8, "gbs": 8, "recompute_modules": []})", "p.json"),
                     Catch::Contains("give at least one module"));
-  CHECK_THROWS_WITH(parse_plan(R"({"dp": 8, "gbs": 8, "recompute_modules": [3]})", "p.json"),
-                    Catch::Contains("/recompute_modules/0") &&
-                        Catch::Contains("unknown recompute module 3"));
+  CHECK_THROWS_WITH(
+      parse_plan(R"({"dp": 8, "gbs": 8, "recompute_modules": [3]})", "p.json"),
+      Catch::Contains("/recompute_modules/0") && Catch::Contains("unknown recompute module 3"));
   // mla_up_proj needs MLA (Megatron-Core's assert); the others apply where the layer has them.
   CHECK(problem("dp=4,gbs=8,recompute_modules=mla_up_proj") ==
         "recompute_modules mla_up_proj needs multi-latent attention, which m does not have "
@@ -538,9 +542,9 @@ TEST_CASE("Plan: pipeline_layout, inline with its commas, JSON, and what it impl
   model.num_layers = 80;
   // Megatron-Bridge's Llama 3 70B fp8 layout on 64 H100s (pp 8 x vpp 5), commas and all.
   const std::string layout = "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL";
-  Plan plan = parse_plan("tp=4,pp=8,dp=2,mbs=1,gbs=256,pipeline_layout=" + layout +
-                             ",sequence_parallel=true",
-                         "--plan");
+  Plan plan = parse_plan(
+      "tp=4,pp=8,dp=2,mbs=1,gbs=256,pipeline_layout=" + layout + ",sequence_parallel=true",
+      "--plan");
   CHECK(plan.pipeline_layout == layout);
   CHECK(plan.sequence_parallel);  // The key after the layout's commas is read as a key.
   // Megatron takes vpp from the layout and interleaves.
@@ -558,18 +562,63 @@ TEST_CASE("Plan: pipeline_layout, inline with its commas, JSON, and what it impl
   CHECK_THAT(*plan_problem(one_f_one_b, model, cluster),
              Catch::Contains("40 virtual stages, 5 per rank, and the plan runs 1 per rank"));
   // The other split keys are refused beside it, naming the key.
-  CHECK_THROWS_WITH(parse_plan("pp=2,gbs=8,first_stage_layers=40,pipeline_layout=Et*40|t*40L",
-                               "--plan"),
-                    Catch::Contains("/pipeline_layout") && Catch::Contains("not both"));
+  CHECK_THROWS_WITH(
+      parse_plan("pp=2,gbs=8,first_stage_layers=40,pipeline_layout=Et*40|t*40L", "--plan"),
+      Catch::Contains("/pipeline_layout") && Catch::Contains("not both"));
   CHECK_THROWS_WITH(parse_plan(R"({"gbs": 8, "pipeline_layout": "Et*40|x*40L"})", "p.json"),
                     Catch::Contains("p.json: /pipeline_layout") &&
                         Catch::Contains("'x' at 6 is not a layout symbol"));
   // V-shaped schedules place chunks otherwise.
-  Plan zbv = parse_plan("pp=2,gbs=8,schedule=zbv,vpp=2,pipeline_layout=Et*20|(t*20|)*2t*20L",
-                        "--plan");
+  Plan zbv =
+      parse_plan("pp=2,gbs=8,schedule=zbv,vpp=2,pipeline_layout=Et*20|(t*20|)*2t*20L", "--plan");
   CHECK_THAT(*plan_problem(zbv, model, cluster), Catch::Contains("zbv places its chunks in a V"));
 }
 
 }  // namespace
 }  // namespace ppsim
 
+namespace ppsim {
+namespace {
+
+TEST_CASE("Plan: microbatch_group_size_per_vp_stage parses, round-trips and follows Megatron") {
+  ModelSpec model = test_model();
+  ClusterSpec cluster = load_cluster_spec("dgx-h100:4");
+  // pp 4 x vpp 2 with 12 microbatches per replica (gbs 96 over dp 8): groups of 6.
+  const std::string base = "tp=1,pp=4,dp=8,mbs=1,gbs=96,schedule=interleaved-1f1b,vpp=2";
+  Plan plan = parse_plan(base + ",microbatch_group_size_per_vp_stage=6", "--plan");
+  CHECK(plan.microbatch_group_size == 6);
+  CHECK(microbatch_group_in_force(plan) == 6);
+  CHECK(plan_problem(plan, model, cluster) == std::nullopt);
+  CHECK(parse_plan(plan_to_inline(plan), "inline").microbatch_group_size == 6);
+  CHECK(parse_plan(plan_to_json(plan), "json").microbatch_group_size == 6);
+  // Not given: Megatron's default, pp, and no key written.
+  Plan plain = parse_plan(base, "--plan");
+  CHECK(plain.microbatch_group_size == 0);
+  CHECK(microbatch_group_in_force(plain) == 4);
+  CHECK(plan_to_inline(plain).find("microbatch_group") == std::string::npos);
+  CHECK(plan_to_json(plain).find("microbatch_group") == std::string::npos);
+  // 10 microbatches (gbs 80): not a multiple of pp, so only a group that leaves 0 or >= pp.
+  const std::string ten = "tp=1,pp=4,dp=8,mbs=1,gbs=80,schedule=interleaved-1f1b,vpp=2";
+  CHECK_THAT(*plan_problem(parse_plan(ten, "x"), model, cluster),
+             Catch::Contains("multiple of pp=4; got 10"));
+  CHECK(plan_problem(parse_plan(ten + ",microbatch_group_size_per_vp_stage=6", "x"), model,
+                     cluster) == std::nullopt);  // 6, then 4.
+  CHECK(plan_problem(parse_plan(ten + ",microbatch_group_size_per_vp_stage=10", "x"), model,
+                     cluster) == std::nullopt);  // One group.
+  CHECK_THAT(
+      *plan_problem(parse_plan(ten + ",microbatch_group_size_per_vp_stage=7", "x"), model, cluster),
+      Catch::Contains("last group of 3, fewer than pp=4"));
+  CHECK_THAT(*plan_problem(parse_plan(ten + ",microbatch_group_size_per_vp_stage=12", "x"), model,
+                           cluster),
+             Catch::Contains("to the 10 microbatches per step"));
+  // Only interleaving with virtual stages groups microbatches.
+  CHECK_THAT(
+      *plan_problem(parse_plan("tp=1,pp=4,dp=8,gbs=96,microbatch_group_size_per_vp_stage=4", "x"),
+                    model, cluster),
+      Catch::Contains("runs 1f1b with vpp=1"));
+  CHECK_THROWS_WITH(parse_plan(base + ",microbatch_group_size_per_vp_stage=0", "--plan"),
+                    Catch::Contains("microbatch_group_size_per_vp_stage"));
+}
+
+}  // namespace
+}  // namespace ppsim

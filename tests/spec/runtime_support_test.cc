@@ -83,17 +83,17 @@ TEST_CASE("Runtime support: plans each runtime refuses, naming the feature") {
 }
 
 TEST_CASE("Runtime support: the 2021-2022 Megatron-LM reduces bf16 gradients in fp32 only") {
-  for (Runtime runtime : {Runtime::kMegatronCore, Runtime::kDeepSpeed, Runtime::kTorchtitan,
-                          Runtime::kPytorchFsdp}) {
+  for (Runtime runtime :
+       {Runtime::kMegatronCore, Runtime::kDeepSpeed, Runtime::kTorchtitan, Runtime::kPytorchFsdp}) {
     CHECK(runtime_support(runtime).half_gradient_reduce);
   }
   CHECK_FALSE(runtime_support(Runtime::kMegatronLm).half_gradient_reduce);
   CHECK(runtime_refusal("tp=2,dp=4,gbs=8,grad_reduce_in_fp32=false", "llama3-8b").empty());
-  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,grad_reduce_in_fp32=false,runtime=megatron-lm",
-                        "llama3-8b")
-            .rfind("runtime megatron-lm cannot run bf16 gradient reduction "
-                   "(grad_reduce_in_fp32=false; Megatron-Core's --grad-reduce-in-bf16)",
-                   0) == 0);
+  CHECK(
+      runtime_refusal("tp=2,dp=4,gbs=8,grad_reduce_in_fp32=false,runtime=megatron-lm", "llama3-8b")
+          .rfind("runtime megatron-lm cannot run bf16 gradient reduction "
+                 "(grad_reduce_in_fp32=false; Megatron-Core's --grad-reduce-in-bf16)",
+                 0) == 0);
   // fp16 training reduces fp16 gradients there by default.
   CHECK(runtime_refusal("tp=2,dp=4,gbs=8,precision=fp16,grad_reduce_in_fp32=false,"
                         "runtime=megatron-lm",
@@ -132,11 +132,9 @@ TEST_CASE("Runtime support: activation offloading is Megatron-Core's, without re
   CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,zero_stage=3,runtime=deepspeed",
                         "llama3-8b")
             .rfind("runtime deepspeed cannot run activation offloading", 0) == 0);
-  CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,recompute=selective",
-                        "llama3-8b")
+  CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,recompute=selective", "llama3-8b")
             .find("activation offloading with recompute=selective") != std::string::npos);
-  CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,cuda_graphs=layers",
-                        "llama3-8b")
+  CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,cuda_graphs=layers", "llama3-8b")
             .find("inside per-layer CUDA graphs") != std::string::npos);
   CHECK(runtime_refusal("dp=8,gbs=64,activation_offload_layers=4,cuda_graphs=full-iteration",
                         "llama3-8b")
@@ -179,8 +177,9 @@ TEST_CASE("Runtime support: partial full recompute as each runtime can express i
         std::string::npos);
 }
 
-TEST_CASE("Runtime support: megatron-core overlaps TP communication by default, torchtitan "
-          "when told") {
+TEST_CASE(
+    "Runtime support: megatron-core overlaps TP communication by default, torchtitan "
+    "when told") {
   CHECK(runtime_support(Runtime::kMegatronCore).tp_comm_overlap == TpCommOverlap::kDefault);
   CHECK(runtime_support(Runtime::kTorchtitan).tp_comm_overlap == TpCommOverlap::kOptional);
   for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kPytorchFsdp}) {
@@ -190,16 +189,16 @@ TEST_CASE("Runtime support: megatron-core overlaps TP communication by default, 
   CHECK(tp_comm_overlap_in_force(parse_plan(sp, "p")));
   CHECK_FALSE(tp_comm_overlap_in_force(parse_plan(sp + ",runtime=torchtitan", "p")));
   CHECK(tp_comm_overlap_in_force(parse_plan(sp + ",runtime=torchtitan,tp_comm_overlap=true", "p")));
-  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,sequence_parallel=true,tp_comm_overlap=true",
-                        "llama3-8b")
+  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,sequence_parallel=true,tp_comm_overlap=true", "llama3-8b")
             .empty());
-  CHECK(runtime_refusal("tp=2,dp=4,gbs=8,sequence_parallel=true,tp_comm_overlap=true,"
-                        "runtime=megatron-lm",
-                        "llama3-8b")
-            .rfind("runtime megatron-lm cannot run tensor-parallel communication overlap "
-                   "(tp_comm_overlap=true; Megatron-Core's --tp-comm-overlap, torchtitan's async TP) "
-                   "(its capabilities",
-                   0) == 0);
+  CHECK(
+      runtime_refusal("tp=2,dp=4,gbs=8,sequence_parallel=true,tp_comm_overlap=true,"
+                      "runtime=megatron-lm",
+                      "llama3-8b")
+          .rfind("runtime megatron-lm cannot run tensor-parallel communication overlap "
+                 "(tp_comm_overlap=true; Megatron-Core's --tp-comm-overlap, torchtitan's async TP) "
+                 "(its capabilities",
+                 0) == 0);
   // torchtitan's async TP (enable_async_tensor_parallel on the compiled model).
   CHECK(runtime_refusal("tp=2,dp=4,gbs=8,zero_stage=3,sequence_parallel=true,"
                         "tp_comm_overlap=true,runtime=torchtitan",
@@ -218,8 +217,8 @@ TEST_CASE("Runtime support: megatron-core overlaps TP communication by default, 
 
 TEST_CASE("Runtime support: only megatron-core captures CUDA graphs") {
   CHECK(runtime_support(Runtime::kMegatronCore).cuda_graphs);
-  for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan,
-                          Runtime::kPytorchFsdp}) {
+  for (Runtime runtime :
+       {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan, Runtime::kPytorchFsdp}) {
     CHECK_FALSE(runtime_support(runtime).cuda_graphs);
   }
   CHECK(runtime_refusal("dp=8,gbs=8,cuda_graphs=full-iteration", "llama3-8b").empty());
@@ -234,15 +233,15 @@ TEST_CASE("Runtime support: only megatron-core captures CUDA graphs") {
                    "(cuda_graphs=layers, recompute=full; only cuda_graphs=full-iteration allows "
                    "it)",
                    0) == 0);
-  CHECK(runtime_refusal("dp=8,gbs=8,recompute=full,cuda_graphs=full-iteration", "llama3-8b")
-            .empty());
+  CHECK(
+      runtime_refusal("dp=8,gbs=8,recompute=full,cuda_graphs=full-iteration", "llama3-8b").empty());
   CHECK(runtime_refusal("dp=8,gbs=8,recompute=selective,cuda_graphs=layers", "llama3-8b").empty());
 }
 
 TEST_CASE("Runtime support: only megatron-core runs nvfp4 GEMMs") {
   CHECK_FALSE(runtime_precision_problem(Runtime::kMegatronCore, Precision::kNvfp4).has_value());
-  for (Runtime runtime : {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan,
-                          Runtime::kPytorchFsdp}) {
+  for (Runtime runtime :
+       {Runtime::kMegatronLm, Runtime::kDeepSpeed, Runtime::kTorchtitan, Runtime::kPytorchFsdp}) {
     INFO(runtime_name(runtime));
     REQUIRE(runtime_precision_problem(runtime, Precision::kNvfp4).has_value());
     CHECK(runtime_precision_problem(runtime, Precision::kNvfp4)
@@ -254,30 +253,34 @@ TEST_CASE("Runtime support: only megatron-core runs nvfp4 GEMMs") {
             .rfind("runtime torchtitan cannot run precision nvfp4", 0) == 0);
 }
 
-TEST_CASE("Runtime support: only megatron-core re-runs recompute modules other than core_attn; "
-          "torchtitan none") {
+TEST_CASE(
+    "Runtime support: only megatron-core re-runs recompute modules other than core_attn; "
+    "torchtitan none") {
   CHECK(runtime_refusal("dp=8,gbs=8,recompute_modules=moe_act:layernorm", "qwen3-30b-a3b").empty());
   for (Runtime runtime : all_runtimes()) {
     INFO(runtime_name(runtime));
     const RecomputeModules modules = recompute_module_bit(RecomputeModule::kLayernorm) |
                                      recompute_module_bit(RecomputeModule::kMoeAct);
     // torchtitan refuses any module list: its selective recompute is its op policy.
-    CHECK(runtime_recompute_modules_problem(runtime, recompute_module_bit(
-                                                         RecomputeModule::kCoreAttn))
-              .has_value() == (runtime == Runtime::kTorchtitan));
+    CHECK(
+        runtime_recompute_modules_problem(runtime, recompute_module_bit(RecomputeModule::kCoreAttn))
+            .has_value() == (runtime == Runtime::kTorchtitan));
     if (runtime == Runtime::kMegatronCore) {
       CHECK(runtime_recompute_modules_problem(runtime, modules) == std::nullopt);
     } else if (runtime == Runtime::kTorchtitan) {
-      CHECK(runtime_recompute_modules_problem(runtime, modules).value_or("").rfind(
-                "runtime torchtitan cannot run selective recompute of moe_act, layernorm "
-                "(recompute_modules; its selective recompute is its op policy",
-                0) == 0);
+      CHECK(runtime_recompute_modules_problem(runtime, modules)
+                .value_or("")
+                .rfind("runtime torchtitan cannot run selective recompute of moe_act, layernorm "
+                       "(recompute_modules; its selective recompute is its op policy",
+                       0) == 0);
     } else {
-      CHECK(runtime_recompute_modules_problem(runtime, modules).value_or("").rfind(
-                "runtime " + runtime_name(runtime) +
-                    " cannot run selective recompute of moe_act, layernorm (recompute_modules, "
-                    "Megatron-Core's --recompute-modules; it re-runs the attention core only)",
-                0) == 0);
+      CHECK(runtime_recompute_modules_problem(runtime, modules)
+                .value_or("")
+                .rfind(
+                    "runtime " + runtime_name(runtime) +
+                        " cannot run selective recompute of moe_act, layernorm (recompute_modules, "
+                        "Megatron-Core's --recompute-modules; it re-runs the attention core only)",
+                    0) == 0);
     }
   }
   // torchtitan's selective recompute is its op policy (model/op_sac.h): plain selective runs,
@@ -287,6 +290,26 @@ TEST_CASE("Runtime support: only megatron-core re-runs recompute modules other t
             .rfind("runtime torchtitan cannot run selective recompute of core_attn", 0) == 0);
   CHECK(runtime_refusal("dp=8,gbs=8,recompute_modules=mlp,runtime=torchtitan", "llama3-8b")
             .rfind("runtime torchtitan cannot run selective recompute of mlp", 0) == 0);
+}
+
+}  // namespace
+}  // namespace ppsim
+
+namespace ppsim {
+namespace {
+
+TEST_CASE("Runtime support: only megatron-core groups interleaved microbatches other than pp") {
+  const std::string plan =
+      "tp=1,pp=4,dp=2,mbs=1,gbs=24,schedule=interleaved-1f1b,vpp=2,"
+      "microbatch_group_size_per_vp_stage=";
+  CHECK(runtime_refusal(plan + "6", "llama3-8b").empty());
+  CHECK_THAT(runtime_refusal(plan + "6,runtime=megatron-lm", "llama3-8b"),
+             Catch::StartsWith("runtime megatron-lm cannot run interleaved microbatch groups of 6 "
+                               "rather than pp=4"));
+  CHECK_THAT(runtime_refusal(plan + "6,runtime=torchtitan,zero_stage=2", "llama3-8b"),
+             Catch::StartsWith("runtime torchtitan cannot run interleaved microbatch groups"));
+  // Groups of pp are every interleaving runtime's own.
+  CHECK(runtime_refusal(plan + "4,runtime=megatron-lm", "llama3-8b").empty());
 }
 
 }  // namespace
