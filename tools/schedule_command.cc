@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "simulator/report/chrome_trace.h"
@@ -25,7 +25,8 @@ struct Options {
   int32_t stages = 0;
   int32_t microbatches = 0;
   std::string schedule;
-  int32_t vpp = 0;  // 0 = the schedule's default (2 for zbv/dualpipev, else 1).
+  int32_t vpp = 0;               // 0 = the schedule's default (2 for zbv/dualpipev, else 1).
+  int32_t microbatch_group = 0;  // 0 = p (Megatron's default).
   double tf = 0, tb = 0, tw = 0;
   double comm = 0;
   std::string stage_costs;
@@ -45,6 +46,20 @@ void run_schedule(const CLI::App& command, const Options& options) {
   input.chunks_per_rank = command.count("--vpp") > 0
                               ? options.vpp
                               : static_cast<int32_t>(default_chunks_per_rank(input.schedule));
+  if (command.count("--microbatch-group") > 0) {
+    if (!is_interleaved(input.schedule) || input.chunks_per_rank < 2) {
+      throw InputError("--microbatch-group", "",
+                       "groups the microbatches of interleaved-1f1b with --vpp 2 or more; leave "
+                       "it out for " +
+                           options.schedule);
+    }
+    if (options.microbatch_group < 1) {
+      throw InputError("--microbatch-group", "",
+                       fmt::format("expected a positive number of microbatches, got {}",
+                                   options.microbatch_group));
+    }
+    input.microbatch_group = options.microbatch_group;
+  }
   // The same budget as a simulation (work_estimate.h), before anything is sized by it.
   Plan shape;
   shape.pp = std::max(input.stages, 1);
@@ -110,12 +125,13 @@ void run_schedule(const CLI::App& command, const Options& options) {
       svg.window_start = window->first;
       svg.window_end = std::min(window->second, study.makespan);
     }
-    write_output_file(options.svg,
-                      timeline_svg(study.schedule, study.lowered, study.timeline, svg), "--svg");
+    write_output_file(options.svg, timeline_svg(study.schedule, study.lowered, study.timeline, svg),
+                      "--svg");
   }
   if (!options.trace.empty()) {
     std::vector<std::string> names;
-    for (int32_t r = 0; r < input.stages; ++r) names.push_back(schedule_stage_name(study.schedule, r));
+    for (int32_t r = 0; r < input.stages; ++r)
+      names.push_back(schedule_stage_name(study.schedule, r));
     // One input time unit is drawn as one microsecond.
     write_output_file(options.trace, chrome_trace_json(study.lowered, study.timeline, names, 1.0),
                       "--trace");
@@ -137,11 +153,12 @@ void add_schedule_command(CLI::App& app, int& exit_code) {
   command->add_option("--stages", options->stages, "Pipeline stages (ranks), p")->required();
   command->add_option("--microbatches", options->microbatches, "Microbatches per step, m")
       ->required();
-  command
-      ->add_option("--schedule", options->schedule, join_names(schedule_names()))
-      ->required();
+  command->add_option("--schedule", options->schedule, join_names(schedule_names()))->required();
   command->add_option("--vpp", options->vpp,
                       "Chunks per stage (interleaved-1f1b; zbv/dualpipev use 2). Default 1");
+  command->add_option("--microbatch-group", options->microbatch_group,
+                      "interleaved-1f1b: microbatches per group through each chunk (Megatron's "
+                      "microbatch_group_size_per_vp_stage), from p to m. Default p");
   command->add_option("--tf", options->tf, "Forward time per stage per microbatch");
   command->add_option("--tb", options->tb,
                       "Backward (input gradient) time per stage per microbatch");

@@ -40,6 +40,12 @@ std::string schedule_report_json(const ScheduleStudy& study,
   json["stages_count"] = input.stages;
   json["microbatches"] = input.microbatches;
   json["vpp"] = input.chunks_per_rank;
+  // The interleaved schedule's microbatch group in force; null for other schedules.
+  json["microbatch_group"] =
+      is_interleaved(input.schedule) && input.chunks_per_rank > 1
+          ? nlohmann::ordered_json(input.microbatch_group > 0 ? input.microbatch_group
+                                                              : input.stages)
+          : nlohmann::ordered_json(nullptr);
   json["split_backward"] = study.schedule.split_backward;
   json["comm"] = input.comm;
   json["mem_per_microbatch"] = input.memory_per_microbatch;
@@ -101,10 +107,12 @@ std::string schedule_report_text(const ScheduleStudy& study,
   out += units + "\n";
   for (size_t s = 0; s < study.stages.size(); ++s) {
     const StageStudy& stage = study.stages[s];
-    out += fmt::format(fmt::runtime(row), " ", s, schedule_number(input.costs[s].tf), schedule_number(input.costs[s].tb),
-                       schedule_number(input.costs[s].tw), schedule_number(stage.busy), schedule_number(stage.bubble),
-                       schedule_number(stage.span_bubble), schedule_number(stage.first_start), schedule_number(stage.last_end),
-                       schedule_number(stage.peak_microbatches), schedule_number(stage.peak_memory), stage.order);
+    out += fmt::format(fmt::runtime(row), " ", s, schedule_number(input.costs[s].tf),
+                       schedule_number(input.costs[s].tb), schedule_number(input.costs[s].tw),
+                       schedule_number(stage.busy), schedule_number(stage.bubble),
+                       schedule_number(stage.span_bubble), schedule_number(stage.first_start),
+                       schedule_number(stage.last_end), schedule_number(stage.peak_microbatches),
+                       schedule_number(stage.peak_memory), stage.order);
   }
   out += fmt::format("# makespan {} (first start to last end, input time unit)\n",
                      schedule_number(study.makespan));

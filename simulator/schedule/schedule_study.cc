@@ -77,8 +77,8 @@ void validate(const ScheduleStudyInput& input) {
   check_time(input.comm, "--comm", false);
   check_time(input.memory_per_microbatch, "--mem-per-microbatch", true);
   if (input.memory_limit) check_time(*input.memory_limit, "--mem-limit", true);
-  if (std::optional<std::string> problem =
-          schedule_problem(input.schedule, input.stages, input.microbatches, v)) {
+  if (std::optional<std::string> problem = schedule_problem(
+          input.schedule, input.stages, input.microbatches, v, input.microbatch_group)) {
     throw InputError("--schedule", "", fmt::format("{}: {}", name, *problem));
   }
 }
@@ -139,8 +139,7 @@ TransferSpec AbstractCosts::transfer(TaskGraph& graph, int32_t from_worker, int3
 }
 
 TaskId AbstractCosts::step_action(TaskGraph& graph, std::vector<TaskInfo>& info, int32_t worker,
-                                  StreamId compute_stream, const Action& action,
-                                  TaskId after) {
+                                  StreamId compute_stream, const Action& action, TaskId after) {
   return -1;
 }
 
@@ -156,7 +155,8 @@ ScheduleStudy run_schedule_study(const ScheduleStudyInput& input) {
   study.input = input;
   const int32_t p = input.stages;
   const int32_t v = input.chunks_per_rank;
-  study.schedule = build_pipeline_schedule(input.schedule, p, input.microbatches, v);
+  study.schedule =
+      build_pipeline_schedule(input.schedule, p, input.microbatches, v, input.microbatch_group);
   // A stage with tw == 0 has no separate weight-gradient pass.
   for (int32_t r = 0; r < p; ++r) {
     if (input.costs[r].tw == 0) fuse_rank(study.schedule, r);

@@ -62,6 +62,7 @@ struct ScheduleStudyInput {
   int32_t stages = 1;                  // p, pipeline ranks. >= 1.
   int32_t microbatches = 1;            // m. >= 1.
   int32_t chunks_per_rank = 1;         // v: 2 for zbv/dualpipev, >= 1 for interleaved-1f1b, else 1.
+  int32_t microbatch_group = 0;        // interleaved-1f1b's g (0 = p; pipeline_schedule.h).
   std::vector<StageCosts> costs;       // Per stage, size p.
   double comm = 0;                     // Time per point-to-point transfer. >= 0.
   double memory_per_microbatch = 1;    // Activation memory of one microbatch on a rank. > 0.

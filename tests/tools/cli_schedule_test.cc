@@ -21,6 +21,32 @@ nlohmann::json run_json(const std::string& arguments) {
   return nlohmann::json::parse(result.out);
 }
 
+TEST_CASE("CLI schedule: --microbatch-group keeps the makespan and raises the peak") {
+  const std::string base =
+      "--stages 4 --microbatches 8 --schedule interleaved-1f1b --vpp 2 --tf 1 --tb 2 --tw 0 "
+      "--comm 0.1";
+  nlohmann::json plain = run_json(base);
+  nlohmann::json grouped = run_json(base + " --microbatch-group 8");
+  CHECK(plain["microbatch_group"] == 4);
+  CHECK(grouped["microbatch_group"] == 8);
+  CHECK(grouped["makespan"].get<double>() == Approx(plain["makespan"].get<double>()));
+  // Stage 0 warms up (p-1)*2 + (v-1)*g forwards: 10 against 6 chunk-microbatches, one more
+  // before its first backward; whole-rank units are halves (v = 2): 5.5 and 7.5.
+  CHECK(plain["stages"][0]["peak_microbatches"] == 5.5);
+  CHECK(grouped["stages"][0]["peak_microbatches"] == 7.5);
+  CHECK(run_json(
+            "--stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1")["microbatch_group"]
+            .is_null());
+  testing::CommandResult short_group = run_ppsim("schedule " + base + " --microbatch-group 6");
+  CHECK(short_group.exit_code == 2);
+  CHECK_THAT(short_group.err, Catch::Contains("leave a last group of 2, fewer than pp=4"));
+  testing::CommandResult not_interleaved = run_ppsim(
+      "schedule --stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1 "
+      "--microbatch-group 4");
+  CHECK(not_interleaved.exit_code == 2);
+  CHECK_THAT(not_interleaved.err, Catch::Contains("--microbatch-group"));
+}
+
 TEST_CASE("CLI schedule: --json fields for 1F1B, p = 4, m = 8") {
   nlohmann::json json =
       run_json("--stages 4 --microbatches 8 --schedule 1f1b --tf 1 --tb 1 --tw 1");
@@ -164,9 +190,10 @@ TEST_CASE("CLI schedule: --svg and --trace files") {
 TEST_CASE("CLI schedule: --svg-window draws only the boxes inside the window") {
   const std::string svg = testing::temp_path("schedule_window.svg");
   auto boxes_in = [&svg](const std::string& window) {
-    testing::CommandResult result =
-        run_ppsim("schedule --stages 2 --microbatches 4 --schedule gpipe --tf 1 --tb 1 --tw 0 "
-                  "--svg " + svg + window);
+    testing::CommandResult result = run_ppsim(
+        "schedule --stages 2 --microbatches 4 --schedule gpipe --tf 1 --tb 1 --tw 0 "
+        "--svg " +
+        svg + window);
     REQUIRE(result.exit_code == 0);
     std::string image = testing::read_file(svg);
     size_t boxes = 0;
