@@ -125,8 +125,8 @@ struct Plan {
   // before the next (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage,
   // Megatron-Bridge's microbatch_group_size_per_vp_stage): between pp and the microbatches per
   // step, and a short last group must hold 0 or at least pp. A larger group adds warm-up
-  // forwards (more activations in flight) and slack around each transfer. 0 = not given: pp,
-  // Megatron's default (microbatch_group_in_force).
+  // forwards, so more activations in flight. 0 = not given: pp, Megatron's default
+  // (microbatch_group_in_force).
   int64_t microbatch_group_size = 0;
   int64_t micro_batch_size = 1;   // Sequences per microbatch; JSON "micro_batch_size"/"mbs".
   int64_t global_batch_size = 0;  // Sequences per optimizer step; JSON "global_batch_size"/"gbs". Required.
