@@ -117,7 +117,7 @@ int run_simulate(const Options& options) {
   if (std::optional<std::string> problem = check_schedule(build_pipeline_schedule(
           plan.schedule, static_cast<int32_t>(plan.pp),
           static_cast<int32_t>(num_microbatches(plan)), static_cast<int32_t>(plan.vpp),
-          static_cast<int32_t>(plan.microbatch_group_size)))) {
+          static_cast<int32_t>(microbatch_group_in_force(plan))))) {
     PPSIM_CHECK(false, "schedule " + schedule_name(plan.schedule) + ": " + *problem);
   }
   // One step (or --iterations of them) under the straggler model; without one, the plain step.

@@ -22,10 +22,11 @@ StepInputs load_step_inputs(const std::string& model, const std::string& cluster
   StepInputs inputs{load_model_with_notes(model), load_cluster_spec(cluster), load_plan(plan)};
   validate_plan(inputs.plan, inputs.model, inputs.cluster, "--plan");
   check_work_budget(inputs.plan, estimate_step_work(inputs.plan, 1), budget);
-  if (auto problem = schedule_problem(inputs.plan.schedule, static_cast<int32_t>(inputs.plan.pp),
-                                      static_cast<int32_t>(num_microbatches(inputs.plan)),
-                                      static_cast<int32_t>(inputs.plan.vpp),
-                                      static_cast<int32_t>(inputs.plan.microbatch_group_size))) {
+  const Plan& given = inputs.plan;
+  if (auto problem = schedule_problem(given.schedule, static_cast<int32_t>(given.pp),
+                                      static_cast<int32_t>(num_microbatches(given)),
+                                      static_cast<int32_t>(given.vpp),
+                                      static_cast<int32_t>(microbatch_group_in_force(given)))) {
     throw InputError("--plan", "", "impossible plan: " + *problem);
   }
   return inputs;

@@ -177,7 +177,7 @@ MemoryReport estimate_gpu_memory(const ModelSpec& model, const ClusterSpec& clus
   const int64_t loss_rank = layout.loss_rank();
   const std::vector<InflightMicrobatches>& inflight_per_rank =
       microbatches_in_flight_per_rank(plan.schedule, plan.pp, chunks, microbatches,
-                                      plan.microbatch_group_size);
+                                      microbatch_group_in_force(plan));
 
   MemoryReport report;
   double least_headroom = std::numeric_limits<double>::infinity();

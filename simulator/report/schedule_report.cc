@@ -41,11 +41,9 @@ std::string schedule_report_json(const ScheduleStudy& study,
   json["microbatches"] = input.microbatches;
   json["vpp"] = input.chunks_per_rank;
   // The interleaved schedule's microbatch group in force; null for other schedules.
-  json["microbatch_group"] =
-      is_interleaved(input.schedule) && input.chunks_per_rank > 1
-          ? nlohmann::ordered_json(input.microbatch_group > 0 ? input.microbatch_group
-                                                              : input.stages)
-          : nlohmann::ordered_json(nullptr);
+  json["microbatch_group"] = is_interleaved(input.schedule) && input.chunks_per_rank > 1
+                                 ? nlohmann::ordered_json(study.schedule.microbatch_group)
+                                 : nlohmann::ordered_json(nullptr);
   json["split_backward"] = study.schedule.split_backward;
   json["comm"] = input.comm;
   json["mem_per_microbatch"] = input.memory_per_microbatch;

@@ -94,6 +94,7 @@ PipelineSchedule build_pipeline_schedule(ScheduleKind kind, int32_t ranks, int32
   schedule.ranks = ranks;
   schedule.microbatches = microbatches;
   schedule.chunks_per_rank = chunks_per_rank;
+  schedule.microbatch_group = group;
   schedule.split_backward = schedule_traits(kind).splits_backward;
   for (int32_t c = 0; c < ranks * chunks_per_rank; ++c) {
     schedule.chunk_rank.push_back(

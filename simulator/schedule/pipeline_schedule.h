@@ -35,11 +35,12 @@ namespace ppsim {
 
 struct PipelineSchedule {
   ScheduleKind kind = ScheduleKind::kOneFOneB;
-  int32_t ranks = 1;            // p.
-  int32_t microbatches = 1;     // m.
-  int32_t chunks_per_rank = 1;  // v.
-  bool split_backward = false;  // True when backward is I + W (zb-*, zbv, dualpipev).
-  std::vector<int32_t> chunk_rank;               // Chunk -> rank; size p*v.
+  int32_t ranks = 1;                // p.
+  int32_t microbatches = 1;         // m.
+  int32_t chunks_per_rank = 1;      // v.
+  int32_t microbatch_group = 1;     // interleaved-1f1b's g as built (p unless given); else p.
+  bool split_backward = false;      // True when backward is I + W (zb-*, zbv, dualpipev).
+  std::vector<int32_t> chunk_rank;  // Chunk -> rank; size p*v.
   std::vector<std::vector<Action>> rank_actions;  // Per rank, in execution order.
 
   int32_t num_chunks() const { return ranks * chunks_per_rank; }

@@ -914,7 +914,7 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
     if (std::optional<std::string> problem = schedule_problem(
             plan.schedule, static_cast<int32_t>(plan.pp),
             static_cast<int32_t>(plan.replica_microbatches[d]), static_cast<int32_t>(plan.vpp),
-            static_cast<int32_t>(plan.microbatch_group_size))) {
+            static_cast<int32_t>(microbatch_group_in_force(plan)))) {
       return fmt::format("replica_microbatches[{}] = {}: {}", d, plan.replica_microbatches[d],
                          *problem);
     }
@@ -930,7 +930,7 @@ std::optional<std::string> plan_problem(const Plan& plan, const ModelSpec& model
   if (std::optional<std::string> problem =
           schedule_problem(plan.schedule, static_cast<int32_t>(plan.pp),
                            static_cast<int32_t>(microbatches), static_cast<int32_t>(plan.vpp),
-                           static_cast<int32_t>(plan.microbatch_group_size))) {
+                           static_cast<int32_t>(microbatch_group_in_force(plan)))) {
     return *problem;
   }
   if (plan.tp_comm_overlap.value_or(false) && (plan.tp == 1 || !plan.sequence_parallel)) {

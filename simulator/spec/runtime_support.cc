@@ -73,8 +73,7 @@ std::optional<std::string> runtime_shape_problem(const Plan& plan, const ModelSp
       return refuse(fmt::format("pipeline schedule {} (it runs {})", schedule_name(plan.schedule),
                                 runs));
     }
-    if (plan.microbatch_group_size > 0 && plan.microbatch_group_size != plan.pp &&
-        !support.microbatch_groups) {
+    if (microbatch_group_in_force(plan) != plan.pp && !support.microbatch_groups) {
       return refuse(fmt::format(
           "interleaved microbatch groups of {} rather than pp={} "
           "(microbatch_group_size_per_vp_stage)",

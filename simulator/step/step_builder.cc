@@ -169,7 +169,7 @@ Step build_step(const ModelSpec& model, const ClusterSpec& cluster, const Plan& 
                       options.deduplicate_replicas);
   const WorkEstimate work = estimate_step_work(plan, step.classes.count());
   check_work_budget(plan, work, options.budget);
-  const int32_t group = static_cast<int32_t>(plan.microbatch_group_size);
+  const int32_t group = static_cast<int32_t>(microbatch_group_in_force(plan));
   step.schedule =
       build_pipeline_schedule(plan.schedule, p, m, static_cast<int32_t>(plan.vpp), group);
   std::vector<double> speed;
