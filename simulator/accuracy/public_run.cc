@@ -975,7 +975,9 @@ std::optional<std::string> catalog_gpu_for(const std::string& gpu_type) {
   if (contains(value, "h200")) return "H200-SXM-141GB";
   if (contains(value, "h100")) {
     if (contains(value, "nvl")) return "H100-NVL-94GB";
-    return pcie ? "H100-PCIe-80GB" : "H100-SXM-80GB";
+    if (pcie) return "H100-PCIe-80GB";
+    // The SXM part on HBM2e is Grand Teton's 96 GB H100 (its own catalog entry: 2.4 TB/s).
+    return contains(value, "hbm2e") ? "H100-SXM-96GB" : "H100-SXM-80GB";
   }
   if (contains(value, "a100")) {
     bool forty = contains(value, "40gb") || contains(value, "40 gb") || contains(value, "40g");

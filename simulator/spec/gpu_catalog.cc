@@ -213,6 +213,16 @@ std::vector<GpuSpec> build_catalog() {
            "NVIDIA H100 datasheet (SXM5): 1979 / 3958 TFLOPS BF16 / FP8 with "
            "sparsity (989.4 / 1978.9 dense, glennklockwood.com/garden/processors/h100), "
            "67 FP32, 3.35 TB/s HBM3, NVLink4 900 GB/s, PCIe Gen5; nvidia-smi 81559 MiB"));
+  // Meta's Grand Teton H100 (torchtitan's published benchmarks ran on it): the SXM part with
+  // 96 GB of HBM2e at 2.4 TB/s, under a 500 W power limit. Its peak lies "between SXM and NVL"
+  // and is not published (torchtitan docs/performance.md, 2024-08), so the SXM peaks stand, and
+  // the kernel fractions are the 700 W part's: what the lower clocks cost is not modelled.
+  // Driver-visible memory at the 80 GB parts' share of their nominal size (81559 / 81920 MiB).
+  gpus.push_back(make("H100-SXM-96GB", 989.4, 989.4, 1978.9, 67, 97871, 2400, 450, kPcieGen5,
+                      "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (Grand "
+                      "Teton: each H100 'equipped with 96GB HBM2e with 2.4 TB/sec peak memory "
+                      "bandwidth', 'the default 500W power limit'); SXM5 peaks and NVLink4 as "
+                      "H100-SXM-80GB"));
   gpus.push_back(make("H100-PCIe-80GB", 756, 756, 1513, 51, 81559, 2000, 300, kPcieGen5,
                       "NVIDIA H100 datasheet (PCIe): 756 TFLOPS BF16/FP16 dense, 1513 FP8 dense, "
                       "51 FP32, 2.0 TB/s HBM2e, NVLink bridge 600 GB/s, PCIe Gen5; "

@@ -123,6 +123,8 @@ TEST_CASE("PublicRun: gpu_type texts map to catalog GPUs") {
   CHECK(catalog_gpu_for("A100 40GB") == "A100-SXM-40GB");
   CHECK(catalog_gpu_for("H100 80GB") == "H100-SXM-80GB");
   CHECK(catalog_gpu_for("H100 PCIe") == "H100-PCIe-80GB");
+  // torchtitan's Grand Teton H100s: HBM2e on the SXM part.
+  CHECK(catalog_gpu_for("H100 SXM ~95GB HBM2e, lower TDP") == "H100-SXM-96GB");
   CHECK(catalog_gpu_for("NVIDIA H200 SXM 141GB") == "H200-SXM-141GB");
   CHECK(catalog_gpu_for("B200 (HGX)") == "B200");
   CHECK(catalog_gpu_for("B200 (DGX B200)") == "B200");

@@ -57,6 +57,18 @@ TEST_CASE("GpuCatalog: every entry has a source and positive figures") {
   }
 }
 
+TEST_CASE("GpuCatalog: Grand Teton's H100 is the SXM part on 96 GB of HBM2e at 2.4 TB/s") {
+  const GpuSpec sxm = require_gpu("H100-SXM-80GB");
+  const GpuSpec teton = require_gpu("H100-SXM-96GB");
+  CHECK(teton.memory_bandwidth == Approx(2.4e12));
+  CHECK(teton.memory_bytes == Approx(sxm.memory_bytes * 96 / 80));
+  CHECK(teton.peak_bf16_flops == sxm.peak_bf16_flops);
+  CHECK(teton.peak_fp8_flops == sxm.peak_fp8_flops);
+  CHECK(teton.nvlink_bandwidth == sxm.nvlink_bandwidth);
+  CHECK(teton.kernels.gemm_bf16 == sxm.kernels.gemm_bf16);
+  CHECK(teton.kernels.fused_bwd == sxm.kernels.fused_bwd);
+}
+
 TEST_CASE("GpuCatalog: H100 SXM dense BF16 peak is 989 TFLOP/s") {
   GpuSpec h100 = require_gpu("H100-SXM-80GB");
   CHECK(h100.peak_bf16_flops == Approx(989e12).epsilon(0.01));
