@@ -183,8 +183,9 @@ std::optional<std::vector<double>> replay_compute(const ScheduleProfile& profile
   return clock;
 }
 
-std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int32_t m, int32_t v) {
-  PipelineSchedule schedule = build_pipeline_schedule(kind, p, m, v);
+std::shared_ptr<ScheduleProfile> make_profile(ScheduleKind kind, int32_t p, int32_t m, int32_t v,
+                                              int32_t group) {
+  PipelineSchedule schedule = build_pipeline_schedule(kind, p, m, v, group);
   auto profile = std::make_shared<ScheduleProfile>();
   profile->ranks = p;
   profile->microbatches = m;
@@ -320,15 +321,17 @@ const CostModel& PlanScreen::cost_model(int64_t group, const Plan& plan) const {
 std::shared_ptr<const ScheduleProfile> PlanScreen::schedule_profile(ScheduleKind kind,
                                                                     int32_t ranks,
                                                                     int32_t microbatches,
-                                                                    int32_t chunks) const {
-  auto key = std::make_tuple(static_cast<int>(kind), ranks, microbatches, chunks);
+                                                                    int32_t chunks,
+                                                                    int32_t group) const {
+  auto key = std::make_tuple(static_cast<int>(kind), ranks, microbatches, chunks, group);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = profiles_.find(key);
     if (it != profiles_.end()) return it->second;
   }
   // Built outside the lock (it can take milliseconds); a racing thread builds the same value.
-  std::shared_ptr<const ScheduleProfile> profile = make_profile(kind, ranks, microbatches, chunks);
+  std::shared_ptr<const ScheduleProfile> profile =
+      make_profile(kind, ranks, microbatches, chunks, group);
   std::lock_guard<std::mutex> lock(mutex_);
   return profiles_.emplace(key, profile).first->second;
 }
@@ -443,7 +446,8 @@ ShapeScreen::ShapeScreen(const PlanScreen& screen, const Plan& shape)
   check_work_budget(shape, estimate_step_work(shape, 1), screen.step_options().budget);
   profile_ =
       screen.schedule_profile(shape.schedule, p, static_cast<int32_t>(num_microbatches(shape)),
-                              static_cast<int32_t>(shape.vpp));
+                              static_cast<int32_t>(shape.vpp),
+                              static_cast<int32_t>(microbatch_group_in_force(shape)));
   const ChunkLayout layout = chunk_layout(shape, model);
   PPSIM_CHECK(layout.num_chunks() == static_cast<int64_t>(profile_->chunk_rank.size()));
   chunk_first_ = layout.chunk_first_layer;

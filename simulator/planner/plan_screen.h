@@ -144,10 +144,11 @@ class PlanScreen {
   // plan's chunks from the recomputed and the plain setting's layers).
   std::shared_ptr<const LayerSeconds> layer_seconds(const Plan& plan, int64_t group) const;
 
-  // The cached walk of a schedule (internal to plan_screen.cc and ShapeScreen).
+  // The cached walk of a schedule (internal to plan_screen.cc and ShapeScreen); `group` the
+  // interleaved microbatch group (plan.h microbatch_group_in_force).
   std::shared_ptr<const ScheduleProfile> schedule_profile(ScheduleKind kind, int32_t ranks,
-                                                          int32_t microbatches,
-                                                          int32_t chunks) const;
+                                                          int32_t microbatches, int32_t chunks,
+                                                          int32_t group) const;
 
   // Per-layer activation bytes for a plan's activation settings (internal).
   struct LayerBytes {
@@ -180,7 +181,7 @@ class PlanScreen {
   mutable std::mutex mutex_;
   // Keyed by (group, runtime_key(plan)).
   mutable std::map<std::pair<int64_t, int>, std::unique_ptr<CostModel>> cost_models_;
-  mutable std::map<std::tuple<int, int32_t, int32_t, int32_t>,
+  mutable std::map<std::tuple<int, int32_t, int32_t, int32_t, int32_t>,
                    std::shared_ptr<const ScheduleProfile>>
       profiles_;
   // Keyed by (tp, cp, mbs, seq, ep, sequence parallel, recompute and its modules, runtime_key).

@@ -189,6 +189,36 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (interleaving with
   CHECK(deep);
 }
 
+// Interleaving over a microbatch count pp does not divide: ten microbatches on pp 4 run in
+// Megatron-Core's groups of 5 (plan.h smallest_microbatch_group), so the search holds them
+// where groups of pp are refused; the screen's memory and bounds hold for them, and the
+// planner's best plans are still the exhaustive simulation's.
+TEST_CASE("Planner: interleaved plans over a microbatch count pp does not divide run in groups") {
+  ModelSpec model = load_model_spec("llama3-8b");
+  model.num_layers = 16;
+  ClusterSpec cluster = testing::uniform_cluster("A100-SXM-80GB", 1, 4);
+  SearchSpace space;
+  space.global_batch_size = 10;
+  space.seq_length = 2048;
+  space.max_micro_batch_size = 1;
+  space.max_vpp = 2;
+  space.tp = {1};
+  space.min_tokens_per_cp_rank = 2048;  // cp 1.
+  space.schedules = {ScheduleKind::kInterleaved1F1B};
+  PlanScreen screen(model, cluster, StepOptions{});
+  // pp 4 x dp 1: 10 microbatches in groups of 5; pp 2 x dp 2: 5 in groups of 3 (5 % 2 = 1).
+  std::set<std::pair<int64_t, int64_t>> groups;
+  for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
+    INFO(plan_to_inline(shape));
+    groups.emplace(shape.pp, shape.microbatch_group_size);
+  }
+  CHECK(groups == std::set<std::pair<int64_t, int64_t>>{{2, 3}, {4, 5}});
+  check_planner_matches(model, cluster, space, 3);
+  // A runtime without microbatch groups runs none of these counts interleaved.
+  space.runtime = Runtime::kTorchtitan;
+  CHECK(enumerate_shapes(model, cluster, space, screen).empty());
+}
+
 // The tiny MoE model's search on four H100s: gbs 8, micro-batches up to 2, 1F1B only.
 SearchSpace tiny_moe_space() {
   SearchSpace space;
