@@ -349,11 +349,13 @@ std::vector<Plan> enumerate_shapes(const ModelSpec& model, const ClusterSpec& cl
             shape.placement = placement;
             // Interleaving over a microbatch count pp does not divide runs in larger groups
             // where the runtime groups them (Megatron-Core); elsewhere plan_problem refuses it.
-            const int64_t microbatches = space.global_batch_size / (mbs * d.dp);
+            const int64_t microbatches = num_microbatches(shape);
             if (is_interleaved(schedule) && vpp > 1 && microbatches % d.pp != 0 &&
                 (!space.runtime_limits || runtime_support(space.runtime).microbatch_groups)) {
               shape.microbatch_group_size =
-                  smallest_microbatch_group(d.pp, microbatches).value_or(0);
+                  smallest_microbatch_group(static_cast<int32_t>(d.pp),
+                                            static_cast<int32_t>(microbatches))
+                      .value_or(0);
             }
             // Validity of everything but the split, with the balanced split spelled out
             // (the default split need not divide into vpp chunks where an explicit one does).

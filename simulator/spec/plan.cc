@@ -693,14 +693,6 @@ int64_t effective_seq_length(const Plan& plan, const ModelSpec& model) {
   return plan.seq_length.value_or(model.seq_length);
 }
 
-std::optional<int64_t> smallest_microbatch_group(int64_t pp, int64_t microbatches) {
-  for (int64_t group = pp; group <= microbatches; ++group) {
-    const int64_t last = microbatches % group;
-    if (last == 0 || last >= pp) return group;
-  }
-  return std::nullopt;
-}
-
 int64_t microbatch_group_in_force(const Plan& plan) {
   return plan.microbatch_group_size > 0 ? plan.microbatch_group_size : plan.pp;
 }

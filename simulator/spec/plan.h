@@ -325,13 +325,6 @@ int64_t num_microbatches(const Plan& plan);
 
 // The interleaved schedule's microbatch group (Plan::microbatch_group_size, else pp).
 int64_t microbatch_group_in_force(const Plan& plan);
-// The smallest microbatch group Megatron-Core's interleaved schedule runs `microbatches` in on
-// `pp` ranks: g in [pp, microbatches] whose last group (microbatches % g) is 0 or at least pp
-// (forward_backward_pipelining_with_interleaving's checks); pp itself when it divides them,
-// nullopt when none does (fewer microbatches than pp). The smallest keeps the fewest
-// microbatches in flight; the planner gives it to interleaved plans whose count pp does not
-// divide.
-std::optional<int64_t> smallest_microbatch_group(int64_t pp, int64_t microbatches);
 // Microbatches of each replica (dp entries): replica_microbatches, or the equal share each.
 std::vector<int64_t> replica_microbatch_counts(const Plan& plan);
 // True when the replicas' microbatch counts differ.

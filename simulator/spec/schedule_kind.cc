@@ -139,6 +139,15 @@ int64_t min_microbatches(ScheduleKind kind, int64_t pp, int64_t vpp) {
   return per_rank > 0 ? per_rank * pp : microbatch_unit(kind, pp, vpp);
 }
 
+std::optional<int32_t> smallest_microbatch_group(int32_t ranks, int32_t microbatches) {
+  for (int32_t group = ranks; group <= microbatches; ++group) {
+    if (!schedule_problem(ScheduleKind::kInterleaved1F1B, ranks, microbatches, 2, group)) {
+      return group;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks, int32_t microbatches,
                                             int32_t chunks_per_rank, int32_t microbatch_group) {
   const std::string name = schedule_name(kind);
@@ -171,9 +180,9 @@ std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks, in
           name, ranks, microbatches, microbatch_group);
     } else if (const int32_t last = microbatches % microbatch_group; last > 0 && last < ranks) {
       return fmt::format(
-          "{}: {} microbatches in groups of {} leave a last group of {}, fewer than pp={} (Megatron "
-          "refuses it for the dependency bubbles it leaves); make the microbatches a multiple of "
-          "the group or leave at least pp over",
+          "{}: {} microbatches in groups of {} leave a last group of {}, fewer than pp={} "
+          "(Megatron refuses it for the dependency bubbles it leaves); make the microbatches a "
+          "multiple of the group or leave at least pp over",
           name, microbatches, microbatch_group, last, ranks);
     }
   }

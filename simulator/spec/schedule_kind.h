@@ -129,4 +129,11 @@ int64_t min_microbatches(ScheduleKind kind, int64_t pp, int64_t vpp);
 std::optional<std::string> schedule_problem(ScheduleKind kind, int32_t ranks, int32_t microbatches,
                                             int32_t chunks_per_rank, int32_t microbatch_group = 0);
 
+// The smallest microbatch group in which interleaved-1f1b runs `microbatches` on `ranks`
+// (schedule_problem's rules: pp itself when it divides them, else the smallest g above it whose
+// last group is 0 or at least pp), or nullopt when none does (fewer microbatches than pp). The
+// smallest keeps the fewest microbatches in flight; the planner gives it to interleaved plans
+// whose count pp does not divide.
+std::optional<int32_t> smallest_microbatch_group(int32_t ranks, int32_t microbatches);
+
 }  // namespace ppsim

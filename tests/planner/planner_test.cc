@@ -149,6 +149,18 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (memory-tight, hom
   check_planner_matches(model, cluster, space, 5);
 }
 
+// An interleaved-only search at micro-batch 1: `gbs` sequences of `seq` tokens, up to
+// `max_vpp` chunks per rank.
+SearchSpace interleaved_space(int64_t gbs, int64_t seq, int64_t max_vpp) {
+  SearchSpace space;
+  space.global_batch_size = gbs;
+  space.seq_length = seq;
+  space.max_micro_batch_size = 1;
+  space.max_vpp = max_vpp;
+  space.schedules = {ScheduleKind::kInterleaved1F1B};
+  return space;
+}
+
 // Interleaving whose chunks do not divide the layers: a 30-layer Llama on 4 stages at 4 chunks
 // per rank runs uneven ends (7, 8, 8, 7; layer_balance.h chunked_split), which the
 // search holds beside the whole-unit splits of 2 and 3 chunks, and its best plans are still
@@ -157,12 +169,7 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (interleaving with
   ModelSpec model = load_model_spec("llama3-8b");
   model.num_layers = 30;
   ClusterSpec cluster = testing::uniform_cluster("A100-SXM-40GB", 1, 4);
-  SearchSpace space;
-  space.global_batch_size = 8;
-  space.seq_length = 4096;
-  space.max_micro_batch_size = 1;
-  space.max_vpp = 4;
-  space.schedules = {ScheduleKind::kInterleaved1F1B};
+  SearchSpace space = interleaved_space(8, 4096, 4);
   PlanScreen screen(model, cluster, StepOptions{});
   std::set<int64_t> chunk_counts;
   for (const Plan& shape : enumerate_shapes(model, cluster, space, screen)) {
@@ -190,21 +197,16 @@ TEST_CASE("Planner: best plan equals an exhaustive simulation (interleaving with
 }
 
 // Interleaving over a microbatch count pp does not divide: ten microbatches on pp 4 run in
-// Megatron-Core's groups of 5 (plan.h smallest_microbatch_group), so the search holds them
-// where groups of pp are refused; the screen's memory and bounds hold for them, and the
+// Megatron-Core's groups of 5 (schedule_kind.h smallest_microbatch_group), so the search holds
+// them where groups of pp are refused; the screen's memory and bounds hold for them, and the
 // planner's best plans are still the exhaustive simulation's.
 TEST_CASE("Planner: interleaved plans over a microbatch count pp does not divide run in groups") {
   ModelSpec model = load_model_spec("llama3-8b");
   model.num_layers = 16;
   ClusterSpec cluster = testing::uniform_cluster("A100-SXM-80GB", 1, 4);
-  SearchSpace space;
-  space.global_batch_size = 10;
-  space.seq_length = 2048;
-  space.max_micro_batch_size = 1;
-  space.max_vpp = 2;
+  SearchSpace space = interleaved_space(10, 2048, 2);
   space.tp = {1};
   space.min_tokens_per_cp_rank = 2048;  // cp 1.
-  space.schedules = {ScheduleKind::kInterleaved1F1B};
   PlanScreen screen(model, cluster, StepOptions{});
   // pp 4 x dp 1: 10 microbatches in groups of 5; pp 2 x dp 2: 5 in groups of 3 (5 % 2 = 1).
   std::set<std::pair<int64_t, int64_t>> groups;

@@ -4,7 +4,6 @@
 
 #include "simulator/spec/error.h"
 #include "simulator/spec/model_file.h"
-#include "simulator/spec/schedule_kind.h"
 
 namespace ppsim {
 namespace {
@@ -358,27 +357,6 @@ TEST_CASE("Plan: fp8_recipe parses, round-trips, defaults by runtime and fits th
   CHECK(fp8_recipe_in_force(parse_plan(
             "tp=1,dp=8,gbs=64,precision=fp8,recompute=selective,runtime=megatron-lm", "x")) ==
         Fp8Recipe::kDelayed);
-}
-
-TEST_CASE("Plan: the smallest microbatch group Megatron's interleaving runs a count in") {
-  CHECK(smallest_microbatch_group(4, 8) == 4);    // pp divides: groups of pp.
-  CHECK(smallest_microbatch_group(4, 10) == 5);   // 10 % 4 = 2 < 4; 10 % 5 = 0.
-  CHECK(smallest_microbatch_group(4, 11) == 6);   // 11 % 5 = 1 < 4; 11 % 6 = 5 >= 4.
-  CHECK(smallest_microbatch_group(4, 5) == 5);    // One group of all five.
-  CHECK(smallest_microbatch_group(4, 3) == std::nullopt);  // Fewer microbatches than pp.
-  CHECK(smallest_microbatch_group(13, 16) == 16);  // GLM-5.2's H100 recipe: pp 13, 16 each.
-  // Every group it returns passes the schedule's own check, and no smaller one does.
-  for (int32_t pp = 2; pp <= 6; ++pp) {
-    for (int32_t m = pp; m <= 40; ++m) {
-      const int64_t g = *smallest_microbatch_group(pp, m);
-      INFO("pp " << pp << ", m " << m << ", g " << g);
-      CHECK_FALSE(schedule_problem(ScheduleKind::kInterleaved1F1B, pp, m, 2,
-                                   static_cast<int32_t>(g)));
-      for (int32_t smaller = pp; smaller < g; ++smaller) {
-        CHECK(schedule_problem(ScheduleKind::kInterleaved1F1B, pp, m, 2, smaller));
-      }
-    }
-  }
 }
 
 TEST_CASE("Plan: tp_comm_overlap parses, round-trips, defaults by runtime and needs SP") {

@@ -106,5 +106,24 @@ TEST_CASE("ScheduleKind: launcher mapping") {
   CHECK(std::string(schedule_traits(ScheduleKind::kDualPipeV).torch_class) == "DualPipeV");
 }
 
+TEST_CASE("ScheduleKind: the smallest microbatch group interleaving runs a count in") {
+  CHECK(smallest_microbatch_group(4, 8) == 4);    // pp divides: groups of pp.
+  CHECK(smallest_microbatch_group(4, 10) == 5);   // 10 % 4 = 2 < 4; 10 % 5 = 0.
+  CHECK(smallest_microbatch_group(4, 11) == 6);   // 11 % 5 = 1 < 4; 11 % 6 = 5 >= 4.
+  CHECK(smallest_microbatch_group(4, 5) == 5);    // One group of all five.
+  CHECK(smallest_microbatch_group(4, 3) == std::nullopt);  // Fewer microbatches than pp.
+  CHECK(smallest_microbatch_group(13, 16) == 16);  // GLM-5.2's H100 recipe: pp 13, 16 each.
+  // Against Megatron's rule written out here (pp <= g <= m, a last group of 0 or at least pp):
+  // the smallest g that keeps it.
+  for (int32_t pp = 2; pp <= 6; ++pp) {
+    for (int32_t m = pp; m <= 40; ++m) {
+      int32_t expected = pp;
+      while (m % expected != 0 && m % expected < pp) ++expected;
+      INFO("pp " << pp << ", m " << m);
+      CHECK(smallest_microbatch_group(pp, m) == expected);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ppsim
